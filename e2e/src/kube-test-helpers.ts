@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1Job,
+  type V1JobCondition,
+  type V1JobSpec,
+} from '@kubernetes/client-node';
+import { type Identity, openSandbox, type Sandbox } from '@jobrelay/sandbox';
+import { inject } from 'vitest';
+
+export const dispatcherManagedBy = 'jobrelay.dev/dispatcher';
+
+export function testSandbox(): Sandbox {
+  return openSandbox(inject('sandboxDir'));
+}
+
+export interface ClusterClients {
+  batch: BatchV1Api;
+  core: CoreV1Api;
+  kubeConfig: KubeConfig;
+}
+
+export function clientsFor(sandbox: Sandbox, cluster: string, identity: Identity = 'admin'): ClusterClients {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(sandbox.kubeconfigPath(cluster, identity));
+  return { batch: kubeConfig.makeApiClient(BatchV1Api), core: kubeConfig.makeApiClient(CoreV1Api), kubeConfig };
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The HTTP status of a failed API call, or undefined if it did not fail with one. */
+export async function statusCodeOf(call: Promise<unknown>): Promise<number | undefined> {
+  try {
+    await call;
+    return undefined;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'number') return code;
+    throw err;
+  }
+}
+
+export async function eventually<T>(
+  description: string,
+  probe: () => Promise<T | undefined>,
+  { timeoutMs = 120_000, intervalMs = 500 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${description}${last ? `: ${String(last)}` : ''}`);
+}
+
+/**
+ * A namespace ready for pods: the ServiceAccount admission plugin rejects pods until
+ * kube-controller-manager has created the `default` ServiceAccount.
+ */
+export async function createTestNamespace(clients: ClusterClients, prefix: string): Promise<string> {
+  const name = uniqueName(prefix);
+  await clients.core.createNamespace({ body: { metadata: { name, labels: { 'jobrelay.dev/e2e': 'true' } } } });
+  await eventually(`ServiceAccount default in ${name}`, async () =>
+    (await clients.core.readNamespacedServiceAccount({ name: 'default', namespace: name })) ? true : undefined,
+  );
+  return name;
+}
+
+export interface SandboxJobOptions {
+  name: string;
+  managedBy?: string;
+  spec?: Partial<V1JobSpec>;
+  /** Pod annotations the sandbox's pod runner obeys: run-seconds, exit-code, fail-indexes. */
+  pod?: { runSeconds?: number; exitCode?: number; failIndexes?: string };
+}
+
+/** A Job whose pods the sandbox's KWOK stages drive: they run `runSeconds` and exit with `exitCode`. */
+export function sandboxJob(options: SandboxJobOptions): V1Job {
+  const annotations: Record<string, string> = {};
+  if (options.pod?.runSeconds !== undefined) annotations['sandbox.jobrelay.dev/run-seconds'] = String(options.pod.runSeconds);
+  if (options.pod?.exitCode !== undefined) annotations['sandbox.jobrelay.dev/exit-code'] = String(options.pod.exitCode);
+  if (options.pod?.failIndexes !== undefined) annotations['sandbox.jobrelay.dev/fail-indexes'] = options.pod.failIndexes;
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: options.name },
+    spec: {
+      ...(options.managedBy ? { managedBy: options.managedBy } : {}),
+      ...options.spec,
+      template: {
+        metadata: { annotations },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'main', image: 'registry.invalid/sandbox:fake', command: ['true'] }],
+        },
+      },
+    },
+  };
+}
+
+export function condition(job: V1Job, type: string): V1JobCondition | undefined {
+  return job.status?.conditions?.find((c) => c.type === type);
+}
+
+export function isTrue(job: V1Job, type: string): boolean {
+  return condition(job, type)?.status === 'True';
+}
+
+export function isFinished(job: V1Job): boolean {
+  return isTrue(job, 'Complete') || isTrue(job, 'Failed');
+}
+
+export async function waitForFinishedJob(
+  clients: ClusterClients,
+  namespace: string,
+  name: string,
+  timeoutMs = 180_000,
+): Promise<V1Job> {
+  return eventually(
+    `Job ${namespace}/${name} to finish`,
+    async () => {
+      const job = await clients.batch.readNamespacedJob({ name, namespace });
+      return isFinished(job) ? job : undefined;
+    },
+    { timeoutMs },
+  );
+}

@@ -1,0 +1,200 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { httpOk, redisPing } from './health-probes.ts';
+import type { RequiredBinary } from './pinned-versions.ts';
+import type { SandboxPki } from './pki.ts';
+import type { SandboxLayout } from './sandbox-layout.ts';
+import type { ClusterState, SandboxState } from './sandbox-state.ts';
+
+/** KWOK stage documents: how fake pods run, succeed and fail as their annotations ask. */
+export const kwokStagesFile = fileURLToPath(new URL('../kwok/stages.yaml', import.meta.url));
+
+/** Start order: a process starts only after every process of an earlier tier is healthy. */
+export type Tier = 'storage' | 'apiserver' | 'controllers';
+
+export interface ProcessSpec {
+  /** `etcd`, `redis`, or `<cluster>/<component>`. */
+  name: string;
+  tier: Tier;
+  cluster?: string;
+  binary: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** What `status` prints as the endpoint. */
+  endpoint: string;
+  healthy: () => Promise<boolean>;
+}
+
+export interface ProcessContext {
+  state: SandboxState;
+  layout: SandboxLayout;
+  pki: SandboxPki;
+}
+
+function binary(state: SandboxState, name: RequiredBinary): string {
+  return join(state.binariesDir, name);
+}
+
+export function apiserverUrl(cluster: ClusterState): string {
+  return `https://127.0.0.1:${cluster.apiserverPort}`;
+}
+
+/** Every process of the sandbox, derived only from the state, so `up` can restart any one of them. */
+export function sandboxProcesses(ctx: ProcessContext): ProcessSpec[] {
+  const { state, layout } = ctx;
+  const etcdUrl = `http://127.0.0.1:${state.etcd.clientPort}`;
+  const peerUrl = `http://127.0.0.1:${state.etcd.peerPort}`;
+  const specs: ProcessSpec[] = [
+    {
+      name: 'etcd',
+      tier: 'storage',
+      binary: binary(state, 'etcd'),
+      // One etcd for every cluster, each apiserver under its own --etcd-prefix.
+      args: [
+        '--name=sandbox',
+        `--data-dir=${layout.etcdDataDir}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=sandbox=${peerUrl}`,
+        // A throwaway store: durability costs fsyncs that slow every write in tests.
+        '--unsafe-no-fsync',
+        '--quota-backend-bytes=8589934592',
+        '--log-level=warn',
+      ],
+      endpoint: etcdUrl,
+      healthy: () => httpOk(`${etcdUrl}/health`),
+    },
+    {
+      name: 'redis',
+      tier: 'storage',
+      binary: state.redisServer,
+      // The placement queue only: Kubernetes is the source of truth, so no persistence.
+      args: [
+        '--bind',
+        '127.0.0.1',
+        '--port',
+        String(state.redis.port),
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        layout.redisDataDir,
+      ],
+      endpoint: `redis://127.0.0.1:${state.redis.port}`,
+      healthy: () => redisPing(state.redis.port),
+    },
+  ];
+  for (const cluster of state.clusters) specs.push(...clusterProcesses(ctx, cluster, etcdUrl));
+  return specs;
+}
+
+function clusterProcesses(ctx: ProcessContext, cluster: ClusterState, etcdUrl: string): ProcessSpec[] {
+  const { layout, pki, state } = ctx;
+  const ca = readFileSync(pki.caCert, 'utf8');
+  const adminToken = readFileSync(layout.tokenFile('admin'), 'utf8').trim();
+  const server = apiserverUrl(cluster);
+  const componentKubeconfigArgs = (component: 'kube-controller-manager' | 'kube-scheduler') => {
+    const kubeconfig = layout.componentKubeconfig(cluster.name, component);
+    return [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+    ];
+  };
+  const componentHealth = (port: number) => () => httpOk(`https://127.0.0.1:${port}/healthz`);
+  return [
+    {
+      name: `${cluster.name}/kube-apiserver`,
+      tier: 'apiserver',
+      cluster: cluster.name,
+      binary: binary(state, 'kube-apiserver'),
+      args: [
+        `--etcd-servers=${etcdUrl}`,
+        `--etcd-prefix=/${cluster.name}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${cluster.apiserverPort}`,
+        // RBAC is what makes the viewer and nobody identities mean something.
+        '--authorization-mode=Node,RBAC',
+        '--allow-privileged=true',
+        // No kubernetes Service endpoints to reconcile: nothing in-cluster talks to it.
+        '--endpoint-reconciler-type=none',
+        `--tls-cert-file=${pki.servingCert}`,
+        `--tls-private-key-file=${pki.servingKey}`,
+        `--client-ca-file=${pki.caCert}`,
+        `--service-account-key-file=${pki.serviceAccountPub}`,
+        `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        `--token-auth-file=${layout.tokenAuthFile}`,
+        '--profiling=false',
+      ],
+      endpoint: server,
+      healthy: () => httpOk(`${server}/readyz`, { ca, bearerToken: adminToken }),
+    },
+    {
+      name: `${cluster.name}/kube-controller-manager`,
+      tier: 'controllers',
+      cluster: cluster.name,
+      binary: binary(state, 'kube-controller-manager'),
+      args: [
+        ...componentKubeconfigArgs('kube-controller-manager'),
+        '--bind-address=127.0.0.1',
+        `--secure-port=${cluster.controllerManagerPort}`,
+        `--root-ca-file=${pki.caCert}`,
+        `--service-account-private-key-file=${pki.serviceAccountKey}`,
+        '--leader-elect=false',
+        '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+        // The defaults (20/30) throttle the Job controller when tests create many Jobs at once.
+        '--kube-api-qps=200',
+        '--kube-api-burst=400',
+        '--concurrent-job-syncs=20',
+        '--profiling=false',
+      ],
+      endpoint: `https://127.0.0.1:${cluster.controllerManagerPort}`,
+      healthy: componentHealth(cluster.controllerManagerPort),
+    },
+    {
+      name: `${cluster.name}/kube-scheduler`,
+      tier: 'controllers',
+      cluster: cluster.name,
+      binary: binary(state, 'kube-scheduler'),
+      // KWOK only runs pods that already have spec.nodeName: the real scheduler binds them.
+      args: [
+        ...componentKubeconfigArgs('kube-scheduler'),
+        '--bind-address=127.0.0.1',
+        `--secure-port=${cluster.schedulerPort}`,
+        '--leader-elect=false',
+        '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics',
+        '--profiling=false',
+      ],
+      endpoint: `https://127.0.0.1:${cluster.schedulerPort}`,
+      healthy: componentHealth(cluster.schedulerPort),
+    },
+    {
+      name: `${cluster.name}/kwok`,
+      tier: 'controllers',
+      cluster: cluster.name,
+      binary: binary(state, 'kwok'),
+      args: [
+        `--kubeconfig=${layout.componentKubeconfig(cluster.name, 'kwok')}`,
+        '--manage-all-nodes=true',
+        `--config=${kwokStagesFile}`,
+        `--server-address=127.0.0.1:${cluster.kwokPort}`,
+        // With 0, KWOK v0.7 leaves nodes NotReady.
+        '--node-lease-duration-seconds=40',
+      ],
+      // KWOK also reads $KWOK_WORKDIR/kwok.yaml (default ~/.kwok): keep a user's own config out.
+      env: {
+        ...process.env,
+        KWOK_WORKDIR: layout.kwokWorkDir(cluster.name),
+        HOME: layout.kwokWorkDir(cluster.name),
+      },
+      endpoint: `http://127.0.0.1:${cluster.kwokPort}`,
+      healthy: () => httpOk(`http://127.0.0.1:${cluster.kwokPort}/healthz`),
+    },
+  ];
+}

@@ -1,0 +1,13 @@
+export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
+export { pinnedVersions } from './pinned-versions.ts';
+export {
+  openSandbox,
+  type Sandbox,
+  type SandboxCluster,
+  sandboxDown,
+  sandboxEnv,
+  sandboxStatus,
+  sandboxUp,
+  stopSandboxProcess,
+} from './sandbox.ts';
+export { defaultSandboxDir, type Identity, repositoryRoot } from './sandbox-layout.ts';

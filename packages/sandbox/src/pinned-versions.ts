@@ -1,0 +1,24 @@
+/**
+ * Versions of the local control-plane binaries. Changing one changes the cache key, so the
+ * next `sandbox up` rebuilds from the Go module proxy; nothing else needs clearing.
+ */
+export const pinnedVersions = {
+  /** managedBy is GA in 1.35: the Job API the dispatcher is written against. */
+  kubernetes: 'v1.35.4',
+  /** kwokctl pairs Kubernetes 1.34–1.36 with etcd 3.6. */
+  etcd: 'v3.6.16',
+  /** v0.7.0 builds with Go 1.25+; v0.8.0 needs Go 1.26. */
+  kwok: 'v0.7.0',
+} as const;
+
+export const requiredBinaries = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+  // Not needed by the tests; built so that the demo and `sandbox env` hand users a kubectl.
+  'kubectl',
+] as const;
+
+export type RequiredBinary = (typeof requiredBinaries)[number];

@@ -1,0 +1,127 @@
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { freeLoopbackPorts } from './free-ports.ts';
+
+/** A fake node the pod runner (KWOK) keeps Ready; sizes differ per worker so placement has something to weigh. */
+export interface NodeShape {
+  count: number;
+  cpu: string;
+  memory: string;
+  gpus?: number;
+}
+
+export interface ClusterState {
+  name: string;
+  role: 'management' | 'worker';
+  apiserverPort: number;
+  controllerManagerPort: number;
+  schedulerPort: number;
+  kwokPort: number;
+  nodes: NodeShape;
+}
+
+export interface RecordedProcess {
+  pid: number;
+  /** The program's path, checked against /proc before any signal: pids get reused. */
+  binary: string;
+}
+
+export interface SandboxState {
+  formatVersion: 1;
+  binariesDir: string;
+  redisServer: string;
+  etcd: { clientPort: number; peerPort: number };
+  redis: { port: number };
+  clusters: ClusterState[];
+  /** Process name (`etcd`, `redis`, `<cluster>/<component>`) to what was started. */
+  processes: Record<string, RecordedProcess>;
+}
+
+/**
+ * The management cluster runs Jobs too (hybrid clusters: everything without our managedBy
+ * stays there), so it gets a small node. Worker i takes shape i-1, cycling.
+ */
+export const managementNodes: NodeShape = { count: 1, cpu: '4', memory: '8Gi' };
+export const workerNodeShapes: readonly NodeShape[] = [
+  { count: 2, cpu: '4', memory: '16Gi' },
+  { count: 2, cpu: '8', memory: '32Gi' },
+  { count: 1, cpu: '16', memory: '64Gi', gpus: 4 },
+];
+
+export function workerName(index: number): string {
+  return `worker-${index}`;
+}
+
+export function readState(file: string): SandboxState | undefined {
+  if (!existsSync(file)) return undefined;
+  const state = JSON.parse(readFileSync(file, 'utf8')) as SandboxState;
+  if (state.formatVersion !== 1) {
+    throw new Error(
+      `${file} was written by another version of the sandbox: run \`npm run sandbox -- down\` first`,
+    );
+  }
+  return state;
+}
+
+/** Atomic write: a reader never sees half a file, even if `up` is killed mid-way. */
+export function writeState(file: string, state: SandboxState): void {
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+}
+
+function portsIn(state: SandboxState): Set<number> {
+  return new Set([
+    state.etcd.clientPort,
+    state.etcd.peerPort,
+    state.redis.port,
+    ...state.clusters.flatMap((c) => [c.apiserverPort, c.controllerManagerPort, c.schedulerPort, c.kwokPort]),
+  ]);
+}
+
+async function newCluster(
+  name: string,
+  role: ClusterState['role'],
+  nodes: NodeShape,
+  taken: ReadonlySet<number>,
+): Promise<ClusterState> {
+  const [apiserverPort, controllerManagerPort, schedulerPort, kwokPort] = await freeLoopbackPorts(4, taken);
+  return {
+    name,
+    role,
+    apiserverPort: apiserverPort!,
+    controllerManagerPort: controllerManagerPort!,
+    schedulerPort: schedulerPort!,
+    kwokPort: kwokPort!,
+    nodes,
+  };
+}
+
+/** The state for `workers` workers: the existing one extended (never shrunk), or a new one. */
+export async function planState(
+  existing: SandboxState | undefined,
+  options: { workers: number; binariesDir: string; redisServer: string },
+): Promise<SandboxState> {
+  const { workers, binariesDir, redisServer } = options;
+  let state = existing;
+  if (!state) {
+    const [clientPort, peerPort, redisPort] = await freeLoopbackPorts(3);
+    state = {
+      formatVersion: 1,
+      binariesDir,
+      redisServer,
+      etcd: { clientPort: clientPort!, peerPort: peerPort! },
+      redis: { port: redisPort! },
+      clusters: [],
+      processes: {},
+    };
+    state.clusters.push(await newCluster('management', 'management', managementNodes, portsIn(state)));
+  }
+  // Binaries may have been rebuilt elsewhere since: running processes keep theirs, restarts take the new ones.
+  state.binariesDir = binariesDir;
+  state.redisServer = redisServer;
+  const existingWorkers = state.clusters.filter((c) => c.role === 'worker').length;
+  for (let i = existingWorkers + 1; i <= workers; i++) {
+    const shape = workerNodeShapes[(i - 1) % workerNodeShapes.length]!;
+    state.clusters.push(await newCluster(workerName(i), 'worker', shape, portsIn(state)));
+  }
+  return state;
+}

@@ -1,0 +1,259 @@
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { bootstrapCluster } from './cluster-bootstrap.ts';
+import { apiserverUrl, type ProcessSpec, sandboxProcesses, type Tier } from './control-plane-processes.ts';
+import { ensureTokens, readToken, writeKubeconfig } from './credentials.ts';
+import { waitFor } from './health-probes.ts';
+import { resolveKubeBinaries } from './kube-binaries.ts';
+import { isOurProcess, startDetached, stopProcess } from './local-process.ts';
+import { ensurePki } from './pki.ts';
+import { defaultSandboxDir, type Identity, SandboxLayout, userIdentities } from './sandbox-layout.ts';
+import { type ClusterState, planState, readState, type SandboxState, writeState } from './sandbox-state.ts';
+
+const tiers: readonly Tier[] = ['storage', 'apiserver', 'controllers'];
+/** An apiserver on a busy 2-core machine can take half a minute before /readyz passes. */
+const processReadyTimeoutMs = 90_000;
+
+export interface SandboxCluster {
+  name: string;
+  role: ClusterState['role'];
+  server: string;
+}
+
+/** What tests, the demo and scripts need to reach a running sandbox. */
+export interface Sandbox {
+  dir: string;
+  redisUrl: string;
+  clusters: SandboxCluster[];
+  management: SandboxCluster;
+  workers: SandboxCluster[];
+  caPem: string;
+  /** Where etcd, kube-apiserver, kubectl, ... of this sandbox are. */
+  binariesDir: string;
+  kubeconfigPath(cluster: string, identity?: Identity): string;
+  token(identity: Identity): string;
+}
+
+export interface UpOptions {
+  dir?: string;
+  workers?: number;
+  log?: (line: string) => void;
+}
+
+export interface UpResult {
+  sandbox: Sandbox;
+  /** Names of the processes this call started; empty when everything was already running. */
+  started: string[];
+}
+
+function findOnPath(program: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, program);
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function contextFor(layout: SandboxLayout, state: SandboxState) {
+  return { state, layout, pki: ensurePki(layout.pkiDir) };
+}
+
+function logTail(file: string, lines = 15): string {
+  if (!existsSync(file)) return '';
+  const tail = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  return `last lines of ${file}:\n${tail}`;
+}
+
+/**
+ * Brings the sandbox to the wanted shape: starts whatever is not running (all of it the
+ * first time), leaves running processes alone, adds workers when more are asked for.
+ */
+export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
+  const log = options.log ?? (() => {});
+  const layout = new SandboxLayout(options.dir ?? defaultSandboxDir());
+  const existing = readState(layout.stateFile);
+  const workers = Math.max(
+    options.workers ?? 2,
+    existing?.clusters.filter((c) => c.role === 'worker').length ?? 0,
+  );
+
+  const redisServer = findOnPath('redis-server');
+  if (!redisServer) {
+    throw new Error(
+      'redis-server is not on PATH: install it (Debian/Ubuntu: apt-get install -y redis-server)',
+    );
+  }
+  const binaries = await resolveKubeBinaries(log);
+  for (const dir of [layout.logsDir, layout.etcdDataDir, layout.redisDataDir, layout.componentsDir]) {
+    mkdirSync(dir, { recursive: true });
+  }
+  const pki = ensurePki(layout.pkiDir);
+  ensureTokens(layout);
+  const state = await planState(existing, { workers, binariesDir: binaries.dir, redisServer });
+  writeState(layout.stateFile, state);
+  writeAllKubeconfigs(layout, state, readFileSync(pki.caCert, 'utf8'));
+  for (const cluster of state.clusters) mkdirSync(layout.kwokWorkDir(cluster.name), { recursive: true });
+
+  const specs = sandboxProcesses(contextFor(layout, state));
+  const started: string[] = [];
+  for (const tier of tiers) {
+    const tierSpecs = specs.filter((spec) => spec.tier === tier);
+    for (const spec of tierSpecs) {
+      if (isOurProcess(state.processes[spec.name]?.pid, spec.binary)) continue;
+      const pid = startDetached({
+        binary: spec.binary,
+        args: spec.args,
+        env: spec.env,
+        logFile: layout.logFile(spec.name),
+      });
+      state.processes[spec.name] = { pid, binary: spec.binary };
+      writeState(layout.stateFile, state);
+      started.push(spec.name);
+      log(`started ${spec.name} (pid ${pid})`);
+    }
+    await Promise.all(tierSpecs.map((spec) => waitUntilHealthy(layout, state, spec)));
+    if (tier === 'apiserver') {
+      await Promise.all(state.clusters.map((c) => bootstrapCluster(layout.kubeconfig(c.name), c)));
+    }
+  }
+  return { sandbox: openSandbox(layout.dir), started };
+}
+
+function waitUntilHealthy(layout: SandboxLayout, state: SandboxState, spec: ProcessSpec): Promise<void> {
+  const logFile = layout.logFile(spec.name);
+  return waitFor(
+    `${spec.name} to become healthy at ${spec.endpoint}`,
+    async () => {
+      if (!isOurProcess(state.processes[spec.name]?.pid, spec.binary)) {
+        throw new Error(`${spec.name} exited during start-up\n${logTail(logFile)}`);
+      }
+      return spec.healthy();
+    },
+    { timeoutMs: processReadyTimeoutMs, onTimeout: () => logTail(logFile) },
+  );
+}
+
+function writeAllKubeconfigs(layout: SandboxLayout, state: SandboxState, caPem: string): void {
+  for (const cluster of state.clusters) {
+    const server = apiserverUrl(cluster);
+    for (const identity of userIdentities) {
+      writeKubeconfig(layout.kubeconfig(cluster.name, identity), {
+        clusterName: cluster.name,
+        server,
+        caPem,
+        user: identity,
+        token: readToken(layout, identity),
+      });
+    }
+    for (const component of ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const) {
+      writeKubeconfig(layout.componentKubeconfig(cluster.name, component), {
+        clusterName: cluster.name,
+        server,
+        caPem,
+        user: component,
+        token: readToken(layout, component),
+      });
+    }
+  }
+}
+
+/** A running (or at least recorded) sandbox; throws a clear error when there is none. */
+export function openSandbox(dir: string = defaultSandboxDir()): Sandbox {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  if (!state) throw new Error(`no sandbox at ${layout.dir}: start one with \`npm run sandbox -- up\``);
+  const clusters = state.clusters.map((c) => ({ name: c.name, role: c.role, server: apiserverUrl(c) }));
+  return {
+    dir: layout.dir,
+    redisUrl: `redis://127.0.0.1:${state.redis.port}`,
+    clusters,
+    management: clusters.find((c) => c.role === 'management')!,
+    workers: clusters.filter((c) => c.role === 'worker'),
+    caPem: readFileSync(join(layout.pkiDir, 'ca.crt'), 'utf8'),
+    binariesDir: state.binariesDir,
+    kubeconfigPath: (cluster, identity = 'admin') => layout.kubeconfig(cluster, identity),
+    token: (identity) => readToken(layout, identity),
+  };
+}
+
+export interface ProcessStatus {
+  name: string;
+  cluster?: string;
+  pid?: number;
+  running: boolean;
+  healthy: boolean;
+  endpoint: string;
+}
+
+export async function sandboxStatus(dir: string = defaultSandboxDir()): Promise<ProcessStatus[] | undefined> {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  if (!state) return undefined;
+  const specs = sandboxProcesses(contextFor(layout, state));
+  return Promise.all(
+    specs.map(async (spec) => {
+      const pid = state.processes[spec.name]?.pid;
+      const running = isOurProcess(pid, spec.binary);
+      return {
+        name: spec.name,
+        cluster: spec.cluster,
+        pid: running ? pid : undefined,
+        running,
+        healthy: running && (await spec.healthy()),
+        endpoint: spec.endpoint,
+      };
+    }),
+  );
+}
+
+/** Stops one process by name (e.g. `worker-1/kube-apiserver`), to simulate a failure; `up` restarts it. */
+export async function stopSandboxProcess(name: string, dir: string = defaultSandboxDir()): Promise<void> {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  const recorded = state?.processes[name];
+  if (!state || !recorded) throw new Error(`no process named ${name} in the sandbox at ${layout.dir}`);
+  await stopProcess(recorded.pid, recorded.binary);
+}
+
+/** Stops every process the sandbox started (controllers first, storage last) and removes its state. */
+export async function sandboxDown(dir: string = defaultSandboxDir()): Promise<string[]> {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  const stopped: string[] = [];
+  if (state) {
+    const specs = sandboxProcesses(contextFor(layout, state));
+    for (const tier of [...tiers].reverse()) {
+      await Promise.all(
+        specs
+          .filter((spec) => spec.tier === tier && state.processes[spec.name])
+          .map(async (spec) => {
+            const { pid, binary } = state.processes[spec.name]!;
+            if (isOurProcess(pid, binary)) stopped.push(spec.name);
+            await stopProcess(pid, binary);
+          }),
+      );
+    }
+  }
+  rmSync(layout.dir, { recursive: true, force: true });
+  return stopped;
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Shell exports for a running sandbox: `eval "$(npm run -s sandbox -- env)"`. */
+export function sandboxEnv(sandbox: Sandbox): string {
+  const lines = [
+    `export JOBRELAY_SANDBOX_DIR=${shellQuote(sandbox.dir)}`,
+    `export KUBECONFIG=${shellQuote(sandbox.kubeconfigPath(sandbox.management.name))}`,
+    `export REDIS_URL=${shellQuote(sandbox.redisUrl)}`,
+    // kubectl of the pinned version comes with the sandbox's binaries.
+    `export PATH=${shellQuote(sandbox.binariesDir)}:"$PATH"`,
+  ];
+  for (const cluster of sandbox.clusters) {
+    const variable = `JOBRELAY_${cluster.name.toUpperCase().replaceAll('-', '_')}_KUBECONFIG`;
+    lines.push(`export ${variable}=${shellQuote(sandbox.kubeconfigPath(cluster.name))}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['e2e/test/**/*.test.ts'],
+          // Starts (or reuses) the local clusters and Redis once for every e2e file.
+          globalSetup: ['e2e/src/global-setup.ts'],
+          // Real Job controllers with real backoff (10 s after a pod fails) take their time.
+          testTimeout: 240_000,
+          // A cold first run builds the Kubernetes binaries from source.
+          hookTimeout: 60 * 60_000,
+          // Files share one fleet on a 2-core machine; tests inside a file may run concurrently.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});

@@ -20,7 +20,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const wasRunning = existsSync(join(dir, 'state.json'));
   const began = Date.now();
   const { started } = await sandboxUp({ dir, workers: 2, log: (line) => console.log(`[sandbox] ${line}`) });
-  console.log(`[sandbox] e2e fleet ready in ${((Date.now() - began) / 1000).toFixed(1)}s at ${dir} (${started.length} processes started)`);
+  console.log(
+    `[sandbox] e2e fleet ready in ${((Date.now() - began) / 1000).toFixed(1)}s at ${dir} (${started.length} processes started)`,
+  );
   project.provide('sandboxDir', dir);
   return async () => {
     if (!wasRunning) await sandboxDown(dir);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type Identity, openSandbox, type Sandbox } from '@jobrelay/sandbox';
 import {
   BatchV1Api,
   CoreV1Api,
@@ -7,7 +8,6 @@ import {
   type V1JobCondition,
   type V1JobSpec,
 } from '@kubernetes/client-node';
-import { type Identity, openSandbox, type Sandbox } from '@jobrelay/sandbox';
 import { inject } from 'vitest';
 
 export const dispatcherManagedBy = 'jobrelay.dev/dispatcher';
@@ -25,7 +25,11 @@ export interface ClusterClients {
 export function clientsFor(sandbox: Sandbox, cluster: string, identity: Identity = 'admin'): ClusterClients {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(sandbox.kubeconfigPath(cluster, identity));
-  return { batch: kubeConfig.makeApiClient(BatchV1Api), core: kubeConfig.makeApiClient(CoreV1Api), kubeConfig };
+  return {
+    batch: kubeConfig.makeApiClient(BatchV1Api),
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    kubeConfig,
+  };
 }
 
 export function uniqueName(prefix: string): string {
@@ -60,7 +64,9 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${description}${last ? `: ${String(last)}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs / 1000}s waiting for ${description}${last ? `: ${String(last)}` : ''}`,
+  );
 }
 
 /**
@@ -69,9 +75,13 @@ export async function eventually<T>(
  */
 export async function createTestNamespace(clients: ClusterClients, prefix: string): Promise<string> {
   const name = uniqueName(prefix);
-  await clients.core.createNamespace({ body: { metadata: { name, labels: { 'jobrelay.dev/e2e': 'true' } } } });
+  await clients.core.createNamespace({
+    body: { metadata: { name, labels: { 'jobrelay.dev/e2e': 'true' } } },
+  });
   await eventually(`ServiceAccount default in ${name}`, async () =>
-    (await clients.core.readNamespacedServiceAccount({ name: 'default', namespace: name })) ? true : undefined,
+    (await clients.core.readNamespacedServiceAccount({ name: 'default', namespace: name }))
+      ? true
+      : undefined,
   );
   return name;
 }
@@ -87,9 +97,12 @@ export interface SandboxJobOptions {
 /** A Job whose pods the sandbox's KWOK stages drive: they run `runSeconds` and exit with `exitCode`. */
 export function sandboxJob(options: SandboxJobOptions): V1Job {
   const annotations: Record<string, string> = {};
-  if (options.pod?.runSeconds !== undefined) annotations['sandbox.jobrelay.dev/run-seconds'] = String(options.pod.runSeconds);
-  if (options.pod?.exitCode !== undefined) annotations['sandbox.jobrelay.dev/exit-code'] = String(options.pod.exitCode);
-  if (options.pod?.failIndexes !== undefined) annotations['sandbox.jobrelay.dev/fail-indexes'] = options.pod.failIndexes;
+  if (options.pod?.runSeconds !== undefined)
+    annotations['sandbox.jobrelay.dev/run-seconds'] = String(options.pod.runSeconds);
+  if (options.pod?.exitCode !== undefined)
+    annotations['sandbox.jobrelay.dev/exit-code'] = String(options.pod.exitCode);
+  if (options.pod?.failIndexes !== undefined)
+    annotations['sandbox.jobrelay.dev/fail-indexes'] = options.pod.failIndexes;
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

@@ -36,7 +36,10 @@ function expectCompletedLikeTheJobController(job: V1Job): void {
   expect(job.status?.succeeded).toBe(1);
   expect(job.status?.failed ?? 0).toBe(0);
   expect(job.status?.active ?? 0).toBe(0);
-  expect(condition(job, 'SuccessCriteriaMet')).toMatchObject({ status: 'True', reason: 'CompletionsReached' });
+  expect(condition(job, 'SuccessCriteriaMet')).toMatchObject({
+    status: 'True',
+    reason: 'CompletionsReached',
+  });
   expect(condition(job, 'Complete')).toMatchObject({ status: 'True', reason: 'CompletionsReached' });
   expect(job.status?.startTime).toBeInstanceOf(Date);
   expect(job.status?.completionTime).toBeInstanceOf(Date);
@@ -51,7 +54,10 @@ describe.concurrent('the built-in Job controller and the pod runner', () => {
       body: sandboxJob({ name, managedBy: dispatcherManagedBy }),
     });
     await new Promise((r) => setTimeout(r, 10_000));
-    const pods = await management.core.listNamespacedPod({ namespace: managementNs, labelSelector: `job-name=${name}` });
+    const pods = await management.core.listNamespacedPod({
+      namespace: managementNs,
+      labelSelector: `job-name=${name}`,
+    });
     expect(pods.items).toHaveLength(0);
     const job = await management.batch.readNamespacedJob({ name, namespace: managementNs });
     expect(job.spec?.managedBy).toBe(dispatcherManagedBy);
@@ -63,7 +69,10 @@ describe.concurrent('the built-in Job controller and the pod runner', () => {
     await management.batch.createNamespacedJob({ namespace: managementNs, body: sandboxJob({ name }) });
     const job = await waitForFinishedJob(management, managementNs, name);
     expectCompletedLikeTheJobController(job);
-    const pods = await management.core.listNamespacedPod({ namespace: managementNs, labelSelector: `job-name=${name}` });
+    const pods = await management.core.listNamespacedPod({
+      namespace: managementNs,
+      labelSelector: `job-name=${name}`,
+    });
     expect(pods.items.map((p) => p.status?.phase)).toEqual(['Succeeded']);
   });
 
@@ -75,7 +84,9 @@ describe.concurrent('the built-in Job controller and the pod runner', () => {
     });
     const job = await waitForFinishedJob(worker, workerNs, name);
     expectCompletedLikeTheJobController(job);
-    const [pod] = (await worker.core.listNamespacedPod({ namespace: workerNs, labelSelector: `job-name=${name}` })).items;
+    const [pod] = (
+      await worker.core.listNamespacedPod({ namespace: workerNs, labelSelector: `job-name=${name}` })
+    ).items;
     const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
     expect(terminated?.exitCode).toBe(0);
     expect(pod?.spec?.nodeName).toMatch(new RegExp(`^${sandbox.workers[0]!.name}-node-`));
@@ -95,7 +106,10 @@ describe.concurrent('the built-in Job controller and the pod runner', () => {
     expect(condition(job, 'FailureTarget')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
     expect(condition(job, 'Failed')).toMatchObject({ status: 'True', reason: 'BackoffLimitExceeded' });
     expect(isTrue(job, 'Complete')).toBe(false);
-    const pods = await worker.core.listNamespacedPod({ namespace: workerNs, labelSelector: `job-name=${name}` });
+    const pods = await worker.core.listNamespacedPod({
+      namespace: workerNs,
+      labelSelector: `job-name=${name}`,
+    });
     for (const pod of pods.items) {
       expect(pod.status?.phase).toBe('Failed');
       expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(1);
@@ -121,7 +135,11 @@ describe('the apiserver enforces the Job API rules', () => {
     ];
     const withoutCompletionTime: V1Job = { ...job, status: { startTime: now, succeeded: 1, conditions } };
     const rejected = await statusCodeOf(
-      management.batch.replaceNamespacedJobStatus({ name, namespace: managementNs, body: withoutCompletionTime }),
+      management.batch.replaceNamespacedJobStatus({
+        name,
+        namespace: managementNs,
+        body: withoutCompletionTime,
+      }),
     );
     expect(rejected).toBe(422);
 
@@ -139,10 +157,17 @@ describe('the apiserver enforces the Job API rules', () => {
     const job = await createForeignJob();
     const changed: V1Job = { ...job, spec: { ...job.spec!, managedBy: 'example.com/other' } };
     const code = await statusCodeOf(
-      management.batch.replaceNamespacedJob({ name: job.metadata!.name!, namespace: managementNs, body: changed }),
+      management.batch.replaceNamespacedJob({
+        name: job.metadata!.name!,
+        namespace: managementNs,
+        body: changed,
+      }),
     );
     expect(code).toBe(422);
-    const after = await management.batch.readNamespacedJob({ name: job.metadata!.name!, namespace: managementNs });
+    const after = await management.batch.readNamespacedJob({
+      name: job.metadata!.name!,
+      namespace: managementNs,
+    });
     expect(after.spec?.managedBy).toBe(dispatcherManagedBy);
   });
 });
@@ -153,7 +178,10 @@ describe('the static identities', () => {
     const list = await viewer.batch.listNamespacedJob({ namespace: managementNs });
     expect(Array.isArray(list.items)).toBe(true);
     const code = await statusCodeOf(
-      viewer.batch.createNamespacedJob({ namespace: managementNs, body: sandboxJob({ name: uniqueName('viewer') }) }),
+      viewer.batch.createNamespacedJob({
+        namespace: managementNs,
+        body: sandboxJob({ name: uniqueName('viewer') }),
+      }),
     );
     expect(code).toBe(403);
   });
@@ -163,7 +191,10 @@ describe('the static identities', () => {
     expect(await statusCodeOf(nobody.batch.listNamespacedJob({ namespace: workerNs }))).toBe(403);
     expect(
       await statusCodeOf(
-        nobody.batch.createNamespacedJob({ namespace: workerNs, body: sandboxJob({ name: uniqueName('nobody') }) }),
+        nobody.batch.createNamespacedJob({
+          namespace: workerNs,
+          body: sandboxJob({ name: uniqueName('nobody') }),
+        }),
       ),
     ).toBe(403);
   });

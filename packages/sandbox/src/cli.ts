@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run sandbox -- <command>`: real local Kubernetes clusters and Redis on loopback.
 import { parseArgs } from 'node:util';
-import { openSandbox, sandboxDown, sandboxEnv, sandboxStatus, sandboxUp } from './sandbox.ts';
 import { describePins, resolveKubeBinaries } from './kube-binaries.ts';
+import { openSandbox, sandboxDown, sandboxEnv, sandboxStatus, sandboxUp } from './sandbox.ts';
 import { defaultSandboxDir } from './sandbox-layout.ts';
 
 const usage = `usage: npm run sandbox -- <command> [options]

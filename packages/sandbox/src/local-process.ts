@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readlinkSync, realpathSync } from 'node:fs';
 
 export function processExists(pid: number): boolean {
   try {
@@ -18,10 +18,10 @@ export function processExists(pid: number): boolean {
 export function isOurProcess(pid: number | undefined, binary: string): boolean {
   if (!pid || !processExists(pid)) return false;
   try {
-    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
-    return argv0 === binary;
+    // The executable, not argv: redis-server rewrites its process title.
+    return readlinkSync(`/proc/${pid}/exe`) === realpathSync(binary);
   } catch {
-    return false; // no /proc (not Linux) or the process just exited
+    return false; // no /proc (not Linux), the process just exited, or the binary is gone
   }
 }
 

@@ -39,7 +39,13 @@ describe('writeKubeconfig', () => {
   it('writes a self-contained kubeconfig that client-node loads', () => {
     const path = join(dir, 'worker-1.kubeconfig');
     const caPem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-    writeKubeconfig(path, { clusterName: 'worker-1', server: 'https://127.0.0.1:6443', caPem, user: 'admin', token: 't0k' });
+    writeKubeconfig(path, {
+      clusterName: 'worker-1',
+      server: 'https://127.0.0.1:6443',
+      caPem,
+      user: 'admin',
+      token: 't0k',
+    });
     const kc = new KubeConfig();
     kc.loadFromFile(path);
     expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:6443');
@@ -47,7 +53,9 @@ describe('writeKubeconfig', () => {
     expect(kc.getCurrentUser()?.token).toBe('t0k');
     const raw = parse(readFileSync(path, 'utf8'));
     // No file references: the kubeconfig can be copied into a Secret as it is.
-    expect(JSON.stringify(raw)).not.toMatch(/certificate-authority"|tokenFile|client-certificate"|client-key"/);
+    expect(JSON.stringify(raw)).not.toMatch(
+      /certificate-authority"|tokenFile|client-certificate"|client-key"/,
+    );
     expect(statSync(path).mode & 0o077).toBe(0);
   });
 });

@@ -1,0 +1,237 @@
+import { type KubeConfig, type KubernetesObject, KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { describeApiError, statusCodeOf } from './api-errors.ts';
+import { deserialize } from './typed-objects.ts';
+
+export type InformerEvent<T> =
+  | { type: 'upsert'; object: T; previous: T | undefined }
+  | { type: 'delete'; object: T };
+
+export interface ResilientInformerOptions<T extends KubernetesObject> {
+  /** For logs: what this informer watches, e.g. `worker-1 mirror Jobs`. */
+  name: string;
+  kubeConfig: KubeConfig;
+  /** What to list: e.g. `batch/v1` `Job`, in every namespace unless one is given. */
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  /** The collection's URL path for watching, e.g. `/apis/batch/v1/jobs`. */
+  path: string;
+  /**
+   * Model name for the client's deserialiser (`V1Job`), so watched objects have the same
+   * types as listed ones. Omit for custom resources, which stay plain JSON either way.
+   */
+  modelName?: string;
+  labelSelector?: string;
+  /**
+   * Objects for which this returns false are not kept (memory stays proportional to what
+   * we manage); one that stops matching is reported as deleted.
+   */
+  keep?: (object: T) => boolean;
+  /** Called for every change. Must not throw and should only enqueue work. */
+  onEvent: (event: InformerEvent<T>) => void;
+  log: Logger;
+  /** A full relist this often, in case a watch silently missed something. */
+  resyncIntervalMs?: number;
+  /** Server-side watch timeout; shorter than the client's 30 s inactivity abort. */
+  watchTimeoutSeconds?: number;
+  /** Test seam; defaults to client-node's Watch. */
+  watchFactory?: (kubeConfig: KubeConfig) => Pick<Watch, 'watch'>;
+}
+
+class WatchExpiredError extends Error {}
+
+const initialBackoffMs = 500;
+const maxBackoffMs = 30_000;
+
+export function objectKey(object: KubernetesObject): string {
+  const { namespace, name } = object.metadata ?? {};
+  return namespace ? `${namespace}/${name}` : `${name}`;
+}
+
+/**
+ * A list+watch cache that never gives up: client-node's own informer stops on most errors
+ * and watches can go quiet without an error (client-node #364, #596, #958). This one
+ * restarts with capped exponential backoff, relists on 410 Gone and on a timer, and reports
+ * relist differences as events, so a missed watch event is repaired within one resync.
+ */
+export class ResilientInformer<T extends KubernetesObject> {
+  private readonly options: ResilientInformerOptions<T>;
+  private readonly cache = new Map<string, T>();
+  private resourceVersion: string | undefined;
+  private stopped = false;
+  private abortWatch: AbortController | undefined;
+  private running: Promise<void> | undefined;
+  private synced = false;
+  private readonly syncWaiters: Array<() => void> = [];
+  private lastListAt = 0;
+
+  constructor(options: ResilientInformerOptions<T>) {
+    this.options = options;
+  }
+
+  start(): void {
+    if (!this.running) this.running = this.run();
+  }
+
+  /** Resolves once the first list has been stored. */
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abortWatch?.abort();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    let backoffMs = initialBackoffMs;
+    const resyncMs = this.options.resyncIntervalMs ?? 5 * 60_000;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined || Date.now() - this.lastListAt >= resyncMs)
+          await this.relist();
+        await this.watchOnce();
+        backoffMs = initialBackoffMs;
+      } catch (err) {
+        if (this.stopped) break;
+        if (err instanceof WatchExpiredError || statusCodeOf(err) === 410) {
+          this.resourceVersion = undefined; // too old: relist at once
+          continue;
+        }
+        this.options.log.warn(
+          { informer: this.options.name, err: describeApiError(err), retryInMs: backoffMs },
+          'list/watch failed; retrying',
+        );
+        await sleep(backoffMs);
+        backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
+        this.resourceVersion = undefined;
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const { apiVersion, kind, namespace, labelSelector } = this.options;
+    const client = KubernetesObjectApi.makeApiClient(this.options.kubeConfig);
+    const list = await client.list<T>(
+      apiVersion,
+      kind,
+      namespace,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      labelSelector,
+    );
+    const seen = new Set<string>();
+    for (const object of list.items ?? []) {
+      seen.add(objectKey(object));
+      this.store(object);
+    }
+    for (const [key, object] of this.cache) {
+      if (!seen.has(key)) {
+        this.cache.delete(key);
+        this.emit({ type: 'delete', object });
+      }
+    }
+    this.resourceVersion = list.metadata?.resourceVersion;
+    this.lastListAt = Date.now();
+    if (!this.synced) {
+      this.synced = true;
+      for (const resolve of this.syncWaiters.splice(0)) resolve();
+    }
+  }
+
+  private store(object: T): void {
+    const key = objectKey(object);
+    const previous = this.cache.get(key);
+    if (this.options.keep && !this.options.keep(object)) {
+      if (previous) {
+        this.cache.delete(key);
+        this.emit({ type: 'delete', object: previous });
+      }
+      return;
+    }
+    if (previous?.metadata?.resourceVersion === object.metadata?.resourceVersion && previous) return;
+    this.cache.set(key, object);
+    this.emit({ type: 'upsert', object, previous });
+  }
+
+  private emit(event: InformerEvent<T>): void {
+    try {
+      this.options.onEvent(event);
+    } catch (err) {
+      this.options.log.error({ informer: this.options.name, err }, 'informer event handler threw');
+    }
+  }
+
+  private watchOnce(): Promise<void> {
+    const watch = this.options.watchFactory?.(this.options.kubeConfig) ?? new Watch(this.options.kubeConfig);
+    return new Promise<void>((resolve, reject) => {
+      let failed: unknown;
+      watch
+        .watch(
+          this.options.path,
+          {
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            labelSelector: this.options.labelSelector,
+            timeoutSeconds: this.options.watchTimeoutSeconds ?? 25,
+          },
+          (phase, apiObject) => {
+            if (phase === 'ERROR') {
+              const code = (apiObject as { code?: number }).code;
+              failed =
+                code === 410 ? new WatchExpiredError('watch expired') : new Error(JSON.stringify(apiObject));
+              return;
+            }
+            const version = (apiObject as KubernetesObject).metadata?.resourceVersion;
+            if (version) this.resourceVersion = version;
+            if (phase === 'BOOKMARK') return;
+            const object = this.options.modelName
+              ? deserialize<T>(apiObject, this.options.modelName)
+              : (apiObject as T);
+            if (phase === 'DELETED') {
+              const key = objectKey(object);
+              const previous = this.cache.get(key);
+              this.cache.delete(key);
+              if (previous) this.emit({ type: 'delete', object });
+            } else {
+              this.store(object);
+            }
+          },
+          (err) => {
+            this.abortWatch = undefined;
+            if (failed) reject(failed);
+            else if (err && !this.stopped && (err as { name?: string }).name !== 'AbortError') {
+              // The client's inactivity abort is a normal end: watch again from where we are.
+              if ((err as { name?: string }).name === 'TimeoutError') resolve();
+              else reject(err);
+            } else resolve();
+          },
+        )
+        .then((controller) => {
+          this.abortWatch = controller;
+          if (this.stopped) controller.abort();
+        }, reject);
+    });
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

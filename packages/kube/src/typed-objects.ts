@@ -1,0 +1,14 @@
+// The generated client deserialises list/read responses into typed models (timestamps as
+// Date), but watch events arrive as plain JSON. Everything our informers hand out goes
+// through the same deserialiser, so a Job from a watch and a Job from a read compare equal.
+// client-node does not export its serialiser from the package root; this is the one place
+// that reaches into it.
+import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
+
+export function deserialize<T>(raw: unknown, modelName: string): T {
+  return ObjectSerializer.deserialize(raw, modelName, '') as T;
+}
+
+export function serialize(object: unknown, modelName: string): unknown {
+  return ObjectSerializer.serialize(object, modelName, '');
+}

@@ -1,0 +1,77 @@
+import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+import { originLabel, originUidLabel, placementAttemptAnnotation } from './jobrelay-names.ts';
+
+/** Labels the origin's apiserver generated from the origin's UID; the worker generates its own. */
+const generatedSelectorLabels = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
+/** Client bookkeeping that means nothing on another cluster. */
+const droppedAnnotations = ['kubectl.kubernetes.io/last-applied-configuration'];
+
+export interface MirrorIdentity {
+  /** This installation's origin id (value of `jobrelay.dev/origin`). */
+  originId: string;
+  /** The placement attempt that creates this mirror. */
+  attempt: number;
+}
+
+function without(
+  record: Record<string, string> | undefined,
+  keys: readonly string[],
+): Record<string, string> {
+  const copy = { ...(record ?? {}) };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
+
+/**
+ * The mirror of an origin Job for a worker cluster: same namespace and name, the spec minus
+ * what the origin's apiserver generated or what must stay on the management cluster
+ * (reference/job-api-rules.md, "Creating a mirror"), and our origin labels.
+ */
+export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
+  const { metadata, spec } = origin;
+  if (!metadata?.name || !metadata.namespace || !metadata.uid || !spec) {
+    throw new Error(
+      'buildMirrorJob needs an origin Job read from the apiserver (name, namespace, uid and spec)',
+    );
+  }
+  const {
+    selector: _selector,
+    manualSelector: _manualSelector,
+    // The worker's built-in Job controller must run the mirror.
+    managedBy: _managedBy,
+    // Honoured on the origin by the management cluster's TTL controller. On the mirror it
+    // would let the worker delete it before its final status is synced, and the Job would
+    // be dispatched again (kueue PR #14734).
+    ttlSecondsAfterFinished: _ttl,
+    ...copiedSpec
+  } = spec;
+  const template = copiedSpec.template;
+  const mirrorSpec: V1JobSpec = {
+    ...structuredClone(copiedSpec),
+    template: {
+      ...structuredClone(template),
+      metadata: {
+        ...structuredClone(template.metadata ?? {}),
+        labels: without(template.metadata?.labels, generatedSelectorLabels),
+      },
+    },
+  };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      labels: {
+        ...without(metadata.labels, generatedSelectorLabels),
+        [originLabel]: identity.originId,
+        [originUidLabel]: metadata.uid,
+      },
+      annotations: {
+        ...without(metadata.annotations, droppedAnnotations),
+        [placementAttemptAnnotation]: String(identity.attempt),
+      },
+    },
+    spec: mirrorSpec,
+  };
+}

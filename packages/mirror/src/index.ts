@@ -1,0 +1,4 @@
+export { buildMirrorJob, type MirrorIdentity } from './build-mirror-job.ts';
+export * from './jobrelay-names.ts';
+export { type MirrorOwnership, mirrorOwnership } from './mirror-ownership.ts';
+export { mirrorSpecUpdate } from './mirror-spec-update.ts';

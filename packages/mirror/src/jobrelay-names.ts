@@ -1,0 +1,21 @@
+/** Stable, user-facing names (../../shared/design.md, "Names"). */
+
+/** The default `spec.managedBy` value jobrelay claims. */
+export const defaultManagedBy = 'jobrelay.dev/dispatcher';
+
+/** On every mirror: which jobrelay installation (management cluster) owns it. */
+export const originLabel = 'jobrelay.dev/origin';
+/** On every mirror: the UID of its origin Job. Every watch and deletion on a worker selects on it. */
+export const originUidLabel = 'jobrelay.dev/origin-uid';
+/** On every mirror: which placement attempt created it; a mirror of an older attempt is stale. */
+export const placementAttemptAnnotation = 'jobrelay.dev/placement-attempt';
+
+/** On the origin: where the Job lives (JSON, see PlacementRecord). Written before any mirror exists. */
+export const placementAnnotation = 'jobrelay.dev/placement';
+/** On the origin, set by users: a label selector over WorkerClusters. */
+export const clusterSelectorAnnotation = 'jobrelay.dev/cluster-selector';
+/** On the origin, set by users: the one WorkerCluster it must run on. */
+export const clusterPinAnnotation = 'jobrelay.dev/cluster';
+
+/** The reporting controller name on Events, and the field manager of our writes. */
+export const controllerName = 'jobrelay.dev/dispatcher';

@@ -1,0 +1,29 @@
+import type { V1Job } from '@kubernetes/client-node';
+import { originLabel, originUidLabel, placementAttemptAnnotation } from './jobrelay-names.ts';
+
+export type MirrorOwnership =
+  /** Ours, for this origin Job; `attempt` is the placement attempt that created it. */
+  | { kind: 'this-origin'; attempt: number | undefined }
+  /** Ours, but for another origin object (an earlier Job of the same name): stale, safe to delete. */
+  | { kind: 'other-origin'; originUid: string }
+  /** Not created by this installation: never modified, adopted or deleted. */
+  | { kind: 'foreign'; owner: string };
+
+/**
+ * Who a Job found on a worker belongs to, decided only from labels we set. Another
+ * installation's mirror, or anybody's Job of the same name, is foreign (kueue #11849, #12404).
+ */
+export function mirrorOwnership(job: V1Job, originId: string, originUid: string): MirrorOwnership {
+  const labels = job.metadata?.labels ?? {};
+  const jobOrigin = labels[originLabel];
+  const jobOriginUid = labels[originUidLabel];
+  if (jobOrigin !== originId || !jobOriginUid) {
+    return {
+      kind: 'foreign',
+      owner: jobOrigin ? `jobrelay installation ${jobOrigin}` : 'not created by jobrelay',
+    };
+  }
+  if (jobOriginUid !== originUid) return { kind: 'other-origin', originUid: jobOriginUid };
+  const attempt = Number(job.metadata?.annotations?.[placementAttemptAnnotation]);
+  return { kind: 'this-origin', attempt: Number.isInteger(attempt) ? attempt : undefined };
+}

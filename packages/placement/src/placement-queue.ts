@@ -1,0 +1,130 @@
+import { type Job, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/** One placement task per origin Job. Only keys: the worker re-reads the Job from Kubernetes. */
+export interface PlacementTask {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable';
+
+export interface PlacementQueueOptions {
+  redisUrl: string;
+  /** Distinct per installation, so two management clusters may share one Redis. */
+  queueName: string;
+  log: Logger;
+  /** How many placements run at once. */
+  concurrency?: number;
+}
+
+/** Retry delays for a Job that fits nowhere yet: 1 s doubling to at most 30 s. */
+export function unschedulableRetryDelayMs(attemptsMade: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), 30_000);
+}
+
+class UnschedulableError extends Error {}
+
+/**
+ * The BullMQ queue of placements. Redis holds nothing that Kubernetes does not: the
+ * controller re-enqueues every unplaced Job when it relists, so a flushed or lost Redis
+ * delays placements and loses none. The job id is the origin UID, so enqueueing twice is a
+ * no-op while a task is pending.
+ */
+export class PlacementQueue {
+  private readonly options: PlacementQueueOptions;
+  private readonly queue: Queue<PlacementTask>;
+  private readonly connections: Redis[] = [];
+  private worker: Worker<PlacementTask, PlacementOutcome> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: PlacementQueueOptions) {
+    if (!/^[A-Za-z0-9._-]+$/.test(options.queueName)) {
+      throw new Error(
+        `queueName must be letters, digits, '.', '_' or '-', got ${JSON.stringify(options.queueName)}`,
+      );
+    }
+    this.options = options;
+    this.queue = new Queue<PlacementTask>(options.queueName, { connection: this.connection() });
+    this.queue.on('error', (err) =>
+      options.log.warn({ err: err.message }, 'placement queue connection error'),
+    );
+  }
+
+  private connection(): Redis {
+    // BullMQ requires maxRetriesPerRequest null on connections used by workers.
+    const redis = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    redis.on('error', () => {}); // reported through the queue/worker 'error' events
+    this.connections.push(redis);
+    return redis;
+  }
+
+  async waitUntilReady(): Promise<void> {
+    await this.queue.waitUntilReady();
+  }
+
+  async enqueue(task: PlacementTask): Promise<void> {
+    await this.queue.add('place', task, {
+      jobId: task.uid,
+      attempts: Number.MAX_SAFE_INTEGER,
+      backoff: { type: 'unschedulable' },
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+  }
+
+  /** Moves delayed retries to now, e.g. when a cluster becomes Active. */
+  async retryWaitingNow(): Promise<void> {
+    await this.queue.promoteJobs();
+  }
+
+  async depth(): Promise<Record<string, number>> {
+    return this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+  }
+
+  /**
+   * Runs `place` for each task. It returns 'unschedulable' when no cluster fits; the task
+   * is then retried with backoff until it is placed or no longer needed.
+   */
+  startWorker(place: (task: PlacementTask, attemptsMade: number) => Promise<PlacementOutcome>): void {
+    if (this.worker) throw new Error('the placement worker is already running');
+    this.worker = new Worker<PlacementTask, PlacementOutcome>(
+      this.options.queueName,
+      async (job: Job<PlacementTask>) => {
+        const outcome = await place(job.data, job.attemptsMade);
+        if (outcome === 'unschedulable') throw new UnschedulableError('no cluster fits yet');
+        return outcome;
+      },
+      {
+        connection: this.connection(),
+        concurrency: this.options.concurrency ?? 8,
+        // A controller killed mid-placement leaves an active task; pick it up again soon.
+        lockDuration: 15_000,
+        stalledInterval: 5_000,
+        settings: { backoffStrategy: (attemptsMade: number) => unschedulableRetryDelayMs(attemptsMade) },
+      },
+    );
+    this.worker.on('error', (err) =>
+      this.options.log.warn({ err: err.message }, 'placement worker connection error'),
+    );
+    this.worker.on('failed', (job, err) => {
+      if (!(err instanceof UnschedulableError)) {
+        this.options.log.error(
+          { err, job: job ? `${job.data.namespace}/${job.data.name}` : undefined },
+          'placement failed',
+        );
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.worker?.close();
+      await this.queue.close();
+      await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/** Counts from earlier attempts, added to the current mirror's so the origin's never go back. */
+const carriedProgressSchema = z.object({
+  succeeded: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+  completedIndexes: z.string().optional(),
+  failedIndexes: z.string().optional(),
+});
+
+const placementRecordSchema = z.object({
+  /** Where the Job lives now; absent while it waits for (re-)placement. */
+  cluster: z.string().min(1).optional(),
+  /** 1 for the first placement, +1 for every re-placement; mirrors of older attempts are stale. */
+  attempt: z.number().int().positive(),
+  placedAt: z.string().optional(),
+  /** UID of the mirror this attempt created, once created: its absence later means it vanished. */
+  mirrorUid: z.string().optional(),
+  carried: carriedProgressSchema,
+  /** Clusters this Job must not go to (a foreign Job holds its name there). */
+  excludedClusters: z.array(z.string()),
+  /** Why the last attempt ended, for people reading the annotation. */
+  lastReplacedBecause: z.string().optional(),
+});
+
+export type CarriedProgress = z.infer<typeof carriedProgressSchema>;
+export type PlacementRecord = z.infer<typeof placementRecordSchema>;
+
+export const noProgress: CarriedProgress = { succeeded: 0, failed: 0 };
+
+export type ParsedPlacement =
+  | { kind: 'none' }
+  | { kind: 'ok'; record: PlacementRecord }
+  | { kind: 'unreadable'; problem: string };
+
+/** Reads the `jobrelay.dev/placement` annotation; a damaged one is reported, never guessed at. */
+export function parsePlacementRecord(annotation: string | undefined): ParsedPlacement {
+  if (annotation === undefined || annotation === '') return { kind: 'none' };
+  let json: unknown;
+  try {
+    json = JSON.parse(annotation);
+  } catch {
+    return { kind: 'unreadable', problem: 'it is not JSON' };
+  }
+  const parsed = placementRecordSchema.safeParse(json);
+  if (!parsed.success) {
+    const problem = parsed.error.issues
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('; ');
+    return { kind: 'unreadable', problem };
+  }
+  return { kind: 'ok', record: parsed.data };
+}
+
+export function formatPlacementRecord(record: PlacementRecord): string {
+  return JSON.stringify(placementRecordSchema.parse(record));
+}

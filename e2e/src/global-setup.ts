@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
+import { registerSandboxWorkers, repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -19,7 +19,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dir = process.env.JOBRELAY_E2E_SANDBOX_DIR ?? join(repositoryRoot, '.sandbox-e2e');
   const wasRunning = existsSync(join(dir, 'state.json'));
   const began = Date.now();
-  const { started } = await sandboxUp({ dir, workers: 2, log: (line) => console.log(`[sandbox] ${line}`) });
+  const { sandbox, started } = await sandboxUp({
+    dir,
+    workers: 2,
+    log: (line) => console.log(`[sandbox] ${line}`),
+  });
+  // Dispatch tests need jobrelay's CRDs and the workers registered, as an admin would.
+  await registerSandboxWorkers(sandbox);
   console.log(
     `[sandbox] e2e fleet ready in ${((Date.now() - began) / 1000).toFixed(1)}s at ${dir} (${started.length} processes started)`,
   );

@@ -1,4 +1,10 @@
 import { type KubeConfig, type KubernetesObject, KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+
+/** What an informer needs of an object: its identity and version. */
+export interface InformableObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
 import type { Logger } from 'pino';
 import { describeApiError, statusCodeOf } from './api-errors.ts';
 import { deserialize } from './typed-objects.ts';
@@ -7,7 +13,7 @@ export type InformerEvent<T> =
   | { type: 'upsert'; object: T; previous: T | undefined }
   | { type: 'delete'; object: T };
 
-export interface ResilientInformerOptions<T extends KubernetesObject> {
+export interface ResilientInformerOptions<T extends InformableObject> {
   /** For logs: what this informer watches, e.g. `worker-1 mirror Jobs`. */
   name: string;
   kubeConfig: KubeConfig;
@@ -44,7 +50,7 @@ class WatchExpiredError extends Error {}
 const initialBackoffMs = 500;
 const maxBackoffMs = 30_000;
 
-export function objectKey(object: KubernetesObject): string {
+export function objectKey(object: InformableObject): string {
   const { namespace, name } = object.metadata ?? {};
   return namespace ? `${namespace}/${name}` : `${name}`;
 }
@@ -55,7 +61,7 @@ export function objectKey(object: KubernetesObject): string {
  * restarts with capped exponential backoff, relists on 410 Gone and on a timer, and reports
  * relist differences as events, so a missed watch event is repaired within one resync.
  */
-export class ResilientInformer<T extends KubernetesObject> {
+export class ResilientInformer<T extends InformableObject> {
   private readonly options: ResilientInformerOptions<T>;
   private readonly cache = new Map<string, T>();
   private resourceVersion: string | undefined;
@@ -127,7 +133,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   private async relist(): Promise<void> {
     const { apiVersion, kind, namespace, labelSelector } = this.options;
     const client = KubernetesObjectApi.makeApiClient(this.options.kubeConfig);
-    const list = await client.list<T>(
+    const list = await client.list<T & KubernetesObject>(
       apiVersion,
       kind,
       namespace,
@@ -199,7 +205,7 @@ export class ResilientInformer<T extends KubernetesObject> {
                 code === 410 ? new WatchExpiredError('watch expired') : new Error(JSON.stringify(apiObject));
               return;
             }
-            const version = (apiObject as KubernetesObject).metadata?.resourceVersion;
+            const version = (apiObject as InformableObject).metadata?.resourceVersion;
             if (version) this.resourceVersion = version;
             if (phase === 'BOOKMARK') return;
             const object = this.options.modelName

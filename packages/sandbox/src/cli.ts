@@ -2,6 +2,7 @@
 // `npm run sandbox -- <command>`: real local Kubernetes clusters and Redis on loopback.
 import { parseArgs } from 'node:util';
 import { describePins, resolveKubeBinaries } from './kube-binaries.ts';
+import { registerSandboxWorkers } from './register-workers.ts';
 import { openSandbox, sandboxDown, sandboxEnv, sandboxStatus, sandboxUp } from './sandbox.ts';
 import { defaultSandboxDir } from './sandbox-layout.ts';
 
@@ -13,6 +14,8 @@ commands:
   status             list clusters, endpoints, pids and health
   env                print shell exports (KUBECONFIG, REDIS_URL, ...): eval "$(npm run -s sandbox -- env)"
   down               stop every process the sandbox started and remove its state
+  register-workers   register every worker with jobrelay on the management cluster
+                     (CRDs, kubeconfig Secrets in jobrelay-system, WorkerCluster objects)
   binaries           build the pinned Kubernetes binaries now (once; cached) and print where they are
 
 The sandbox lives in ${defaultSandboxDir()} (JOBRELAY_SANDBOX_DIR overrides).`;
@@ -91,6 +94,12 @@ async function main(): Promise<void> {
       const stopped = await sandboxDown(dir);
       process.stdout.write(stopped.length ? `stopped ${stopped.join(', ')}\n` : 'nothing was running\n');
       process.stdout.write(`removed ${dir}\n`);
+      return;
+    }
+    case 'register-workers': {
+      const sandbox = openSandbox(dir);
+      await registerSandboxWorkers(sandbox);
+      process.stdout.write(`registered ${sandbox.workers.map((w) => w.name).join(', ')} as WorkerClusters\n`);
       return;
     }
     case 'binaries': {

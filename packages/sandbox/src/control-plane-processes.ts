@@ -184,8 +184,12 @@ function clusterProcesses(ctx: ProcessContext, cluster: ClusterState, etcdUrl: s
         '--manage-all-nodes=true',
         `--config=${kwokStagesFile}`,
         `--server-address=127.0.0.1:${cluster.kwokPort}`,
-        // With 0, KWOK v0.7 leaves nodes NotReady.
+        // Node leases like a real kubelet's.
         '--node-lease-duration-seconds=40',
+        // The default /24 of pod IPs runs out when many finished pods are kept.
+        '--cidr=10.128.0.0/16',
+        // Nodes need an InternalIP, or pods get an empty hostIP. Nothing connects to it.
+        '--node-ip=127.0.0.1',
       ],
       // KWOK also reads $KWOK_WORKDIR/kwok.yaml (default ~/.kwok): keep a user's own config out.
       env: {

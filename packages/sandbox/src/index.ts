@@ -1,5 +1,6 @@
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export { pinnedVersions } from './pinned-versions.ts';
+export { installCrds, registerSandboxWorkers, systemNamespace } from './register-workers.ts';
 export {
   openSandbox,
   type Sandbox,

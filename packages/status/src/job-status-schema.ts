@@ -7,10 +7,11 @@ const INT32_MAX = 2_147_483_647;
 
 const TIME_EXPECTATION = 'must be an RFC 3339 date-time such as 2025-01-31T12:00:00Z, or a valid Date';
 
-// Go's time.Parse(time.RFC3339, ...) as used by metav1.Time: upper-case T and Z, an optional
-// fraction after the seconds (',' or '.'), and a numeric offset with a colon.
+// What Go's time.Parse(time.RFC3339, ...) accepts for metav1.Time, leniencies included (checked
+// against Go 1.25/1.26): upper-case T and Z, a one-digit hour, a fraction after the seconds
+// introduced by '.' or ',', and a numeric offset with a colon of up to 24:00 or 23:60.
 const RFC3339_PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 
 const NANOSECONDS_PER_MILLISECOND = 1_000_000n;
 
@@ -36,7 +37,7 @@ function parseRfc3339ToEpochNanoseconds(text: string): bigint | undefined {
   const [, year, month, day, hour, minute, second, fraction, offsetSign, offsetHours, offsetMinutes] =
     match.map((part) => part ?? '');
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
-  if (Number(offsetHours) > 23 || Number(offsetMinutes) > 59) return undefined;
+  if (Number(offsetHours) > 24 || Number(offsetMinutes) > 60) return undefined;
   const localMilliseconds = epochMillisecondsUtc(
     Number(year),
     Number(month),
@@ -65,7 +66,7 @@ export function kubeTimeToEpochNanoseconds(value: Date | string): bigint | undef
   if (typeof value === 'string') return parseRfc3339ToEpochNanoseconds(value);
   const milliseconds = value.getTime();
   if (Number.isNaN(milliseconds)) return undefined;
-  // client-node sends Date.toISOString(), which only Go can parse for four-digit years.
+  // client-node sends Date.toISOString(), whose six-digit form for years outside 0000-9999 Go rejects.
   const year = value.getUTCFullYear();
   if (year < 0 || year > 9999) return undefined;
   return BigInt(milliseconds) * NANOSECONDS_PER_MILLISECOND;
@@ -77,6 +78,7 @@ const kubeTimeSchema = z
 
 const jobConditionSchema = z.object({
   type: z.string({ error: 'must be a condition type such as Complete or Failed' }),
+  // Stricter than the API server, which stores any string here (and then treats it as not True).
   status: z.enum(['True', 'False', 'Unknown'], { error: "must be 'True', 'False' or 'Unknown'" }),
   reason: z.string({ error: 'must be a string' }).nullish(),
   message: z.string({ error: 'must be a string' }).nullish(),

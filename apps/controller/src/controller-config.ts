@@ -1,0 +1,98 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/** reference/job-api-rules.md, "spec.managedBy": domain-prefixed path, at most 63 characters. */
+const managedByPattern =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+const seconds = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+
+export const controllerConfigSchema = z.object({
+  /** Kubeconfig of the management cluster; default: in-cluster, then $KUBECONFIG, then ~/.kube/config. */
+  kubeconfig: z.string().min(1).optional(),
+  managedBy: z
+    .string()
+    .max(63, 'must be at most 63 characters')
+    .regex(managedByPattern, 'must be a domain-prefixed path like jobrelay.dev/dispatcher')
+    .refine((v) => v !== 'kubernetes.io/job-controller', 'is reserved for the built-in Job controller')
+    .default('jobrelay.dev/dispatcher'),
+  /** Namespaces to watch; empty means all. */
+  namespaces: z.array(z.string().regex(dns1123Label, 'must be a namespace name')).default([]),
+  systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
+  /** Value of `jobrelay.dev/origin` on our mirrors; default: derived from the kube-system namespace UID. */
+  originId: z.string().max(63).regex(labelValue, 'must be a valid label value').optional(),
+  redisUrl: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .default('redis://127.0.0.1:6379'),
+  /** How long a mirror stays on its worker after the origin shows its final status. */
+  mirrorRetentionSeconds: seconds(30),
+  garbageCollectionIntervalSeconds: seconds(60, 1),
+  /** Every origin is reconciled at least this often, which also rebuilds a flushed queue. */
+  resyncIntervalSeconds: seconds(30, 1),
+  clusterHealthIntervalSeconds: seconds(10, 1),
+  createNamespaces: z.coerce.boolean().default(true),
+  reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+});
+
+export type ControllerConfig = z.infer<typeof controllerConfigSchema>;
+
+const flags = {
+  kubeconfig: 'kubeconfig',
+  'managed-by': 'managedBy',
+  namespaces: 'namespaces',
+  'system-namespace': 'systemNamespace',
+  'origin-id': 'originId',
+  'redis-url': 'redisUrl',
+  'mirror-retention-seconds': 'mirrorRetentionSeconds',
+  'gc-interval-seconds': 'garbageCollectionIntervalSeconds',
+  'resync-interval-seconds': 'resyncIntervalSeconds',
+  'cluster-health-interval-seconds': 'clusterHealthIntervalSeconds',
+  'create-namespaces': 'createNamespaces',
+  'reconcile-concurrency': 'reconcileConcurrency',
+  'log-level': 'logLevel',
+} as const satisfies Record<string, keyof ControllerConfig>;
+
+export const controllerUsage = `usage: jobrelay-controller [--flag value ...]
+
+Every flag can also be set by an environment variable: --redis-url is JOBRELAY_REDIS_URL.
+${Object.keys(flags)
+  .map((flag) => `  --${flag}`)
+  .join('\n')}`;
+
+export class ConfigError extends Error {}
+
+/** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
+export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: Object.fromEntries(Object.keys(flags).map((flag) => [flag, { type: 'string' as const }])),
+    strict: true,
+  });
+  const raw: Record<string, unknown> = {};
+  for (const [flag, field] of Object.entries(flags)) {
+    const fromEnv = env[`JOBRELAY_${flag.toUpperCase().replaceAll('-', '_')}`];
+    const value = (values as Record<string, string | undefined>)[flag] ?? fromEnv;
+    if (value === undefined || value === '') continue;
+    if (field === 'namespaces')
+      raw[field] = value
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
+    else if (field === 'createNamespaces') raw[field] = value === 'true' || value === '1';
+    else raw[field] = value;
+  }
+  const parsed = controllerConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const fieldToFlag = new Map(Object.entries(flags).map(([flag, field]) => [field as string, flag]));
+    const problems = parsed.error.issues.map((issue) => {
+      const field = String(issue.path[0]);
+      return `--${fieldToFlag.get(field) ?? field}: ${issue.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return parsed.data;
+}

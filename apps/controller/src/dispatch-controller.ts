@@ -1,0 +1,573 @@
+import { hostname } from 'node:os';
+import { WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
+import {
+  describeApiError,
+  EventRecorder,
+  isConflict,
+  isNotFound,
+  mergePatch,
+  type RecordedEvent,
+  ResilientInformer,
+} from '@jobrelay/kube';
+import { controllerName, mirrorOwnership, mirrorSpecUpdate, placementAnnotation } from '@jobrelay/mirror';
+import {
+  type ClusterCandidate,
+  chooseWorkerCluster,
+  formatPlacementRecord,
+  noProgress,
+  type PlacementOutcome,
+  PlacementQueue,
+  type PlacementRecord,
+  type PlacementTask,
+  parsePlacementRecord,
+} from '@jobrelay/placement';
+import { translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
+import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { ControllerConfig } from './controller-config.ts';
+import { finishedAt, isFinished, isSuspended, jobKey, splitKey } from './job-facts.ts';
+import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
+import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
+
+/** While a placed Job's cluster is unreachable, look again this often. */
+const unavailableClusterRetryMs = 5_000;
+
+export interface DispatchControllerOptions {
+  config: ControllerConfig;
+  management: KubeConfig;
+  originId: string;
+  log: Logger;
+}
+
+/**
+ * Claims the Jobs whose spec.managedBy is ours, places them through the queue, keeps one
+ * mirror per Job on its worker and writes the mirror's status back to the origin.
+ * Level-triggered: every watch event, on any cluster, only enqueues the origin's key, and
+ * one reconcile per key at a time recomputes what should be from what is.
+ */
+export class DispatchController {
+  private readonly options: DispatchControllerOptions;
+  private readonly log: Logger;
+  private readonly batch: BatchV1Api;
+  private readonly origins: ResilientInformer<V1Job>;
+  private readonly registry: WorkerClusterRegistry;
+  private readonly queue: PlacementQueue;
+  private readonly reconciles: KeyedWorkQueue;
+  private readonly events: EventRecorder;
+  /** Origins deleted from the cache, by key, until their mirrors are gone. */
+  private readonly deletedOrigins = new Map<string, string>();
+  /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
+  private readonly assumedPlacements = new Map<string, string>();
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(options: DispatchControllerOptions) {
+    this.options = options;
+    const { config, management, log } = options;
+    this.log = log;
+    this.batch = management.makeApiClient(BatchV1Api);
+    this.events = new EventRecorder(management, {
+      controller: controllerName,
+      instance: `${hostname()}-${process.pid}`,
+      log,
+    });
+    this.reconciles = new KeyedWorkQueue({
+      name: 'origin-jobs',
+      concurrency: config.reconcileConcurrency,
+      log,
+      reconcile: (key) => this.reconcile(key),
+    });
+    const namespace = config.namespaces.length === 1 ? config.namespaces[0] : undefined;
+    this.origins = new ResilientInformer<V1Job>({
+      name: 'origin Jobs',
+      kubeConfig: management,
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      namespace,
+      path: namespace ? `/apis/batch/v1/namespaces/${namespace}/jobs` : '/apis/batch/v1/jobs',
+      modelName: 'V1Job',
+      // There is no field selector for managedBy: drop everyone else's Jobs on arrival.
+      keep: (job) =>
+        job.spec?.managedBy === config.managedBy &&
+        (config.namespaces.length === 0 || config.namespaces.includes(job.metadata?.namespace ?? '')),
+      log,
+      onEvent: (event) => {
+        const key = jobKey(event.object);
+        if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
+        this.reconciles.add(key);
+      },
+    });
+    this.registry = new WorkerClusterRegistry({
+      management,
+      systemNamespace: config.systemNamespace,
+      originId: options.originId,
+      log,
+      healthIntervalMs: config.clusterHealthIntervalSeconds * 1000,
+      onMirrorEvent: (_cluster, event) => this.reconciles.add(jobKey(event.object)),
+      onAvailabilityChange: (_cluster, active) => {
+        if (active) void this.queue.retryWaitingNow().catch(() => {});
+        for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
+      },
+    });
+    this.queue = new PlacementQueue({
+      redisUrl: config.redisUrl,
+      queueName: `jobrelay-placement-${options.originId}`,
+      log,
+    });
+  }
+
+  async start(): Promise<void> {
+    const { config } = this.options;
+    await this.queue.waitUntilReady();
+    await this.registry.start();
+    this.origins.start();
+    await this.origins.waitForSync();
+    // Mirror caches must be complete before anything is created or collected.
+    await Promise.all(this.registry.connections().map((c) => c.mirrors.waitForSync()));
+    this.queue.startWorker((task, attempts) => this.place(task, attempts));
+    for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
+    this.timers.push(
+      // Level-triggered backstop: a lost Redis, a missed event or a dead placement task
+      // is repaired within one resync.
+      setInterval(() => {
+        for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
+      }, config.resyncIntervalSeconds * 1000),
+      setInterval(() => void this.collectGarbage(), config.garbageCollectionIntervalSeconds * 1000),
+    );
+    this.log.info(
+      { managedBy: config.managedBy, originId: this.options.originId, origins: this.origins.list().length },
+      'controller started',
+    );
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.reconciles.stop();
+    await this.queue.close();
+    await this.origins.stop();
+    await this.registry.stop();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Reconcile one origin Job.
+
+  private async reconcile(key: string): Promise<ReconcileResult> {
+    const origin = this.origins.get(key);
+    // 1. Gone or going: its mirrors go too, on every cluster.
+    if (!origin || origin.metadata?.deletionTimestamp) {
+      const uid = origin?.metadata?.uid ?? this.deletedOrigins.get(key);
+      if (!uid) return undefined;
+      const remaining = await this.deleteMirrorsOf(key, uid, 'its origin Job was deleted');
+      if (remaining === 0) this.deletedOrigins.delete(key);
+      return remaining > 0 ? { requeueAfterMs: 2_000 } : undefined;
+    }
+    this.deletedOrigins.delete(key);
+    const log = this.log.child({ job: key });
+    const placement = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
+    if (placement.kind === 'unreadable') {
+      await this.recordEvent(
+        origin,
+        'Warning',
+        'PlacementUnreadable',
+        'Sync',
+        `annotation ${placementAnnotation} is damaged (${placement.problem}); remove it to let jobrelay place the Job again`,
+      );
+      return undefined;
+    }
+    const record = placement.kind === 'ok' ? placement.record : undefined;
+    if (record && this.assumedPlacements.get(origin.metadata!.uid!) === record.cluster) {
+      this.assumedPlacements.delete(origin.metadata!.uid!);
+    }
+
+    // 2. Mirrors that are not the current attempt's, anywhere, are stale.
+    await this.deleteStaleMirrors(origin, record, log);
+
+    // 3. Finished: keep the mirror for the retention time, then remove it.
+    if (isFinished(origin)) return this.retireMirror(origin, record);
+
+    // 4. Not placed: wait while suspended, else ask for a placement.
+    if (!record?.cluster) {
+      if (isSuspended(origin)) {
+        await this.markSuspendedBeforePlacement(origin, log);
+        return undefined;
+      }
+      await this.queue.enqueue({
+        namespace: origin.metadata!.namespace!,
+        name: origin.metadata!.name!,
+        uid: origin.metadata!.uid!,
+      });
+      return undefined;
+    }
+
+    // 5. Placed: the mirror must exist on that cluster.
+    const connection = this.registry.get(record.cluster);
+    if (!connection?.state.active) return { requeueAfterMs: unavailableClusterRetryMs };
+    const mirror = this.currentMirror(connection, origin, record);
+    if (!mirror) return this.ensureMirror(connection, origin, record, log);
+
+    // 6. Sync: spec changes down, status up.
+    const specPatch = mirrorSpecUpdate(origin, mirror);
+    if (specPatch) {
+      await connection.batch.patchNamespacedJob(
+        { name: mirror.metadata!.name!, namespace: mirror.metadata!.namespace!, body: { spec: specPatch } },
+        mergePatch,
+      );
+      log.info({ cluster: connection.name, change: specPatch }, 'propagated spec change to the mirror');
+    }
+    return this.syncStatus(origin, mirror, record, log);
+  }
+
+  private currentMirror(
+    connection: WorkerConnection,
+    origin: V1Job,
+    record: PlacementRecord,
+  ): V1Job | undefined {
+    const mirror = connection.mirrors.get(jobKey(origin));
+    if (!mirror) return undefined;
+    const ownership = mirrorOwnership(mirror, this.options.originId, origin.metadata!.uid!);
+    return ownership.kind === 'this-origin' && ownership.attempt === record.attempt ? mirror : undefined;
+  }
+
+  private async syncStatus(
+    origin: V1Job,
+    mirror: V1Job,
+    record: PlacementRecord,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const desired = translateMirrorStatus(origin, mirror, record.carried);
+    const result = await writeOriginStatus(this.batch, origin, desired);
+    if (result.kind === 'refused') {
+      const summary = result.violations.map((v) => `${v.field}: ${v.message}`).join('; ');
+      log.error({ violations: result.violations }, 'refused to write an invalid origin status');
+      await this.recordEvent(
+        origin,
+        'Warning',
+        'StatusRefused',
+        'Sync',
+        `not writing the mirror's status: ${summary}`,
+      );
+    } else if (result.kind === 'conflict') {
+      return { requeueAfterMs: 200 };
+    } else if (result.kind === 'written' && isFinished(result.job)) {
+      log.info({ cluster: record.cluster }, 'origin finished');
+    }
+    return undefined;
+  }
+
+  private async ensureMirror(
+    connection: WorkerConnection,
+    origin: V1Job,
+    record: PlacementRecord,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const key = jobKey(origin);
+    if (record.mirrorUid) {
+      // The cache may lag just after creation: ask the worker before concluding it vanished.
+      const live = await connection.batch.readNamespacedJob(splitKey(key)).catch((err) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      if (live?.metadata?.uid === record.mirrorUid) return { requeueAfterMs: 500 };
+      return this.replace(
+        origin,
+        record,
+        `its mirror on ${connection.name} vanished before the Job finished`,
+        [],
+        log,
+      );
+    }
+    const result = await createOrAdoptMirror(connection, origin, {
+      originId: this.options.originId,
+      attempt: record.attempt,
+      createNamespaces: this.options.config.createNamespaces,
+    });
+    switch (result.kind) {
+      case 'created':
+      case 'adopted': {
+        await this.patchPlacement(origin, { ...record, mirrorUid: result.mirror.metadata!.uid! });
+        const verb = result.kind === 'created' ? 'created' : 'adopted existing';
+        log.info({ cluster: connection.name, attempt: record.attempt }, `${verb} mirror`);
+        await this.recordEvent(
+          origin,
+          'Normal',
+          result.kind === 'created' ? 'MirrorCreated' : 'MirrorAdopted',
+          'Create',
+          `${verb} mirror Job on cluster ${connection.name} (attempt ${record.attempt})`,
+        );
+        return undefined;
+      }
+      case 'collision':
+        await this.recordEvent(
+          origin,
+          'Warning',
+          'NameCollision',
+          'Create',
+          `cluster ${connection.name} already has a Job ${key} (${result.owner}); it is left alone and this Job is placed elsewhere`,
+        );
+        return this.replace(origin, record, `name collision on ${connection.name}`, [connection.name], log);
+      case 'stale':
+        await deleteMirror(connection, result.mirror);
+        return { requeueAfterMs: 1_000 };
+      case 'namespace-missing':
+        await this.recordEvent(
+          origin,
+          'Warning',
+          'NamespaceMissing',
+          'Create',
+          `namespace ${origin.metadata!.namespace} does not exist on cluster ${connection.name} and namespace creation is off; create it there`,
+        );
+        return { requeueAfterMs: 30_000 };
+    }
+  }
+
+  /** Back to the queue for another cluster, carrying the counts reached so far. */
+  private async replace(
+    origin: V1Job,
+    record: PlacementRecord,
+    because: string,
+    exclude: string[],
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const status = origin.status ?? {};
+    const next: PlacementRecord = {
+      attempt: record.attempt + 1,
+      carried: {
+        succeeded: status.succeeded ?? 0,
+        failed: status.failed ?? 0,
+        ...(status.completedIndexes ? { completedIndexes: status.completedIndexes } : {}),
+        ...(status.failedIndexes ? { failedIndexes: status.failedIndexes } : {}),
+      },
+      excludedClusters: [...new Set([...record.excludedClusters, ...exclude])],
+      lastReplacedBecause: because,
+    };
+    await this.patchPlacement(origin, next);
+    log.warn({ cluster: record.cluster, because }, 'placing the Job again');
+    await this.recordEvent(
+      origin,
+      'Warning',
+      'Replacing',
+      'Place',
+      `placing the Job again: ${because} (attempt ${next.attempt})`,
+    );
+    await this.queue.enqueue({
+      namespace: origin.metadata!.namespace!,
+      name: origin.metadata!.name!,
+      uid: origin.metadata!.uid!,
+    });
+    return undefined;
+  }
+
+  private async retireMirror(origin: V1Job, record: PlacementRecord | undefined): Promise<ReconcileResult> {
+    const connection = record?.cluster ? this.registry.get(record.cluster) : undefined;
+    const mirror = connection && record ? this.currentMirror(connection, origin, record) : undefined;
+    if (!connection || !mirror) return undefined;
+    const retireAt =
+      (finishedAt(origin)?.getTime() ?? Date.now()) + this.options.config.mirrorRetentionSeconds * 1000;
+    const wait = retireAt - Date.now();
+    if (wait > 0) return { requeueAfterMs: wait };
+    await deleteMirror(connection, mirror);
+    return undefined;
+  }
+
+  private async deleteStaleMirrors(
+    origin: V1Job,
+    record: PlacementRecord | undefined,
+    log: Logger,
+  ): Promise<void> {
+    const key = jobKey(origin);
+    for (const connection of this.registry.connections()) {
+      const mirror = connection.mirrors.get(key);
+      if (!mirror) continue;
+      const ownership = mirrorOwnership(mirror, this.options.originId, origin.metadata!.uid!);
+      const current =
+        ownership.kind === 'this-origin' &&
+        connection.name === record?.cluster &&
+        ownership.attempt === record.attempt;
+      if (ownership.kind === 'foreign' || current) continue;
+      log.info({ cluster: connection.name, ownership }, 'deleting a stale mirror');
+      await deleteMirror(connection, mirror);
+    }
+  }
+
+  /** Deletes this origin's mirrors everywhere; returns how many could not be deleted yet. */
+  private async deleteMirrorsOf(key: string, originUid: string, because: string): Promise<number> {
+    let remaining = 0;
+    for (const connection of this.registry.connections()) {
+      const mirror = connection.mirrors.get(key);
+      if (!mirror) continue;
+      const ownership = mirrorOwnership(mirror, this.options.originId, originUid);
+      if (ownership.kind !== 'this-origin') continue;
+      try {
+        await deleteMirror(connection, mirror);
+        this.log.info({ job: key, cluster: connection.name, because }, 'deleted mirror');
+      } catch (err) {
+        remaining += 1;
+        this.log.warn(
+          { job: key, cluster: connection.name, err: describeApiError(err) },
+          'could not delete mirror yet',
+        );
+      }
+    }
+    return remaining;
+  }
+
+  /** A Job created suspended is not placed; like the built-in controller, it says so. */
+  private async markSuspendedBeforePlacement(origin: V1Job, log: Logger): Promise<void> {
+    const conditions = origin.status?.conditions ?? [];
+    if (conditions.some((c) => c.type === 'Suspended' && c.status === 'True')) return;
+    const now = new Date();
+    const suspended: V1JobCondition = {
+      type: 'Suspended',
+      status: 'True',
+      reason: 'JobSuspended',
+      message: 'Job suspended',
+      lastProbeTime: now,
+      lastTransitionTime: now,
+    };
+    const result = await writeOriginStatus(this.batch, origin, {
+      ...origin.status,
+      conditions: [...conditions.filter((c) => c.type !== 'Suspended'), suspended],
+    });
+    if (result.kind === 'refused')
+      log.error({ violations: result.violations }, 'could not mark the Job suspended');
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Placement: runs from the BullMQ worker, re-reading the origin from the apiserver.
+
+  private async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
+    const key = `${task.namespace}/${task.name}`;
+    let origin: V1Job;
+    try {
+      origin = await this.batch.readNamespacedJob({ name: task.name, namespace: task.namespace });
+    } catch (err) {
+      if (isNotFound(err)) return 'not-needed';
+      throw err;
+    }
+    if (
+      origin.metadata?.uid !== task.uid ||
+      origin.spec?.managedBy !== this.options.config.managedBy ||
+      origin.metadata?.deletionTimestamp ||
+      isFinished(origin) ||
+      isSuspended(origin)
+    ) {
+      return 'not-needed';
+    }
+    const parsed = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
+    if (parsed.kind === 'unreadable') return 'not-needed';
+    const previous = parsed.kind === 'ok' ? parsed.record : undefined;
+    if (previous?.cluster) return 'not-needed';
+    const decision = chooseWorkerCluster(this.candidates(), {
+      excludedClusters: previous?.excludedClusters ?? [],
+    });
+    if (decision.kind === 'unschedulable') {
+      this.log.info({ job: key, attemptsMade, why: decision.message }, 'no cluster fits yet');
+      await this.recordEvent(origin, 'Warning', 'FailedPlacement', 'Place', decision.message);
+      return 'unschedulable';
+    }
+    const record: PlacementRecord = {
+      ...(previous ?? { attempt: 1, carried: noProgress, excludedClusters: [] }),
+      cluster: decision.cluster,
+      placedAt: new Date().toISOString(),
+    };
+    delete record.mirrorUid;
+    // The decision is recorded on the origin before anything is created anywhere.
+    await this.patchPlacement(origin, record);
+    this.assumedPlacements.set(task.uid, decision.cluster);
+    this.log.info({ job: key, cluster: decision.cluster, attempt: record.attempt }, decision.message);
+    await this.recordEvent(origin, 'Normal', 'Placed', 'Place', decision.message);
+    this.reconciles.add(key);
+    return 'placed';
+  }
+
+  private candidates(): ClusterCandidate[] {
+    const activeJobs = new Map<string, number>();
+    const count = (cluster: string) => activeJobs.set(cluster, (activeJobs.get(cluster) ?? 0) + 1);
+    const seen = new Set<string>();
+    for (const job of this.origins.list()) {
+      if (isFinished(job)) continue;
+      const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
+      if (parsed.kind === 'ok' && parsed.record.cluster) {
+        count(parsed.record.cluster);
+        seen.add(job.metadata!.uid!);
+      }
+    }
+    for (const [uid, cluster] of this.assumedPlacements) if (!seen.has(uid)) count(cluster);
+    return this.registry.states().map(({ name, state }) => ({
+      name,
+      active: state.active,
+      inactiveReason: state.reason,
+      activeJobs: activeJobs.get(name) ?? 0,
+    }));
+  }
+
+  /** Writes the placement annotation over the version read: a concurrent change is a conflict, retried. */
+  private async patchPlacement(origin: V1Job, record: PlacementRecord): Promise<void> {
+    try {
+      await this.batch.patchNamespacedJob(
+        {
+          name: origin.metadata!.name!,
+          namespace: origin.metadata!.namespace!,
+          body: {
+            metadata: {
+              resourceVersion: origin.metadata!.resourceVersion,
+              annotations: { [placementAnnotation]: formatPlacementRecord(record) },
+            },
+          },
+        },
+        mergePatch,
+      );
+    } catch (err) {
+      if (isConflict(err)) throw new Error(`origin ${jobKey(origin)} changed while placing it; retrying`);
+      throw err;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Garbage collection: mirrors whose origin no longer exists (only objects with our labels).
+
+  private async collectGarbage(): Promise<void> {
+    if (!this.origins.hasSynced) return;
+    const liveOrigins = new Set(this.origins.list().map((job) => job.metadata!.uid!));
+    for (const connection of this.registry.connections()) {
+      if (!connection.state.active || !connection.mirrors.hasSynced) continue;
+      for (const mirror of connection.mirrors.list()) {
+        const originUid = mirror.metadata?.labels?.['jobrelay.dev/origin-uid'];
+        if (!originUid || liveOrigins.has(originUid)) continue;
+        try {
+          await deleteMirror(connection, mirror);
+          this.log.info(
+            { job: jobKey(mirror), cluster: connection.name },
+            'garbage-collected a mirror without origin',
+          );
+        } catch (err) {
+          this.log.warn(
+            { job: jobKey(mirror), cluster: connection.name, err: describeApiError(err) },
+            'garbage collection failed',
+          );
+        }
+      }
+    }
+  }
+
+  private async recordEvent(
+    origin: V1Job,
+    type: RecordedEvent['type'],
+    reason: string,
+    action: string,
+    note: string,
+  ): Promise<void> {
+    await this.events.record({
+      regarding: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: origin.metadata!.name,
+        namespace: origin.metadata!.namespace,
+        uid: origin.metadata!.uid,
+      },
+      type,
+      reason,
+      action,
+      note,
+    });
+  }
+}

@@ -1,0 +1,115 @@
+import type { Logger } from 'pino';
+
+export type ReconcileResult = { requeueAfterMs?: number } | undefined;
+
+export interface KeyedWorkQueueOptions {
+  name: string;
+  concurrency: number;
+  log: Logger;
+  reconcile: (key: string) => Promise<ReconcileResult>;
+}
+
+const initialErrorBackoffMs = 500;
+const maxErrorBackoffMs = 60_000;
+
+/**
+ * A work queue of keys, as client-go's: a key is queued at most once, at most one
+ * reconcile per key runs at a time, a key added while it runs runs again afterwards, and a
+ * failing key is retried with per-key exponential backoff. Keys only: reconcilers re-read
+ * the state, so many events for one Job coalesce into one reconcile.
+ */
+export class KeyedWorkQueue {
+  private readonly options: KeyedWorkQueueOptions;
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly running = new Set<string>();
+  private readonly dirtyWhileRunning = new Set<string>();
+  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly failures = new Map<string, number>();
+  private active = 0;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(options: KeyedWorkQueueOptions) {
+    this.options = options;
+  }
+
+  add(key: string): void {
+    if (this.stopped) return;
+    if (this.running.has(key)) {
+      this.dirtyWhileRunning.add(key);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    this.queue.push(key);
+    this.pump();
+  }
+
+  /** Adds the key after a delay; an earlier pending delay for the key wins. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.stopped) return;
+    const at = Date.now() + delayMs;
+    const pending = this.timers.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, delayMs);
+    timer.unref();
+    this.timers.set(key, { at, timer });
+  }
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves when nothing is queued or running (for orderly shutdown). */
+  whenIdle(): Promise<void> {
+    if (this.active === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.queue.length = 0;
+    this.queued.clear();
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.active < this.options.concurrency && this.queue.length > 0) {
+      const key = this.queue.shift()!;
+      this.queued.delete(key);
+      this.running.add(key);
+      this.active += 1;
+      void this.process(key);
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    try {
+      const result = await this.options.reconcile(key);
+      this.failures.delete(key);
+      if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+    } catch (err) {
+      const failures = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, failures);
+      const delay = Math.min(initialErrorBackoffMs * 2 ** (failures - 1), maxErrorBackoffMs);
+      this.options.log.warn(
+        { queue: this.options.name, key, err, retryInMs: delay },
+        'reconcile failed; will retry',
+      );
+      this.addAfter(key, delay);
+    } finally {
+      this.running.delete(key);
+      this.active -= 1;
+      if (this.dirtyWhileRunning.delete(key)) this.add(key);
+      this.pump();
+      if (this.active === 0 && this.queue.length === 0)
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
+import { DispatchController } from './dispatch-controller.ts';
+import { defaultOriginId } from './origin-identity.ts';
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(`${controllerUsage}\n`);
+    return;
+  }
+  const config = loadControllerConfig(process.argv.slice(2), process.env);
+  const log = pino({
+    name: 'jobrelay-controller',
+    level: config.logLevel,
+    // Credentials never reach the logs, whatever an error object carries.
+    redact: {
+      paths: [
+        '*.token',
+        '*.kubeconfig',
+        '*.headers.authorization',
+        '*.headers.Authorization',
+        'err.config',
+        'err.headers',
+      ],
+      censor: '[redacted]',
+    },
+  });
+  const management = new KubeConfig();
+  if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
+  else management.loadFromDefault();
+  const originId = config.originId ?? (await defaultOriginId(management));
+  const controller = new DispatchController({ config, management, originId, log });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    controller
+      .stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        log.error({ err }, 'unclean stop');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  await controller.start();
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n\n${controllerUsage}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(
+    `jobrelay-controller failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
+  process.exit(1);
+});

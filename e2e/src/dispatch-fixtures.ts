@@ -1,0 +1,101 @@
+import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import type { Sandbox } from '@jobrelay/sandbox';
+import type { V1Job } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import {
+  type ClusterClients,
+  clientsFor,
+  dispatcherManagedBy,
+  eventually,
+  type SandboxJobOptions,
+  sandboxJob,
+  waitForFinishedJob,
+} from './kube-test-helpers.ts';
+
+/** What must agree between a dispatched Job's origin and the same Job run on one cluster. */
+export function comparableStatus(job: V1Job) {
+  const status = job.status ?? {};
+  return {
+    succeeded: status.succeeded ?? 0,
+    failed: status.failed ?? 0,
+    active: status.active ?? 0,
+    completedIndexes: status.completedIndexes ?? '',
+    failedIndexes: status.failedIndexes ?? null,
+    conditions: (status.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`),
+    hasStartTime: status.startTime !== undefined,
+    hasCompletionTime: status.completionTime !== undefined,
+  };
+}
+
+export interface Fleet {
+  sandbox: Sandbox;
+  management: ClusterClients;
+  workers: Map<string, ClusterClients>;
+  /** The worker that runs the direct (un-dispatched) twin of each Job. */
+  direct: ClusterClients;
+}
+
+export function fleetOf(sandbox: Sandbox): Fleet {
+  const workers = new Map(sandbox.workers.map((w) => [w.name, clientsFor(sandbox, w.name)]));
+  return {
+    sandbox,
+    management: clientsFor(sandbox, sandbox.management.name),
+    workers,
+    direct: workers.get(sandbox.workers[sandbox.workers.length - 1]!.name)!,
+  };
+}
+
+export function placedCluster(origin: V1Job): string | undefined {
+  const raw = origin.metadata?.annotations?.[placementAnnotation];
+  return raw ? (JSON.parse(raw) as { cluster?: string }).cluster : undefined;
+}
+
+/** The mirror of `origin` on whichever worker holds it, found by the origin-uid label. */
+export async function findMirror(
+  fleet: Fleet,
+  origin: V1Job,
+): Promise<{ cluster: string; mirror: V1Job } | undefined> {
+  for (const [cluster, clients] of fleet.workers) {
+    const list = await clients.batch.listNamespacedJob({
+      namespace: origin.metadata!.namespace!,
+      labelSelector: `${originUidLabel}=${origin.metadata!.uid}`,
+    });
+    if (list.items[0]) return { cluster, mirror: list.items[0] };
+  }
+  return undefined;
+}
+
+export async function waitForMirror(fleet: Fleet, origin: V1Job, timeoutMs = 60_000) {
+  return eventually(`a mirror of ${origin.metadata?.name}`, () => findMirror(fleet, origin), { timeoutMs });
+}
+
+/**
+ * Runs the same Job twice: through jobrelay (origin on the management cluster) and directly
+ * on a worker without managedBy. Returns both final states.
+ */
+export async function runBothWays(
+  fleet: Fleet,
+  namespaces: { origin: string; direct: string },
+  job: SandboxJobOptions,
+  during?: (created: { origin: V1Job; direct: V1Job }) => Promise<void>,
+): Promise<{ origin: V1Job; direct: V1Job }> {
+  const [origin, direct] = await Promise.all([
+    fleet.management.batch.createNamespacedJob({
+      namespace: namespaces.origin,
+      body: sandboxJob({ ...job, managedBy: dispatcherManagedBy }),
+    }),
+    fleet.direct.batch.createNamespacedJob({ namespace: namespaces.direct, body: sandboxJob(job) }),
+  ]);
+  await during?.({ origin, direct });
+  const [originDone, directDone] = await Promise.all([
+    waitForFinishedJob(fleet.management, namespaces.origin, job.name),
+    waitForFinishedJob(fleet.direct, namespaces.direct, job.name),
+  ]);
+  // The management cluster never ran a pod of it.
+  const pods = await fleet.management.core.listNamespacedPod({
+    namespace: namespaces.origin,
+    labelSelector: `job-name=${job.name}`,
+  });
+  expect(pods.items).toHaveLength(0);
+  return { origin: originDone, direct: directDone };
+}

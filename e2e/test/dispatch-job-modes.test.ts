@@ -1,0 +1,273 @@
+// Every Job mode from the seeds, run twice: dispatched through jobrelay, and directly on one
+// worker. The origin's final status must match the direct run's, to the letter.
+
+import { mergePatch } from '@jobrelay/kube';
+import type { V1Job } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import {
+  comparableStatus,
+  type Fleet,
+  findMirror,
+  fleetOf,
+  placedCluster,
+  runBothWays,
+  waitForMirror,
+} from '../src/dispatch-fixtures.ts';
+import {
+  condition,
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  isTrue,
+  sandboxJob,
+  testSandbox,
+  uniqueName,
+} from '../src/kube-test-helpers.ts';
+
+let fleet: Fleet;
+let controller: ControllerProcess;
+let namespaces: { origin: string; direct: string };
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  controller = startController(fleet.sandbox);
+  namespaces = {
+    origin: await createTestNamespace(fleet.management, 'dispatch'),
+    direct: await createTestNamespace(fleet.direct, 'direct'),
+  };
+});
+
+afterAll(async () => {
+  await controller?.kill('SIGTERM');
+});
+
+function expectSameOutcome(result: { origin: V1Job; direct: V1Job }): void {
+  expect(comparableStatus(result.origin)).toEqual(comparableStatus(result.direct));
+  expect(placedCluster(result.origin)).toMatch(/^worker-\d+$/);
+  const { startTime, completionTime } = result.origin.status ?? {};
+  if (completionTime) expect(completionTime.getTime()).toBeGreaterThanOrEqual(startTime!.getTime());
+}
+
+describe.concurrent('every Job mode ends on the origin exactly as on a single cluster', () => {
+  it('non-parallel', async () => {
+    const result = await runBothWays(fleet, namespaces, { name: uniqueName('single') });
+    expectSameOutcome(result);
+    expect(condition(result.origin, 'Complete')?.reason).toBe('CompletionsReached');
+  });
+
+  it('fixed completions 5 with parallelism 2', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('fixed'),
+      spec: { completions: 5, parallelism: 2 },
+    });
+    expectSameOutcome(result);
+    expect(result.origin.status?.succeeded).toBe(5);
+  });
+
+  it('work queue: parallelism 4 without completions', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('queue'),
+      spec: { parallelism: 4 },
+    });
+    expectSameOutcome(result);
+    expect(isTrue(result.origin, 'Complete')).toBe(true);
+  });
+
+  it('Indexed with completions 5', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('indexed'),
+      spec: { completions: 5, parallelism: 5, completionMode: 'Indexed' },
+    });
+    expectSameOutcome(result);
+    expect(result.origin.status?.completedIndexes).toBe('0-4');
+  });
+
+  it('backoffLimit exceeded', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('backoff'),
+      spec: { backoffLimit: 1 },
+      pod: { exitCode: 1 },
+    });
+    expectSameOutcome(result);
+    expect(condition(result.origin, 'Failed')?.reason).toBe('BackoffLimitExceeded');
+    expect(result.origin.status?.failed).toBe(2);
+  });
+
+  it('backoffLimitPerIndex with failedIndexes', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('perindex'),
+      spec: { completions: 4, parallelism: 4, completionMode: 'Indexed', backoffLimitPerIndex: 0 },
+      pod: { failIndexes: '1,3' },
+    });
+    expectSameOutcome(result);
+    expect(result.origin.status).toMatchObject({ failedIndexes: '1,3', completedIndexes: '0,2' });
+    expect(condition(result.origin, 'Failed')?.reason).toBe('FailedIndexes');
+  });
+
+  it('podFailurePolicy FailJob on an exit code', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('pfp'),
+      spec: {
+        backoffLimit: 6,
+        podFailurePolicy: {
+          rules: [
+            { action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [42] } },
+          ],
+        },
+      },
+      pod: { exitCode: 42 },
+    });
+    expectSameOutcome(result);
+    expect(condition(result.origin, 'Failed')?.reason).toBe('PodFailurePolicy');
+  });
+
+  it('successPolicy', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('success'),
+      spec: {
+        completions: 3,
+        parallelism: 1,
+        completionMode: 'Indexed',
+        successPolicy: { rules: [{ succeededIndexes: '0', succeededCount: 1 }] },
+      },
+    });
+    expectSameOutcome(result);
+    expect(condition(result.origin, 'Complete')?.reason).toBe('SuccessPolicy');
+  });
+
+  it('activeDeadlineSeconds (DeadlineExceeded)', async () => {
+    const result = await runBothWays(fleet, namespaces, {
+      name: uniqueName('deadline'),
+      spec: { activeDeadlineSeconds: 4 },
+      pod: { runSeconds: 120 },
+    });
+    expectSameOutcome(result);
+    expect(condition(result.origin, 'Failed')?.reason).toBe('DeadlineExceeded');
+  });
+
+  it('suspend, then resume', async () => {
+    const name = uniqueName('suspend');
+    const resume = { spec: { suspend: false } };
+    const result = await runBothWays(fleet, namespaces, { name, spec: { suspend: true } }, async () => {
+      // Suspended: not dispatched, and the origin says it is suspended, like the direct run.
+      const suspended = await eventually('Suspended=True on both', async () => {
+        const [origin, direct] = await Promise.all([
+          fleet.management.batch.readNamespacedJob({ name, namespace: namespaces.origin }),
+          fleet.direct.batch.readNamespacedJob({ name, namespace: namespaces.direct }),
+        ]);
+        return isTrue(origin, 'Suspended') && isTrue(direct, 'Suspended') ? origin : undefined;
+      });
+      expect(condition(suspended, 'Suspended')?.reason).toBe('JobSuspended');
+      expect(await findMirror(fleet, suspended)).toBeUndefined();
+      await Promise.all([
+        fleet.management.batch.patchNamespacedJob(
+          { name, namespace: namespaces.origin, body: resume },
+          mergePatch,
+        ),
+        fleet.direct.batch.patchNamespacedJob(
+          { name, namespace: namespaces.direct, body: resume },
+          mergePatch,
+        ),
+      ]);
+    });
+    expectSameOutcome(result);
+    expect(condition(result.origin, 'Suspended')).toMatchObject({ status: 'False', reason: 'JobResumed' });
+  });
+
+  it('suspending a running Job suspends its mirror, and the Suspended condition comes back', async () => {
+    const name = uniqueName('pause');
+    const origin = await fleet.management.batch.createNamespacedJob({
+      namespace: namespaces.origin,
+      body: sandboxJob({
+        name,
+        managedBy: dispatcherManagedBy,
+        spec: { parallelism: 2, completions: 2 },
+        pod: { runSeconds: 120 },
+      }),
+    });
+    const { cluster } = await waitForMirror(fleet, origin);
+    await eventually('pods running on the worker', async () => {
+      const { mirror } = (await findMirror(fleet, origin))!;
+      return (mirror.status?.active ?? 0) > 0 ? true : undefined;
+    });
+    await fleet.management.batch.patchNamespacedJob(
+      { name, namespace: namespaces.origin, body: { spec: { suspend: true, parallelism: 1 } } },
+      mergePatch,
+    );
+    const suspended = await eventually('origin Suspended=True', async () => {
+      const job = await fleet.management.batch.readNamespacedJob({ name, namespace: namespaces.origin });
+      return isTrue(job, 'Suspended') && (job.status?.active ?? 0) === 0 ? job : undefined;
+    });
+    expect(condition(suspended, 'Suspended')?.reason).toBe('JobSuspended');
+    const mirror = await fleet.workers
+      .get(cluster)!
+      .batch.readNamespacedJob({ name, namespace: namespaces.origin });
+    expect(mirror.spec).toMatchObject({ suspend: true, parallelism: 1 });
+  });
+
+  it('delete while running: the mirror and its pods leave the worker', async () => {
+    const name = uniqueName('delete');
+    const origin = await fleet.management.batch.createNamespacedJob({
+      namespace: namespaces.origin,
+      body: sandboxJob({
+        name,
+        managedBy: dispatcherManagedBy,
+        spec: { parallelism: 2, completions: 2 },
+        pod: { runSeconds: 300 },
+      }),
+    });
+    const { cluster } = await waitForMirror(fleet, origin);
+    const worker = fleet.workers.get(cluster)!;
+    await eventually('mirror pods exist', async () => {
+      const pods = await worker.core.listNamespacedPod({
+        namespace: namespaces.origin,
+        labelSelector: `job-name=${name}`,
+      });
+      return pods.items.length === 2 ? true : undefined;
+    });
+    await fleet.management.batch.deleteNamespacedJob({
+      name,
+      namespace: namespaces.origin,
+      propagationPolicy: 'Background',
+    });
+    await eventually(
+      'mirror and its pods gone',
+      async () => {
+        const mirror = await findMirror(fleet, origin);
+        const pods = await worker.core.listNamespacedPod({
+          namespace: namespaces.origin,
+          labelSelector: `job-name=${name}`,
+        });
+        return !mirror && pods.items.length === 0 ? true : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+  });
+
+  it('ttlSecondsAfterFinished: the TTL controller deletes the origin, and the mirror goes too', async () => {
+    const name = uniqueName('ttl');
+    const origin = await fleet.management.batch.createNamespacedJob({
+      namespace: namespaces.origin,
+      body: sandboxJob({ name, managedBy: dispatcherManagedBy, spec: { ttlSecondsAfterFinished: 3 } }),
+    });
+    const { mirror } = await waitForMirror(fleet, origin);
+    // Not copied: the worker must not delete the mirror before its status reached the origin.
+    expect(mirror.spec?.ttlSecondsAfterFinished).toBeUndefined();
+    await eventually('origin completed', async () => {
+      const job = await fleet.management.batch.readNamespacedJob({ name, namespace: namespaces.origin });
+      return isTrue(job, 'Complete') ? true : undefined;
+    });
+    await eventually(
+      'origin deleted by the TTL controller and mirror gone',
+      async () => {
+        const list = await fleet.management.batch.listNamespacedJob({
+          namespace: namespaces.origin,
+          fieldSelector: `metadata.name=${name}`,
+        });
+        return list.items.length === 0 && !(await findMirror(fleet, origin)) ? true : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+  });
+});

@@ -1,0 +1,112 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { type ActiveReason, activeReasons } from './worker-cluster.ts';
+
+export type KubeconfigLoad =
+  | { ok: true; kubeConfig: KubeConfig; server: string }
+  | { ok: false; reason: ActiveReason; message: string };
+
+interface RawKubeconfig {
+  clusters?: Array<{ name?: string; cluster?: Record<string, unknown> }>;
+  users?: Array<{ name?: string; user?: Record<string, unknown> }>;
+  contexts?: Array<{ name?: string; context?: { cluster?: string; user?: string } }>;
+  'current-context'?: string;
+}
+
+/**
+ * User fields that make the controller run programs or read its own files on behalf of
+ * whoever can write a Secret in jobrelay-system: refused.
+ */
+const unsafeUserFields: Record<string, string> = {
+  exec: 'an exec credential plugin would run a program inside the controller',
+  'auth-provider': 'auth-provider plugins run code and are deprecated',
+  tokenFile: 'tokenFile reads a file from the controller’s filesystem; put the token inline (`token`)',
+  'client-certificate': 'client-certificate is a file path; use client-certificate-data',
+  'client-key': 'client-key is a file path; use client-key-data',
+  username: 'basic authentication is not supported by Kubernetes; use a token or a client certificate',
+  password: 'basic authentication is not supported by Kubernetes; use a token or a client certificate',
+};
+
+function unsafe(message: string): KubeconfigLoad {
+  return { ok: false, reason: activeReasons.kubeconfigUnsafe, message };
+}
+
+/**
+ * Parses and vets a worker's kubeconfig. Only self-contained, TLS-verified configurations
+ * are accepted. Messages name the problem and the fix, never a credential.
+ */
+export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
+  let raw: RawKubeconfig;
+  try {
+    raw = parse(text) as RawKubeconfig;
+  } catch (err) {
+    const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: `the kubeconfig is not valid YAML${line ? ` (line ${line})` : ''}`,
+    };
+  }
+  if (!raw || typeof raw !== 'object' || !Array.isArray(raw.clusters) || !Array.isArray(raw.users)) {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: 'the kubeconfig has no clusters or users lists',
+    };
+  }
+  const contextName =
+    raw['current-context'] ?? (raw.contexts?.length === 1 ? raw.contexts[0]?.name : undefined);
+  const context = raw.contexts?.find((c) => c.name === contextName)?.context;
+  if (!context) {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: 'the kubeconfig has no current-context (or it names no context)',
+    };
+  }
+  const cluster = raw.clusters.find((c) => c.name === context.cluster)?.cluster;
+  const user = raw.users.find((u) => u.name === context.user)?.user ?? {};
+  if (!cluster) {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: `the current context names cluster ${JSON.stringify(context.cluster)}, which is not in the kubeconfig`,
+    };
+  }
+  const server = typeof cluster.server === 'string' ? cluster.server : '';
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: 'the cluster has no valid server URL',
+    };
+  }
+  if (url.protocol !== 'https:')
+    return unsafe(`the server ${url.origin} is not https; credentials would travel in clear`);
+  if (cluster['insecure-skip-tls-verify'] === true) {
+    return unsafe(
+      'insecure-skip-tls-verify is set; give the cluster’s CA in certificate-authority-data instead',
+    );
+  }
+  if (typeof cluster['certificate-authority'] === 'string') {
+    return unsafe('certificate-authority is a file path; use certificate-authority-data');
+  }
+  for (const [field, why] of Object.entries(unsafeUserFields)) {
+    if (user[field] !== undefined) return unsafe(`user field ${field} is not allowed: ${why}`);
+  }
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromString(text);
+    if (contextName) kubeConfig.setCurrentContext(contextName);
+  } catch {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: 'the kubeconfig could not be loaded (check base64 data fields)',
+    };
+  }
+  return { ok: true, kubeConfig, server: url.origin };
+}

@@ -1,0 +1,19 @@
+export {
+  describeApiError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  reasonOf,
+  statusCodeOf,
+} from './api-errors.ts';
+export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
+export { mergePatch } from './patch.ts';
+export {
+  type InformableObject,
+  type InformerEvent,
+  objectKey,
+  ResilientInformer,
+  type ResilientInformerOptions,
+} from './resilient-informer.ts';
+export { deserialize, serialize } from './typed-objects.ts';
+export { TimeoutError, withTimeout } from './with-timeout.ts';

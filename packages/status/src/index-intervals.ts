@@ -1,0 +1,31 @@
+/**
+ * completedIndexes / failedIndexes use the Job API's interval notation: "1,3-5,7". These
+ * helpers merge the sets of two placement attempts.
+ */
+export function parseIndexIntervals(text: string | undefined): number[] {
+  if (!text) return [];
+  const indexes: number[] = [];
+  for (const part of text.split(',')) {
+    const [first, last] = part.split('-').map((n) => Number(n));
+    if (first === undefined || !Number.isInteger(first)) continue;
+    const end = last !== undefined && Number.isInteger(last) ? last : first;
+    for (let i = first; i <= end; i++) indexes.push(i);
+  }
+  return indexes;
+}
+
+export function formatIndexIntervals(indexes: Iterable<number>): string {
+  const sorted = [...new Set(indexes)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}
+
+export function unionIndexIntervals(...texts: Array<string | undefined>): string {
+  return formatIndexIntervals(texts.flatMap((t) => parseIndexIntervals(t)));
+}

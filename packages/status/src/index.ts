@@ -1,0 +1,10 @@
+export { formatIndexIntervals, parseIndexIntervals, unionIndexIntervals } from './index-intervals.ts';
+export {
+  type JobStatusTransition,
+  jobStatusRuleIds,
+  type StatusRuleViolation,
+  validateJobStatusTransition,
+} from './job-status-rules.ts';
+export { jobStatusSchema, parseJobStatus } from './job-status-schema.ts';
+export { type StatusWriteResult, sameJobStatus, writeOriginStatus } from './origin-status-writer.ts';
+export { type CarriedProgress, translateMirrorStatus } from './translate-mirror-status.ts';

@@ -1,0 +1,207 @@
+// Restarts, a flushed queue, a foreign Job in the way, a vanished mirror: nothing is lost,
+// nothing runs twice, and nothing that is not ours is touched.
+import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+import { placementAnnotation } from '@jobrelay/mirror';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import { type Fleet, findMirror, fleetOf, waitForMirror } from '../src/dispatch-fixtures.ts';
+import {
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  isTrue,
+  sandboxJob,
+  testSandbox,
+  uniqueName,
+  waitForFinishedJob,
+} from '../src/kube-test-helpers.ts';
+
+let fleet: Fleet;
+let controller: ControllerProcess | undefined;
+let namespace: string;
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  namespace = await createTestNamespace(fleet.management, 'resilience');
+});
+
+afterEach(async () => {
+  await controller?.kill('SIGTERM');
+  controller = undefined;
+});
+
+afterAll(async () => {
+  await controller?.kill('SIGTERM');
+});
+
+function placementOf(job: V1Job): { cluster?: string; attempt: number; excludedClusters: string[] } {
+  return JSON.parse(job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0,"excludedClusters":[]}');
+}
+
+async function createDispatched(name: string, spec: Partial<V1JobSpec> = {}, runSeconds = 2): Promise<V1Job> {
+  return fleet.management.batch.createNamespacedJob({
+    namespace,
+    body: sandboxJob({ name, managedBy: dispatcherManagedBy, spec, pod: { runSeconds } }),
+  });
+}
+
+async function mirrorsOf(origin: V1Job): Promise<number> {
+  let count = 0;
+  for (const clients of fleet.workers.values()) {
+    const list = await clients.batch.listNamespacedJob({
+      namespace,
+      labelSelector: `jobrelay.dev/origin-uid=${origin.metadata!.uid}`,
+    });
+    count += list.items.length;
+  }
+  return count;
+}
+
+async function eventReasons(origin: V1Job): Promise<string[]> {
+  const events = await fleet.management.kubeConfig
+    .makeApiClient((await import('@kubernetes/client-node')).EventsV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `regarding.uid=${origin.metadata!.uid}` });
+  return events.items.map((e) => e.reason ?? '');
+}
+
+/** Every origin completes exactly once, on its first placement, and never had two mirrors at once. */
+async function expectEachRanOnce(origins: V1Job[], completions: number): Promise<void> {
+  const finished = await Promise.all(origins.map((o) => waitForFinishedJob(fleet.management, namespace, o.metadata!.name!)));
+  for (const job of finished) {
+    expect(isTrue(job, 'Complete'), job.metadata?.name).toBe(true);
+    expect(job.status?.succeeded, job.metadata?.name).toBe(completions);
+    expect(placementOf(job).attempt, job.metadata?.name).toBe(1);
+  }
+}
+
+describe('a controller killed mid-dispatch', () => {
+  it('restarts, relists, and neither loses a Job nor creates a second mirror', async () => {
+    controller = startController(fleet.sandbox);
+    const origins = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => createDispatched(uniqueName(`kill${i}`), { completions: 2, parallelism: 1 })),
+    );
+    // Kill it as soon as it is part-way through: some Jobs placed, some not.
+    await eventually('a first placement', async () => {
+      const list = await fleet.management.batch.listNamespacedJob({ namespace });
+      return list.items.some((j) => origins.some((o) => o.metadata!.uid === j.metadata!.uid) && j.metadata?.annotations?.[placementAnnotation])
+        ? true
+        : undefined;
+    }, { intervalMs: 20 });
+    await controller.kill('SIGKILL');
+    const afterKill = await Promise.all(origins.map((o) => fleet.management.batch.readNamespacedJob({ name: o.metadata!.name!, namespace })));
+    const placedBeforeKill = afterKill.filter((j) => j.metadata?.annotations?.[placementAnnotation]).length;
+    expect(placedBeforeKill).toBeGreaterThan(0);
+
+    controller = startController(fleet.sandbox);
+    await expectEachRanOnce(origins, 2);
+    for (const origin of origins) expect(await mirrorsOf(origin)).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('Redis flushed mid-run', () => {
+  it('rebuilds the queue from Kubernetes: every Job still runs, once', async () => {
+    controller = startController(fleet.sandbox);
+    const redis = new Redis(fleet.sandbox.redisUrl);
+    try {
+      const creating = Promise.all(
+        Array.from({ length: 12 }, (_, i) => createDispatched(uniqueName(`flush${i}`), { completions: 1 })),
+      );
+      // Flush repeatedly while Jobs arrive and are being placed.
+      const flushes = (async () => {
+        for (let i = 0; i < 15; i++) {
+          await redis.flushall();
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      })();
+      const [origins] = await Promise.all([creating, flushes]);
+      await expectEachRanOnce(origins, 1);
+      for (const origin of origins) expect(await mirrorsOf(origin)).toBeLessThanOrEqual(1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('a Job of the same name that jobrelay does not own', () => {
+  async function createForeign(cluster: string, name: string): Promise<V1Job> {
+    const worker = fleet.workers.get(cluster)!;
+    await worker.core.createNamespace({ body: { metadata: { name: namespace } } }).catch(() => {});
+    await eventually('default ServiceAccount', async () =>
+      (await worker.core.readNamespacedServiceAccount({ name: 'default', namespace }).catch(() => undefined)) ? true : undefined,
+    );
+    return worker.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({ name, spec: { completions: 1 }, pod: { runSeconds: 600 } }),
+    });
+  }
+
+  async function expectUntouched(cluster: string, foreign: V1Job): Promise<void> {
+    const now = await fleet.workers.get(cluster)!.batch.readNamespacedJob({ name: foreign.metadata!.name!, namespace });
+    expect(now.metadata?.uid).toBe(foreign.metadata?.uid);
+    expect(now.metadata?.labels?.['jobrelay.dev/origin-uid']).toBeUndefined();
+    expect(now.spec?.parallelism).toBe(foreign.spec?.parallelism);
+    expect(now.metadata?.deletionTimestamp).toBeUndefined();
+  }
+
+  it('is left alone, and the Job runs on another cluster', async () => {
+    controller = startController(fleet.sandbox);
+    const name = uniqueName('collide');
+    const [first, second] = fleet.sandbox.workers.map((w) => w.name) as [string, string];
+    const foreign = await createForeign(first, name);
+    const origin = await createDispatched(name);
+    const done = await waitForFinishedJob(fleet.management, namespace, name);
+    expect(isTrue(done, 'Complete')).toBe(true);
+    expect(placementOf(done).cluster).toBe(second);
+    await expectUntouched(first, foreign);
+    if (placementOf(done).excludedClusters.includes(first)) {
+      expect(await eventReasons(origin)).toContain('NameCollision');
+    }
+  });
+
+  it('on every cluster: the Job waits and says why, and nothing foreign is touched', async () => {
+    controller = startController(fleet.sandbox);
+    const name = uniqueName('blocked');
+    const clusters = fleet.sandbox.workers.map((w) => w.name);
+    const foreign = await Promise.all(clusters.map((c) => createForeign(c, name)));
+    const origin = await createDispatched(name);
+    const waiting = await eventually('both clusters excluded', async () => {
+      const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
+      return placementOf(job).excludedClusters.length === clusters.length ? job : undefined;
+    });
+    expect(placementOf(waiting).cluster).toBeUndefined();
+    const reasons = await eventually('a FailedPlacement event', async () => {
+      const found = await eventReasons(origin);
+      return found.includes('FailedPlacement') ? found : undefined;
+    });
+    expect(reasons.filter((r) => r === 'NameCollision')).toHaveLength(clusters.length);
+    for (const [i, cluster] of clusters.entries()) await expectUntouched(cluster, foreign[i]!);
+  });
+});
+
+describe('a mirror that vanishes before its origin finished', () => {
+  it('is placed again; the origin keeps its first startTime and completes once', async () => {
+    controller = startController(fleet.sandbox);
+    const name = uniqueName('vanish');
+    const origin = await createDispatched(name, { completions: 1 }, 6);
+    const { cluster, mirror } = await waitForMirror(fleet, origin);
+    const started = await eventually('origin startTime', async () => {
+      const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
+      return job.status?.startTime ? job : undefined;
+    });
+    await fleet.workers.get(cluster)!.batch.deleteNamespacedJob({
+      name,
+      namespace,
+      propagationPolicy: 'Background',
+      body: { propagationPolicy: 'Background', preconditions: { uid: mirror.metadata!.uid } },
+    });
+    const done = await waitForFinishedJob(fleet.management, namespace, name);
+    expect(isTrue(done, 'Complete')).toBe(true);
+    expect(placementOf(done).attempt).toBe(2);
+    expect(done.status?.succeeded).toBe(1);
+    expect(done.status?.startTime?.getTime()).toBe(started.status!.startTime!.getTime());
+    expect(await eventReasons(origin)).toContain('Replacing');
+    const current = await findMirror(fleet, origin);
+    if (current) expect(current.mirror.metadata?.uid).not.toBe(mirror.metadata?.uid);
+  });
+});

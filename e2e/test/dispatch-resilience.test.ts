@@ -1,7 +1,8 @@
 // Restarts, a flushed queue, a foreign Job in the way, a vanished mirror: nothing is lost,
 // nothing runs twice, and nothing that is not ours is touched.
-import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+
 import { placementAnnotation } from '@jobrelay/mirror';
+import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -36,7 +37,9 @@ afterAll(async () => {
 });
 
 function placementOf(job: V1Job): { cluster?: string; attempt: number; excludedClusters: string[] } {
-  return JSON.parse(job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0,"excludedClusters":[]}');
+  return JSON.parse(
+    job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0,"excludedClusters":[]}',
+  );
 }
 
 async function createDispatched(name: string, spec: Partial<V1JobSpec> = {}, runSeconds = 2): Promise<V1Job> {
@@ -67,7 +70,9 @@ async function eventReasons(origin: V1Job): Promise<string[]> {
 
 /** Every origin completes exactly once, on its first placement, and never had two mirrors at once. */
 async function expectEachRanOnce(origins: V1Job[], completions: number): Promise<void> {
-  const finished = await Promise.all(origins.map((o) => waitForFinishedJob(fleet.management, namespace, o.metadata!.name!)));
+  const finished = await Promise.all(
+    origins.map((o) => waitForFinishedJob(fleet.management, namespace, o.metadata!.name!)),
+  );
   for (const job of finished) {
     expect(isTrue(job, 'Complete'), job.metadata?.name).toBe(true);
     expect(job.status?.succeeded, job.metadata?.name).toBe(completions);
@@ -79,17 +84,29 @@ describe('a controller killed mid-dispatch', () => {
   it('restarts, relists, and neither loses a Job nor creates a second mirror', async () => {
     controller = startController(fleet.sandbox);
     const origins = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => createDispatched(uniqueName(`kill${i}`), { completions: 2, parallelism: 1 })),
+      Array.from({ length: 12 }, (_, i) =>
+        createDispatched(uniqueName(`kill${i}`), { completions: 2, parallelism: 1 }),
+      ),
     );
     // Kill it as soon as it is part-way through: some Jobs placed, some not.
-    await eventually('a first placement', async () => {
-      const list = await fleet.management.batch.listNamespacedJob({ namespace });
-      return list.items.some((j) => origins.some((o) => o.metadata!.uid === j.metadata!.uid) && j.metadata?.annotations?.[placementAnnotation])
-        ? true
-        : undefined;
-    }, { intervalMs: 20 });
+    await eventually(
+      'a first placement',
+      async () => {
+        const list = await fleet.management.batch.listNamespacedJob({ namespace });
+        return list.items.some(
+          (j) =>
+            origins.some((o) => o.metadata!.uid === j.metadata!.uid) &&
+            j.metadata?.annotations?.[placementAnnotation],
+        )
+          ? true
+          : undefined;
+      },
+      { intervalMs: 20 },
+    );
     await controller.kill('SIGKILL');
-    const afterKill = await Promise.all(origins.map((o) => fleet.management.batch.readNamespacedJob({ name: o.metadata!.name!, namespace })));
+    const afterKill = await Promise.all(
+      origins.map((o) => fleet.management.batch.readNamespacedJob({ name: o.metadata!.name!, namespace })),
+    );
     const placedBeforeKill = afterKill.filter((j) => j.metadata?.annotations?.[placementAnnotation]).length;
     expect(placedBeforeKill).toBeGreaterThan(0);
 
@@ -128,7 +145,9 @@ describe('a Job of the same name that jobrelay does not own', () => {
     const worker = fleet.workers.get(cluster)!;
     await worker.core.createNamespace({ body: { metadata: { name: namespace } } }).catch(() => {});
     await eventually('default ServiceAccount', async () =>
-      (await worker.core.readNamespacedServiceAccount({ name: 'default', namespace }).catch(() => undefined)) ? true : undefined,
+      (await worker.core.readNamespacedServiceAccount({ name: 'default', namespace }).catch(() => undefined))
+        ? true
+        : undefined,
     );
     return worker.batch.createNamespacedJob({
       namespace,
@@ -137,7 +156,9 @@ describe('a Job of the same name that jobrelay does not own', () => {
   }
 
   async function expectUntouched(cluster: string, foreign: V1Job): Promise<void> {
-    const now = await fleet.workers.get(cluster)!.batch.readNamespacedJob({ name: foreign.metadata!.name!, namespace });
+    const now = await fleet.workers
+      .get(cluster)!
+      .batch.readNamespacedJob({ name: foreign.metadata!.name!, namespace });
     expect(now.metadata?.uid).toBe(foreign.metadata?.uid);
     expect(now.metadata?.labels?.['jobrelay.dev/origin-uid']).toBeUndefined();
     expect(now.spec?.parallelism).toBe(foreign.spec?.parallelism);

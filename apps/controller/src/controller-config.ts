@@ -67,15 +67,21 @@ export class ConfigError extends Error {}
 
 /** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
 export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
-  const { values } = parseArgs({
-    args: argv,
-    options: Object.fromEntries(Object.keys(flags).map((flag) => [flag, { type: 'string' as const }])),
-    strict: true,
-  });
+  let values: Record<string, string | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: Object.fromEntries(Object.keys(flags).map((flag) => [flag, { type: 'string' as const }])),
+      strict: true,
+    }).values as Record<string, string | undefined>;
+  } catch (err) {
+    // Unknown flags, missing values, stray positionals: a usage error like any other bad value.
+    throw new ConfigError(`invalid arguments: ${err instanceof Error ? err.message : String(err)}`);
+  }
   const raw: Record<string, unknown> = {};
   for (const [flag, field] of Object.entries(flags)) {
     const fromEnv = env[`JOBRELAY_${flag.toUpperCase().replaceAll('-', '_')}`];
-    const value = (values as Record<string, string | undefined>)[flag] ?? fromEnv;
+    const value = values[flag] ?? fromEnv;
     if (value === undefined || value === '') continue;
     if (field === 'namespaces')
       raw[field] = value

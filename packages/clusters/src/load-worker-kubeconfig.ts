@@ -27,6 +27,21 @@ const unsafeUserFields: Record<string, string> = {
   password: 'basic authentication is not supported by Kubernetes; use a token or a client certificate',
 };
 
+/**
+ * Fields Kubernetes decodes as standard base64 ([]byte in YAML). client-node only decodes them
+ * when it first connects, and Buffer.from(…, 'base64') silently skips bad characters, so a
+ * damaged value would surface later as a confusing TLS failure: check them here instead.
+ */
+const base64ClusterFields = ['certificate-authority-data'] as const;
+const base64UserFields = ['client-certificate-data', 'client-key-data'] as const;
+const strictBase64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function isBase64(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const compact = value.replace(/\s+/g, '');
+  return compact.length > 0 && strictBase64.test(compact);
+}
+
 function unsafe(message: string): KubeconfigLoad {
   return { ok: false, reason: activeReasons.kubeconfigUnsafe, message };
 }
@@ -77,11 +92,13 @@ export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
   let url: URL;
   try {
     url = new URL(server);
+    // "host:6443" parses with the scheme "host:" and an origin of "null": not a server URL.
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('not a server URL');
   } catch {
     return {
       ok: false,
       reason: activeReasons.kubeconfigMalformed,
-      message: 'the cluster has no valid server URL',
+      message: 'the cluster has no valid server URL (expected https://host:port)',
     };
   }
   if (url.protocol !== 'https:')
@@ -97,15 +114,30 @@ export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
   for (const [field, why] of Object.entries(unsafeUserFields)) {
     if (user[field] !== undefined) return unsafe(`user field ${field} is not allowed: ${why}`);
   }
+  const badData = [
+    ...base64ClusterFields.filter((f) => cluster[f] !== undefined && !isBase64(cluster[f])),
+    ...base64UserFields.filter((f) => user[f] !== undefined && !isBase64(user[f])),
+  ];
+  if (badData.length > 0) {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: `${badData.join(', ')} ${badData.length === 1 ? 'is' : 'are'} not valid base64`,
+    };
+  }
   const kubeConfig = new KubeConfig();
   try {
     kubeConfig.loadFromString(text);
     if (contextName) kubeConfig.setCurrentContext(contextName);
-  } catch {
+  } catch (err) {
+    // Only client-node's structural complaints are repeated: its YAML errors can quote the input.
+    const structural = /^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.exec(
+      err instanceof Error ? err.message : '',
+    );
     return {
       ok: false,
       reason: activeReasons.kubeconfigMalformed,
-      message: 'the kubeconfig could not be loaded (check base64 data fields)',
+      message: `the kubeconfig could not be loaded${structural ? `: ${structural[0]}` : ''}`,
     };
   }
   return { ok: true, kubeConfig, server: url.origin };

@@ -58,6 +58,10 @@ interface ConnectionEntry {
   core?: CoreV1Api;
   mirrors?: ResilientInformer<V1Job>;
   kubernetesVersion?: string;
+  /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
+  clusterUid?: string;
+  /** When this registration was first seen Active; the older of two twins is kept. */
+  activeSince?: number;
   lastStatusWrite?: { at: number; signature: string };
   syncing?: Promise<void>;
 }
@@ -248,11 +252,37 @@ export class WorkerClusterRegistry {
           server,
         );
         entry.kubernetesVersion = version.gitVersion;
+        const kubeSystem = await withTimeout(
+          entry.core!.readNamespace({ name: 'kube-system' }),
+          probeTimeoutMs,
+          server,
+        ).catch(
+          () => undefined, // without permission to read it, duplicates cannot be detected: not fatal
+        );
+        entry.clusterUid = kubeSystem?.metadata?.uid;
       }
     } catch (err) {
       const { reason, message } = classifyConnectionError(err, server);
       return inactive(reason, message);
     }
+    // Two WorkerClusters for one physical cluster would each see the other's mirrors as
+    // stale and delete them: the registration that was Active first is kept.
+    const twin = [...this.entries.values()].find(
+      (other) =>
+        other !== entry &&
+        other.clusterUid !== undefined &&
+        other.clusterUid === entry.clusterUid &&
+        other.activeSince !== undefined &&
+        (entry.activeSince === undefined || other.activeSince < entry.activeSince),
+    );
+    if (twin) {
+      this.disconnect(entry);
+      return inactive(
+        activeReasons.duplicateCluster,
+        `${server} is the same cluster as WorkerCluster ${twin.name}; delete one of the two registrations`,
+      );
+    }
+    entry.activeSince ??= Date.now();
     if (!entry.mirrors) this.startMirrorInformer(entry, log);
     return {
       active: true,
@@ -288,6 +318,9 @@ export class WorkerClusterRegistry {
     entry.core = undefined;
     entry.kubeConfig = undefined;
     entry.secretVersion = undefined;
+    entry.kubernetesVersion = undefined;
+    entry.clusterUid = undefined;
+    entry.activeSince = undefined;
   }
 
   private async remove(name: string): Promise<void> {

@@ -44,6 +44,7 @@ export const activeReasons = {
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
   connecting: 'Connecting',
+  duplicateCluster: 'DuplicateCluster',
 } as const;
 
 export type ActiveReason = (typeof activeReasons)[keyof typeof activeReasons];

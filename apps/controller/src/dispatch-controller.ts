@@ -156,6 +156,7 @@ export class DispatchController {
     if (!origin || origin.metadata?.deletionTimestamp) {
       const uid = origin?.metadata?.uid ?? this.deletedOrigins.get(key);
       if (!uid) return undefined;
+      this.assumedPlacements.delete(uid);
       const remaining = await this.deleteMirrorsOf(key, uid, 'its origin Job was deleted');
       if (remaining === 0) this.deletedOrigins.delete(key);
       return remaining > 0 ? { requeueAfterMs: 2_000 } : undefined;
@@ -470,9 +471,15 @@ export class DispatchController {
       placedAt: new Date().toISOString(),
     };
     delete record.mirrorUid;
-    // The decision is recorded on the origin before anything is created anywhere.
-    await this.patchPlacement(origin, record);
+    // Assumed at once, before any await: placements running concurrently must count it.
     this.assumedPlacements.set(task.uid, decision.cluster);
+    try {
+      // The decision is recorded on the origin before anything is created anywhere.
+      await this.patchPlacement(origin, record);
+    } catch (err) {
+      this.assumedPlacements.delete(task.uid);
+      throw err;
+    }
     this.log.info({ job: key, cluster: decision.cluster, attempt: record.attempt }, decision.message);
     await this.recordEvent(origin, 'Normal', 'Placed', 'Place', decision.message);
     this.reconciles.add(key);

@@ -9,6 +9,7 @@ export {
   sandboxEnv,
   sandboxStatus,
   sandboxUp,
+  startSandboxApp,
   stopSandboxProcess,
 } from './sandbox.ts';
 export { defaultSandboxDir, type Identity, repositoryRoot } from './sandbox-layout.ts';

@@ -190,7 +190,19 @@ export async function sandboxStatus(dir: string = defaultSandboxDir()): Promise<
   const state = readState(layout.stateFile);
   if (!state) return undefined;
   const specs = sandboxProcesses(contextFor(layout, state));
-  return Promise.all(
+  const apps = Object.entries(state.processes)
+    .filter(([name]) => name.startsWith(appPrefix))
+    .map(([name, { pid, binary }]) => {
+      const running = isOurProcess(pid, binary);
+      return {
+        name,
+        pid: running ? pid : undefined,
+        running,
+        healthy: running,
+        endpoint: `log: ${layout.logFile(name)}`,
+      };
+    });
+  const controlPlane = await Promise.all(
     specs.map(async (spec) => {
       const pid = state.processes[spec.name]?.pid;
       const running = isOurProcess(pid, spec.binary);
@@ -204,6 +216,34 @@ export async function sandboxStatus(dir: string = defaultSandboxDir()): Promise<
       };
     }),
   );
+  return [...controlPlane, ...apps];
+}
+
+const appPrefix = 'app/';
+
+/**
+ * Starts one of jobrelay's own processes (e.g. the controller, for the demo) under the
+ * sandbox, so `status` lists it and `down` stops it. A running one is left alone.
+ * Returns the pid, and whether this call started it.
+ */
+export function startSandboxApp(
+  dir: string,
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { pid: number; started: boolean; logFile: string } {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  if (!state) throw new Error(`no sandbox at ${layout.dir}: start one with \`npm run sandbox -- up\``);
+  const processName = `${appPrefix}${name}`;
+  const logFile = layout.logFile(processName);
+  const recorded = state.processes[processName];
+  if (recorded && isOurProcess(recorded.pid, recorded.binary))
+    return { pid: recorded.pid, started: false, logFile };
+  const pid = startDetached({ binary: process.execPath, args, env, logFile });
+  state.processes[processName] = { pid, binary: process.execPath };
+  writeState(layout.stateFile, state);
+  return { pid, started: true, logFile };
 }
 
 /** Stops one process by name (e.g. `worker-1/kube-apiserver`), to simulate a failure; `up` restarts it. */
@@ -221,6 +261,12 @@ export async function sandboxDown(dir: string = defaultSandboxDir()): Promise<st
   const state = readState(layout.stateFile);
   const stopped: string[] = [];
   if (state) {
+    // Apps (the controller the demo started) first: they talk to everything else.
+    for (const [name, { pid, binary }] of Object.entries(state.processes)) {
+      if (!name.startsWith(appPrefix)) continue;
+      if (isOurProcess(pid, binary)) stopped.push(name);
+      await stopProcess(pid, binary);
+    }
     const specs = sandboxProcesses(contextFor(layout, state));
     for (const tier of [...tiers].reverse()) {
       await Promise.all(

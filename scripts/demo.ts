@@ -1,0 +1,248 @@
+// `npm run demo`: local clusters, Redis and the controller; sample Jobs of several modes
+// dispatched to the workers with live status; a summary; everything left running.
+import { join } from 'node:path';
+import {
+  openSandbox,
+  registerSandboxWorkers,
+  repositoryRoot,
+  type Sandbox,
+  sandboxUp,
+  startSandboxApp,
+} from '@jobrelay/sandbox';
+import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec } from '@kubernetes/client-node';
+
+const namespace = 'jobrelay-demo';
+const managedBy = 'jobrelay.dev/dispatcher';
+const timeoutMs = 180_000;
+
+interface Sample {
+  name: string;
+  mode: string;
+  dispatched: boolean;
+  spec: Partial<V1JobSpec>;
+  pod?: Record<string, string>;
+  /** `Complete/CompletionsReached`, `Failed/BackoffLimitExceeded`, ... */
+  expected: string;
+}
+
+const samples: Sample[] = [
+  {
+    name: 'hello',
+    mode: 'non-parallel',
+    dispatched: true,
+    spec: {},
+    expected: 'Complete/CompletionsReached',
+  },
+  {
+    name: 'batch-5x2',
+    mode: 'completions 5, parallelism 2',
+    dispatched: true,
+    spec: { completions: 5, parallelism: 2 },
+    pod: { 'sandbox.jobrelay.dev/run-seconds': '2' },
+    expected: 'Complete/CompletionsReached',
+  },
+  {
+    name: 'work-queue',
+    mode: 'work queue, parallelism 3',
+    dispatched: true,
+    spec: { parallelism: 3 },
+    expected: 'Complete/CompletionsReached',
+  },
+  {
+    name: 'indexed-4',
+    mode: 'Indexed, completions 4',
+    dispatched: true,
+    spec: { completions: 4, parallelism: 4, completionMode: 'Indexed' },
+    expected: 'Complete/CompletionsReached',
+  },
+  {
+    name: 'flaky',
+    mode: 'backoffLimit 1, pods exit 1',
+    dispatched: true,
+    spec: { backoffLimit: 1 },
+    pod: { 'sandbox.jobrelay.dev/exit-code': '1' },
+    expected: 'Failed/BackoffLimitExceeded',
+  },
+  {
+    name: 'exit-42',
+    mode: 'podFailurePolicy FailJob on exit 42',
+    dispatched: true,
+    spec: {
+      podFailurePolicy: {
+        rules: [{ action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'In', values: [42] } }],
+      },
+    },
+    pod: { 'sandbox.jobrelay.dev/exit-code': '42' },
+    expected: 'Failed/PodFailurePolicy',
+  },
+  {
+    name: 'per-index',
+    mode: 'backoffLimitPerIndex, index 1 fails',
+    dispatched: true,
+    spec: { completions: 3, parallelism: 3, completionMode: 'Indexed', backoffLimitPerIndex: 0 },
+    pod: { 'sandbox.jobrelay.dev/fail-indexes': '1' },
+    expected: 'Failed/FailedIndexes',
+  },
+  {
+    name: 'stays-home',
+    mode: 'no managedBy: runs on the management cluster',
+    dispatched: false,
+    spec: {},
+    expected: 'Complete/CompletionsReached',
+  },
+];
+
+const began = Date.now();
+const stamp = () => `[${((Date.now() - began) / 1000).toFixed(1).padStart(5)}s]`;
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+function outcome(job: V1Job): string | undefined {
+  const done = job.status?.conditions?.find(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
+  return done ? `${done.type}/${done.reason}` : undefined;
+}
+
+function placedOn(job: V1Job): string | undefined {
+  const raw = job.metadata?.annotations?.['jobrelay.dev/placement'];
+  return raw ? (JSON.parse(raw) as { cluster?: string }).cluster : undefined;
+}
+
+function progress(job: V1Job): string {
+  const s = job.status ?? {};
+  const parts = [`active ${s.active ?? 0}`, `succeeded ${s.succeeded ?? 0}`, `failed ${s.failed ?? 0}`];
+  if (s.completedIndexes) parts.push(`completedIndexes ${s.completedIndexes}`);
+  if (s.failedIndexes) parts.push(`failedIndexes ${s.failedIndexes}`);
+  return parts.join(', ');
+}
+
+async function resetNamespace(core: CoreV1Api, batch: BatchV1Api): Promise<void> {
+  try {
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+  } catch {
+    // Already there from an earlier run: clear its Jobs so the samples start fresh.
+    await batch.deleteCollectionNamespacedJob({ namespace, propagationPolicy: 'Background' });
+    for (let i = 0; i < 60; i++) {
+      if ((await batch.listNamespacedJob({ namespace })).items.length === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  for (let i = 0; i < 60; i++) {
+    const accounts = await core.listNamespacedServiceAccount({ namespace });
+    if (accounts.items.some((a) => a.metadata?.name === 'default')) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function sampleJob(sample: Sample): V1Job {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: sample.name, labels: { 'app.kubernetes.io/part-of': 'jobrelay-demo' } },
+    spec: {
+      ...(sample.dispatched ? { managedBy } : {}),
+      ...sample.spec,
+      template: {
+        metadata: { annotations: { 'sandbox.jobrelay.dev/run-seconds': '3', ...sample.pod } },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'example.invalid/demo:1' }] },
+      },
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  say('jobrelay demo: one management cluster, two workers, Redis, the controller\n');
+  const { sandbox: up } = await sandboxUp({ workers: 2, log: (line) => say(`${stamp()} sandbox: ${line}`) });
+  const sandbox: Sandbox = openSandbox(up.dir);
+  say(
+    `${stamp()} clusters ready: ${sandbox.clusters.map((c) => c.name).join(', ')}; Redis at ${sandbox.redisUrl}`,
+  );
+  await registerSandboxWorkers(sandbox);
+  say(
+    `${stamp()} registered ${sandbox.workers.map((w) => w.name).join(', ')} as WorkerClusters (kubeconfig Secrets in jobrelay-system)`,
+  );
+  const controller = startSandboxApp(sandbox.dir, 'controller', [
+    join(repositoryRoot, 'apps/controller/src/main.ts'),
+    `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
+    `--redis-url=${sandbox.redisUrl}`,
+    '--mirror-retention-seconds=300',
+  ]);
+  say(
+    `${stamp()} controller ${controller.started ? 'started' : 'already running'} (pid ${controller.pid}, log ${controller.logFile})`,
+  );
+
+  const kc = new KubeConfig();
+  kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
+  const batch = kc.makeApiClient(BatchV1Api);
+  await resetNamespace(kc.makeApiClient(CoreV1Api), batch);
+  for (const sample of samples) await batch.createNamespacedJob({ namespace, body: sampleJob(sample) });
+  say(`${stamp()} submitted ${samples.length} Jobs to namespace ${namespace} on the management cluster\n`);
+
+  const seen = new Map<string, string>();
+  const final = new Map<string, V1Job>();
+  while (final.size < samples.length && Date.now() - began < timeoutMs) {
+    const jobs = (await batch.listNamespacedJob({ namespace })).items;
+    for (const job of jobs) {
+      const name = job.metadata!.name!;
+      const sample = samples.find((s) => s.name === name);
+      if (!sample || final.has(name)) continue;
+      const where = sample.dispatched
+        ? (placedOn(job) ?? 'waiting for placement')
+        : 'management (built-in controller)';
+      const line = `${where}: ${progress(job)}${outcome(job) ? ` -> ${outcome(job)}` : ''}`;
+      if (seen.get(name) !== line) {
+        say(`${stamp()} ${name.padEnd(11)} ${line}`);
+        seen.set(name, line);
+      }
+      if (outcome(job)) final.set(name, job);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+
+  const rows = [['JOB', 'MODE', 'RAN ON', 'FINAL STATUS', 'EXPECTED', '']];
+  let failures = 0;
+  for (const sample of samples) {
+    const job = final.get(sample.name);
+    const got = job ? (outcome(job) ?? 'unfinished') : 'unfinished (timed out)';
+    const ok = got === sample.expected;
+    if (!ok) failures += 1;
+    const ranOn = sample.dispatched ? ((job && placedOn(job)) ?? '-') : 'management';
+    rows.push([sample.name, sample.mode, ranOn, got, sample.expected, ok ? 'ok' : 'UNEXPECTED']);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  say('');
+  for (const row of rows)
+    say(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
+  const workersUsed = new Set(
+    samples.filter((s) => s.dispatched).map((s) => final.get(s.name) && placedOn(final.get(s.name)!)),
+  );
+  say(
+    `\n${samples.length - failures}/${samples.length} Jobs ended as expected; dispatched Jobs ran on ${[...workersUsed].filter(Boolean).join(' and ')}.`,
+  );
+  say(`
+Everything is still running. Try:
+
+  eval "$(npm run -s sandbox -- env)"
+  kubectl get jobs -n ${namespace}                       # origin Jobs, live status, on the management cluster
+  kubectl describe job -n ${namespace} batch-5x2         # placement annotation and Events explain the decision
+  kubectl --kubeconfig "$JOBRELAY_WORKER_1_KUBECONFIG" get jobs,pods -n ${namespace}   # mirrors and their pods
+  kubectl get workerclusters                               # worker health
+
+  npm run sandbox -- status                                # every process, including the controller
+  npm run sandbox -- down                                  # stop everything
+`);
+  return failures === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -226,3 +226,37 @@ describe('a mirror that vanishes before its origin finished', () => {
     if (current) expect(current.mirror.metadata?.uid).not.toBe(mirror.metadata?.uid);
   });
 });
+
+describe('mirror lifetime', () => {
+  it('a finished Job’s mirror is removed after the retention time', async () => {
+    controller = startController(fleet.sandbox);
+    const name = uniqueName('retire');
+    const origin = await createDispatched(name, { completions: 1 }, 1);
+    const { cluster } = await waitForMirror(fleet, origin);
+    const done = await waitForFinishedJob(fleet.management, namespace, name);
+    expect(isTrue(done, 'Complete')).toBe(true);
+    // The test controller keeps mirrors 5 s after the origin finished.
+    await eventually('mirror removed after retention', async () => ((await findMirror(fleet, origin)) ? undefined : true), {
+      timeoutMs: 30_000,
+    });
+    const pods = await fleet.workers.get(cluster)!.core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` });
+    expect(pods.items).toHaveLength(0);
+    // The origin keeps its final status.
+    const after = await fleet.management.batch.readNamespacedJob({ name, namespace });
+    expect(after.status?.succeeded).toBe(1);
+  });
+
+  it('the garbage collector removes a mirror whose origin was deleted while the controller was down', async () => {
+    controller = startController(fleet.sandbox);
+    const name = uniqueName('orphan');
+    const origin = await createDispatched(name, { completions: 1 }, 600);
+    await waitForMirror(fleet, origin);
+    await controller.kill('SIGKILL');
+    await fleet.management.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' });
+    expect(await findMirror(fleet, origin)).toBeDefined();
+    controller = startController(fleet.sandbox);
+    await eventually('orphaned mirror collected', async () => ((await findMirror(fleet, origin)) ? undefined : true), {
+      timeoutMs: 60_000,
+    });
+  });
+});

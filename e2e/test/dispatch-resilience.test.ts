@@ -236,10 +236,16 @@ describe('mirror lifetime', () => {
     const done = await waitForFinishedJob(fleet.management, namespace, name);
     expect(isTrue(done, 'Complete')).toBe(true);
     // The test controller keeps mirrors 5 s after the origin finished.
-    await eventually('mirror removed after retention', async () => ((await findMirror(fleet, origin)) ? undefined : true), {
-      timeoutMs: 30_000,
-    });
-    const pods = await fleet.workers.get(cluster)!.core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` });
+    await eventually(
+      'mirror removed after retention',
+      async () => ((await findMirror(fleet, origin)) ? undefined : true),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    const pods = await fleet.workers
+      .get(cluster)!
+      .core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` });
     expect(pods.items).toHaveLength(0);
     // The origin keeps its final status.
     const after = await fleet.management.batch.readNamespacedJob({ name, namespace });
@@ -255,8 +261,12 @@ describe('mirror lifetime', () => {
     await fleet.management.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' });
     expect(await findMirror(fleet, origin)).toBeDefined();
     controller = startController(fleet.sandbox);
-    await eventually('orphaned mirror collected', async () => ((await findMirror(fleet, origin)) ? undefined : true), {
-      timeoutMs: 60_000,
-    });
+    await eventually(
+      'orphaned mirror collected',
+      async () => ((await findMirror(fleet, origin)) ? undefined : true),
+      {
+        timeoutMs: 60_000,
+      },
+    );
   });
 });

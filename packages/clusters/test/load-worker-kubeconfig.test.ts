@@ -136,6 +136,21 @@ const badCases: BadCase[] = [
     reason: malformed,
     fragment: 'is not valid YAML (line',
   },
+  {
+    // The YAML parser's own message quotes this line, token included.
+    name: 'malformed YAML (a stray colon after the token)',
+    text: valid().build().replace(`token: ${TOKEN}`, `token: ${TOKEN}: ${PASSWORD}`),
+    reason: malformed,
+    fragment: 'is not valid YAML (line',
+  },
+  {
+    name: 'malformed YAML (the token given twice)',
+    text: valid()
+      .build()
+      .replace(/^( *)token: (.*)$/m, '$1token: $2\n$1token: $2'),
+    reason: malformed,
+    fragment: 'is not valid YAML (line',
+  },
   { name: 'empty text', text: '', reason: malformed, fragment: 'no clusters or users lists' },
   {
     name: 'a YAML list, not a mapping',

@@ -2,13 +2,20 @@
  * completedIndexes / failedIndexes use the Job API's interval notation: "1,3-5,7". These
  * helpers merge the sets of two placement attempts.
  */
+const interval = /^(\d+)(?:-(\d+))?$/;
+
+/**
+ * Parts that are not "n" or "n-m" are skipped. They are matched strictly: Number('') is 0, so
+ * a loose parse would turn "1,3," or "-1" into a completed index 0 that never ran.
+ */
 export function parseIndexIntervals(text: string | undefined): number[] {
   if (!text) return [];
   const indexes: number[] = [];
   for (const part of text.split(',')) {
-    const [first, last] = part.split('-').map((n) => Number(n));
-    if (first === undefined || !Number.isInteger(first)) continue;
-    const end = last !== undefined && Number.isInteger(last) ? last : first;
+    const match = interval.exec(part.trim());
+    if (!match) continue;
+    const first = Number(match[1]);
+    const end = match[2] === undefined ? first : Number(match[2]);
     for (let i = first; i <= end; i++) indexes.push(i);
   }
   return indexes;

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, type ControllerConfig, loadControllerConfig } from '../src/controller-config.ts';
+
+/** The message of the ConfigError `load` throws; fails the test if it throws nothing or something else. */
+function configErrorOf(load: () => unknown): string {
+  try {
+    load();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).message;
+  }
+  throw new Error('expected a ConfigError, but the configuration loaded');
+}
+
+const defaults: ControllerConfig = {
+  managedBy: 'jobrelay.dev/dispatcher',
+  namespaces: [],
+  systemNamespace: 'jobrelay-system',
+  redisUrl: 'redis://127.0.0.1:6379',
+  mirrorRetentionSeconds: 30,
+  garbageCollectionIntervalSeconds: 60,
+  resyncIntervalSeconds: 30,
+  clusterHealthIntervalSeconds: 10,
+  createNamespaces: true,
+  reconcileConcurrency: 16,
+  logLevel: 'info',
+};
+
+describe('loadControllerConfig', () => {
+  it('uses the defaults when nothing is given', () => {
+    const config = loadControllerConfig([], {});
+    expect(config).toStrictEqual(defaults);
+  });
+
+  it('ignores environment variables outside the JOBRELAY_ prefix', () => {
+    expect(loadControllerConfig([], { REDIS_URL: 'redis://elsewhere:6379', MANAGED_BY: 'x' })).toStrictEqual(
+      defaults,
+    );
+  });
+
+  it('takes JOBRELAY_* variables, and flags win over them', () => {
+    const env = {
+      JOBRELAY_REDIS_URL: 'redis://from-env:6379',
+      JOBRELAY_MANAGED_BY: 'env.example.com/dispatcher',
+      JOBRELAY_GC_INTERVAL_SECONDS: '120',
+      JOBRELAY_LOG_LEVEL: 'debug',
+    };
+    const config = loadControllerConfig(
+      ['--redis-url', 'rediss://from-flag:6380', '--log-level=warn', '--reconcile-concurrency', '4'],
+      env,
+    );
+    expect(config).toMatchObject({
+      redisUrl: 'rediss://from-flag:6380',
+      logLevel: 'warn',
+      reconcileConcurrency: 4,
+      managedBy: 'env.example.com/dispatcher',
+      garbageCollectionIntervalSeconds: 120,
+    });
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(loadControllerConfig(['--redis-url', ''], { JOBRELAY_NAMESPACES: '' })).toMatchObject({
+      redisUrl: defaults.redisUrl,
+      namespaces: [],
+    });
+  });
+
+  it.each([
+    { value: 'team-a', namespaces: ['team-a'] },
+    { value: 'team-a,team-b', namespaces: ['team-a', 'team-b'] },
+    { value: ' team-a , team-b ,, ', namespaces: ['team-a', 'team-b'] },
+  ])('splits --namespaces $value', ({ value, namespaces }) => {
+    expect(loadControllerConfig(['--namespaces', value], {}).namespaces).toEqual(namespaces);
+    expect(loadControllerConfig([], { JOBRELAY_NAMESPACES: value }).namespaces).toEqual(namespaces);
+  });
+
+  it.each([
+    { value: 'true', expected: true },
+    { value: '1', expected: true },
+    { value: 'false', expected: false },
+    { value: '0', expected: false },
+  ])('reads --create-namespaces $value as $expected', ({ value, expected }) => {
+    expect(loadControllerConfig(['--create-namespaces', value], {}).createNamespaces).toBe(expected);
+  });
+
+  it.each([
+    { why: 'no domain prefix', managedBy: 'dispatcher', fragment: 'must be a domain-prefixed path' },
+    {
+      why: 'an uppercase domain',
+      managedBy: 'Jobrelay.dev/dispatcher',
+      fragment: 'must be a domain-prefixed path',
+    },
+    { why: 'an empty path', managedBy: 'jobrelay.dev/', fragment: 'must be a domain-prefixed path' },
+    {
+      why: 'more than 63 characters',
+      managedBy: `jobrelay.dev/${'d'.repeat(51)}`,
+      fragment: 'must be at most 63 characters',
+    },
+    {
+      why: 'the built-in controller’s value',
+      managedBy: 'kubernetes.io/job-controller',
+      fragment: 'is reserved for the built-in Job controller',
+    },
+  ])('refuses a managedBy with $why, naming the flag', ({ managedBy, fragment }) => {
+    expect(configErrorOf(() => loadControllerConfig(['--managed-by', managedBy], {}))).toContain(
+      `--managed-by: ${fragment}`,
+    );
+    expect(configErrorOf(() => loadControllerConfig([], { JOBRELAY_MANAGED_BY: managedBy }))).toContain(
+      `--managed-by: ${fragment}`,
+    );
+  });
+
+  it('accepts a managedBy of exactly 63 characters', () => {
+    const managedBy = `jobrelay.dev/${'d'.repeat(50)}`;
+    expect(managedBy).toHaveLength(63);
+    expect(loadControllerConfig(['--managed-by', managedBy], {}).managedBy).toBe(managedBy);
+  });
+
+  it.each(['http://127.0.0.1:6379', '127.0.0.1:6379', 'redis:/oops'])('refuses the redis URL %s', (url) => {
+    expect(configErrorOf(() => loadControllerConfig(['--redis-url', url], {}))).toContain(
+      '--redis-url: must start with redis:// or rediss://',
+    );
+  });
+
+  it('refuses a namespace that is not a namespace name', () => {
+    expect(configErrorOf(() => loadControllerConfig(['--namespaces', 'ok,Not_OK'], {}))).toContain(
+      '--namespaces: must be a namespace name',
+    );
+  });
+
+  it.each([
+    { argv: ['--reconcile-concurrency', 'many'], flag: '--reconcile-concurrency' },
+    { argv: ['--reconcile-concurrency', '0'], flag: '--reconcile-concurrency' },
+    { argv: ['--reconcile-concurrency', '1000'], flag: '--reconcile-concurrency' },
+    { argv: ['--mirror-retention-seconds=-1'], flag: '--mirror-retention-seconds' },
+    { argv: ['--resync-interval-seconds', '1.5'], flag: '--resync-interval-seconds' },
+    { argv: ['--gc-interval-seconds', '0'], flag: '--gc-interval-seconds' },
+    { argv: ['--cluster-health-interval-seconds', 'ten'], flag: '--cluster-health-interval-seconds' },
+  ])('names the flag of a bad number: $argv', ({ argv, flag }) => {
+    expect(configErrorOf(() => loadControllerConfig(argv, {}))).toMatch(new RegExp(`\\n  ${flag}: `));
+  });
+
+  it('names the flag for a bad number that came from the environment', () => {
+    expect(
+      configErrorOf(() => loadControllerConfig([], { JOBRELAY_CLUSTER_HEALTH_INTERVAL_SECONDS: 'soon' })),
+    ).toContain('--cluster-health-interval-seconds: ');
+  });
+
+  it('lists every problem, one line per flag', () => {
+    const message = configErrorOf(() =>
+      loadControllerConfig(['--redis-url', 'http://x', '--log-level', 'chatty', '--managed-by', 'x'], {}),
+    );
+    const lines = message.split('\n').slice(1);
+    expect(lines.map((line) => line.trim().split(':')[0]).sort()).toEqual([
+      '--log-level',
+      '--managed-by',
+      '--redis-url',
+    ]);
+  });
+
+  it.each([
+    { argv: ['--no-such-flag', 'x'], fragment: "Unknown option '--no-such-flag'" },
+    { argv: ['--managed-by'], fragment: "'--managed-by <value>' argument missing" },
+    { argv: ['stray'], fragment: "Unexpected argument 'stray'" },
+  ])('throws a ConfigError for bad arguments: $argv', ({ argv, fragment }) => {
+    expect(configErrorOf(() => loadControllerConfig(argv, {}))).toContain(fragment);
+  });
+});

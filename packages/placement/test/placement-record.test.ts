@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type CarriedProgress,
+  formatPlacementRecord,
+  noProgress,
+  type PlacementRecord,
+  parsePlacementRecord,
+} from '../src/placement-record.ts';
+
+/** A placement record for tests, built up one fact at a time. */
+class PlacementRecordBuilder {
+  private record: PlacementRecord = { attempt: 1, carried: { ...noProgress }, excludedClusters: [] };
+
+  static firstAttempt(): PlacementRecordBuilder {
+    return new PlacementRecordBuilder();
+  }
+
+  placedOn(cluster: string, placedAt = '2025-03-01T10:00:00Z'): this {
+    this.record = { ...this.record, cluster, placedAt };
+    return this;
+  }
+
+  withMirror(mirrorUid: string): this {
+    this.record = { ...this.record, mirrorUid };
+    return this;
+  }
+
+  replacedBecause(why: string, carried: CarriedProgress): this {
+    const { cluster: _cluster, placedAt: _placedAt, mirrorUid: _mirrorUid, ...rest } = this.record;
+    this.record = { ...rest, attempt: this.record.attempt + 1, carried, lastReplacedBecause: why };
+    return this;
+  }
+
+  excluding(...clusters: string[]): this {
+    this.record = { ...this.record, excludedClusters: [...this.record.excludedClusters, ...clusters] };
+    return this;
+  }
+
+  build(): PlacementRecord {
+    return structuredClone(this.record);
+  }
+}
+
+const placement = () => PlacementRecordBuilder.firstAttempt();
+
+describe('placement record', () => {
+  it.each([
+    { name: 'waiting for a first placement', record: placement().build() },
+    { name: 'placed', record: placement().placedOn('worker-1').build() },
+    { name: 'placed with its mirror', record: placement().placedOn('worker-1').withMirror('uid-1').build() },
+    {
+      name: 'waiting again after a lost worker, with carried progress',
+      record: placement()
+        .placedOn('worker-1')
+        .withMirror('uid-1')
+        .replacedBecause('worker-1 was lost', {
+          succeeded: 3,
+          failed: 1,
+          completedIndexes: '0-2',
+          failedIndexes: '5',
+        })
+        .excluding('worker-2')
+        .build(),
+    },
+    {
+      name: 'placed on a second attempt',
+      record: placement()
+        .placedOn('worker-1')
+        .replacedBecause('worker-1 was lost', { succeeded: 1, failed: 0 })
+        .placedOn('worker-3', '2025-03-01T11:00:00Z')
+        .build(),
+    },
+  ])('round-trips a record $name', ({ record }) => {
+    const text = formatPlacementRecord(record);
+    expect(parsePlacementRecord(text)).toEqual({ kind: 'ok', record });
+    expect(formatPlacementRecord(record)).toBe(text);
+  });
+
+  it('keeps every field through the round trip', () => {
+    const record = placement()
+      .placedOn('worker-1')
+      .replacedBecause('worker-1 was lost', { succeeded: 2, failed: 1, completedIndexes: '0,1' })
+      .placedOn('worker-2')
+      .withMirror('uid-2')
+      .excluding('worker-9')
+      .build();
+    const parsed = parsePlacementRecord(formatPlacementRecord(record));
+    expect(parsed.kind).toBe('ok');
+    if (parsed.kind !== 'ok') return;
+    expect(parsed.record).toStrictEqual({
+      attempt: 2,
+      cluster: 'worker-2',
+      placedAt: '2025-03-01T10:00:00Z',
+      mirrorUid: 'uid-2',
+      carried: { succeeded: 2, failed: 1, completedIndexes: '0,1' },
+      excludedClusters: ['worker-9'],
+      lastReplacedBecause: 'worker-1 was lost',
+    });
+  });
+
+  it.each([
+    { name: 'absent', annotation: undefined },
+    { name: 'empty', annotation: '' },
+  ])('is none when the annotation is $name', ({ annotation }) => {
+    expect(parsePlacementRecord(annotation)).toEqual({ kind: 'none' });
+  });
+
+  it.each(['{', 'cluster=worker-1', '{"attempt": 1,}', "{'attempt': 1}"])(
+    'is unreadable for non-JSON %j',
+    (text) => {
+      expect(parsePlacementRecord(text)).toEqual({ kind: 'unreadable', problem: 'it is not JSON' });
+    },
+  );
+
+  const valid = { attempt: 1, carried: { succeeded: 0, failed: 0 }, excludedClusters: [] };
+
+  it.each([
+    { name: 'null', json: null, paths: ['(root)'] },
+    { name: 'an array', json: [valid], paths: ['(root)'] },
+    { name: 'a string', json: 'worker-1', paths: ['(root)'] },
+    { name: 'an empty object', json: {}, paths: ['attempt', 'carried', 'excludedClusters'] },
+    { name: 'attempt 0', json: { ...valid, attempt: 0 }, paths: ['attempt'] },
+    { name: 'a fractional attempt', json: { ...valid, attempt: 1.5 }, paths: ['attempt'] },
+    { name: 'an empty cluster', json: { ...valid, cluster: '' }, paths: ['cluster'] },
+    {
+      name: 'a carried count as a string',
+      json: { ...valid, carried: { succeeded: '3', failed: 0 } },
+      paths: ['carried.succeeded'],
+    },
+    {
+      name: 'a negative carried count',
+      json: { ...valid, carried: { succeeded: 0, failed: -1 } },
+      paths: ['carried.failed'],
+    },
+    {
+      name: 'a non-string excluded cluster',
+      json: { ...valid, excludedClusters: ['worker-1', 7] },
+      paths: ['excludedClusters.1'],
+    },
+  ])('is unreadable for $name, naming each bad path', ({ json, paths }) => {
+    const parsed = parsePlacementRecord(JSON.stringify(json));
+    expect(parsed.kind).toBe('unreadable');
+    if (parsed.kind !== 'unreadable') return;
+    const problemPaths = parsed.problem.split('; ').map((problem) => problem.split(': ')[0]);
+    expect(problemPaths).toEqual(paths);
+  });
+
+  it('says what is wrong, not only where', () => {
+    const parsed = parsePlacementRecord(JSON.stringify({ ...valid, carried: { succeeded: 'x', failed: 0 } }));
+    expect(parsed).toEqual({
+      kind: 'unreadable',
+      problem: expect.stringMatching(/^carried\.succeeded: .*expected number, received string/),
+    });
+  });
+
+  it('refuses to format a record that would not read back', () => {
+    const broken = { ...placement().build(), attempt: 0 };
+    expect(() => formatPlacementRecord(broken)).toThrow(/attempt/);
+  });
+});

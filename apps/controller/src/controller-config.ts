@@ -33,7 +33,7 @@ export const controllerConfigSchema = z.object({
   /** Every origin is reconciled at least this often, which also rebuilds a flushed queue. */
   resyncIntervalSeconds: seconds(30, 1),
   clusterHealthIntervalSeconds: seconds(10, 1),
-  createNamespaces: z.coerce.boolean().default(true),
+  createNamespaces: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
   reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
 });
@@ -88,7 +88,9 @@ export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): Co
         .split(',')
         .map((n) => n.trim())
         .filter(Boolean);
-    else if (field === 'createNamespaces') raw[field] = value === 'true' || value === '1';
+    else if (field === 'createNamespaces')
+      // Anything but a clear yes or no is an error, not a silent false.
+      raw[field] = ['true', '1'].includes(value) ? true : ['false', '0'].includes(value) ? false : value;
     else raw[field] = value;
   }
   const parsed = controllerConfigSchema.safeParse(raw);

@@ -166,3 +166,14 @@ describe('loadControllerConfig', () => {
     expect(configErrorOf(() => loadControllerConfig(argv, {}))).toContain(fragment);
   });
 });
+
+describe('--create-namespaces', () => {
+  it('accepts true and false and refuses anything else', async () => {
+    const { loadControllerConfig } = await import('../src/controller-config.ts');
+    expect(loadControllerConfig(['--create-namespaces', 'false'], {}).createNamespaces).toBe(false);
+    expect(loadControllerConfig(['--create-namespaces', 'true'], {}).createNamespaces).toBe(true);
+    expect(() => loadControllerConfig(['--create-namespaces', 'yes'], {})).toThrow(
+      /--create-namespaces: must be true or false (or 1 or 0)/,
+    );
+  });
+});

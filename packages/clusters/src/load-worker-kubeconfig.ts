@@ -80,7 +80,15 @@ export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
     };
   }
   const cluster = raw.clusters.find((c) => c.name === context.cluster)?.cluster;
-  const user = raw.users.find((u) => u.name === context.user)?.user ?? {};
+  const namedUser = raw.users.find((u) => u.name === context.user);
+  if (context.user !== undefined && !namedUser) {
+    return {
+      ok: false,
+      reason: activeReasons.kubeconfigMalformed,
+      message: `the current context names user ${JSON.stringify(context.user)}, which is not in the kubeconfig`,
+    };
+  }
+  const user = namedUser?.user ?? {};
   if (!cluster) {
     return {
       ok: false,

@@ -313,7 +313,7 @@ const badCases: BadCase[] = [
     name: 'an unnamed user',
     text: valid().withUnnamedUser().build(),
     reason: malformed,
-    fragment: 'could not be loaded: users[0].name is missing',
+    fragment: 'which is not in the kubeconfig',
   },
 ];
 
@@ -382,5 +382,23 @@ describe('loadWorkerKubeconfig accepts', () => {
       valid().withCluster({ server: 'https://gateway.example.com:443/k8s/clusters/c-1' }).build(),
     );
     expect(result).toMatchObject({ ok: true, server: 'https://gateway.example.com' });
+  });
+});
+
+describe('a context naming a user that is not there', () => {
+  it('is malformed, not silently anonymous', async () => {
+    const { loadWorkerKubeconfig } = await import('../src/load-worker-kubeconfig.ts');
+    const result = loadWorkerKubeconfig(
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]',
+        'users: [{name: someone, user: {token: abc}}]',
+        'contexts: [{name: x, context: {cluster: c, user: missing}}]',
+        'current-context: x',
+      ].join('\n'),
+    );
+    expect(result).toMatchObject({ ok: false, reason: 'KubeconfigMalformed' });
+    expect(result.ok ? '' : result.message).toContain('"missing"');
   });
 });

@@ -173,7 +173,7 @@ describe('--create-namespaces', () => {
     expect(loadControllerConfig(['--create-namespaces', 'false'], {}).createNamespaces).toBe(false);
     expect(loadControllerConfig(['--create-namespaces', 'true'], {}).createNamespaces).toBe(true);
     expect(() => loadControllerConfig(['--create-namespaces', 'yes'], {})).toThrow(
-      /--create-namespaces: must be true or false (or 1 or 0)/,
+      '--create-namespaces: must be true or false (or 1 or 0)',
     );
   });
 });

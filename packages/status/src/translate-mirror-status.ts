@@ -1,5 +1,5 @@
 import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
-import { parseIndexIntervals, unionIndexIntervals } from './index-intervals.ts';
+import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
 
 /** Counts the origin reached in earlier placement attempts (recorded with the placement). */
 export interface CarriedProgress {
@@ -18,9 +18,46 @@ const mirroredConditionTypes = [
   'Complete',
 ] as const;
 const terminalConditionTypes = new Set(['FailureTarget', 'Failed', 'SuccessCriteriaMet', 'Complete']);
+/** The two ways a Job ends; the Job API lets a Job take only one of them. */
+const failurePath = new Set(['FailureTarget', 'Failed']);
+const successPath = new Set(['SuccessCriteriaMet', 'Complete']);
+
+function isTrue(conditions: V1JobCondition[] | undefined, type: string): boolean {
+  return (conditions ?? []).some((c) => c.type === type && c.status === 'True');
+}
 
 function conditionOf(status: V1JobStatus | undefined, type: string): V1JobCondition | undefined {
   return status?.conditions?.find((c) => c.type === type);
+}
+
+/** The API server keeps whole seconds; a time we make up ourselves is cut to them. */
+function wholeSeconds(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / 1000) * 1000);
+}
+
+/**
+ * Indexes already decided in earlier attempts keep their verdict: a new mirror runs every index
+ * again, but an index cannot be both completed and failed on the origin (the API refuses the
+ * overlap), and a failed index is not retried on a single cluster either.
+ */
+function mergeIndexes(
+  carried: CarriedProgress,
+  mirror: V1JobStatus,
+  perIndexBackoff: boolean,
+): { completed: number[]; failed: number[] } {
+  const carriedCompleted = new Set(parseIndexIntervals(carried.completedIndexes));
+  const carriedFailed = new Set(perIndexBackoff ? parseIndexIntervals(carried.failedIndexes) : []);
+  const completed = new Set(carriedCompleted);
+  for (const index of parseIndexIntervals(mirror.completedIndexes)) {
+    if (!carriedFailed.has(index)) completed.add(index);
+  }
+  const failed = new Set(carriedFailed);
+  if (perIndexBackoff) {
+    for (const index of parseIndexIntervals(mirror.failedIndexes)) {
+      if (!completed.has(index)) failed.add(index);
+    }
+  }
+  return { completed: [...completed], failed: [...failed] };
 }
 
 function laterOf(a: Date | undefined, b: Date | undefined): Date | undefined {
@@ -46,16 +83,12 @@ export function translateMirrorStatus(
   const from = mirror.status ?? {};
   const indexed = origin.spec?.completionMode === 'Indexed';
 
-  const completedIndexes = indexed
-    ? unionIndexIntervals(carried.completedIndexes, from.completedIndexes)
-    : undefined;
-  const failedIndexes =
-    origin.spec?.backoffLimitPerIndex !== undefined && origin.spec?.backoffLimitPerIndex !== null
-      ? unionIndexIntervals(carried.failedIndexes, from.failedIndexes)
-      : undefined;
-  const succeededNow = indexed
-    ? parseIndexIntervals(completedIndexes).length
-    : carried.succeeded + (from.succeeded ?? 0);
+  const perIndexBackoff =
+    origin.spec?.backoffLimitPerIndex !== undefined && origin.spec?.backoffLimitPerIndex !== null;
+  const indexes = mergeIndexes(carried, from, perIndexBackoff);
+  const completedIndexes = indexed ? formatIndexIntervals(indexes.completed) : undefined;
+  const failedIndexes = perIndexBackoff ? formatIndexIntervals(indexes.failed) : undefined;
+  const succeededNow = indexed ? indexes.completed.length : carried.succeeded + (from.succeeded ?? 0);
   const failedNow = carried.failed + (from.failed ?? 0);
 
   const conditions = mergeConditions(was.conditions ?? [], from.conditions ?? []);
@@ -78,10 +111,30 @@ export function translateMirrorStatus(
       lastTransitionTime: now,
     };
   }
-  const finished = conditions.some(
-    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
-  );
-  const complete = conditions.some((c) => c.type === 'Complete' && c.status === 'True');
+  // A placement after the origin took a path (FailureTarget or SuccessCriteriaMet, from an
+  // earlier attempt) may end the other way; the origin can only end the way it chose, so when
+  // the mirror finishes, so does the origin, along its own path, with its own reason.
+  const mirrorFinished = isTrue(from.conditions, 'Complete') || isTrue(from.conditions, 'Failed');
+  if (mirrorFinished) {
+    for (const [target, end] of [
+      ['FailureTarget', 'Failed'],
+      ['SuccessCriteriaMet', 'Complete'],
+    ] as const) {
+      const chosen = conditions.find((c) => c.type === target && c.status === 'True');
+      if (chosen && !isTrue(conditions, end)) {
+        conditions.push({
+          type: end,
+          status: 'True',
+          reason: chosen.reason,
+          message: chosen.message,
+          lastProbeTime: now,
+          lastTransitionTime: now,
+        });
+      }
+    }
+  }
+  const finished = isTrue(conditions, 'Complete') || isTrue(conditions, 'Failed');
+  const complete = isTrue(conditions, 'Complete');
 
   const resumedNow =
     conditionOf(was, 'Suspended')?.status === 'True' &&
@@ -89,8 +142,9 @@ export function translateMirrorStatus(
   // While suspended the origin may drop startTime (the API allows it then); on resume it
   // takes the mirror's new one, which restarts activeDeadlineSeconds as on one cluster.
   const startTime = resumedNow || !was.startTime ? (from.startTime ?? was.startTime) : was.startTime;
+  // A mirror that failed has no completionTime: the origin completed (along its path) now.
   const completionTime = complete
-    ? (was.completionTime ?? laterOf(from.completionTime, startTime))
+    ? (was.completionTime ?? laterOf(from.completionTime ?? wholeSeconds(now), startTime))
     : undefined;
 
   const status: V1JobStatus = {
@@ -113,12 +167,17 @@ export function translateMirrorStatus(
  * condition that is True on the origin stays as it is (the API forbids flipping it back);
  * order is kept: existing types in place, new ones appended in the mirror's order, which is
  * the order the built-in controller added them (FailureTarget before Failed,
- * SuccessCriteriaMet before Complete).
+ * SuccessCriteriaMet before Complete). Once the origin is on one path to the end, the
+ * mirror's conditions of the other path are left out: the API refuses the two together.
  */
 function mergeConditions(origin: V1JobCondition[], mirror: V1JobCondition[]): V1JobCondition[] {
   const merged = origin.map((c) => ({ ...c }));
+  const onFailurePath = [...failurePath].some((type) => isTrue(origin, type));
+  const onSuccessPath = [...successPath].some((type) => isTrue(origin, type));
   for (const incoming of mirror) {
     if (!(mirroredConditionTypes as readonly string[]).includes(incoming.type)) continue;
+    if (onFailurePath && successPath.has(incoming.type)) continue;
+    if (onSuccessPath && failurePath.has(incoming.type)) continue;
     const index = merged.findIndex((c) => c.type === incoming.type);
     const existing = merged[index];
     if (!existing) {

@@ -33,6 +33,17 @@ export const controllerConfigSchema = z.object({
   /** Every origin is reconciled at least this often, which also rebuilds a flushed queue. */
   resyncIntervalSeconds: seconds(30, 1),
   clusterHealthIntervalSeconds: seconds(10, 1),
+  /** How placement scores clusters unless a Job's jobrelay.dev/placement-policy says otherwise. */
+  placementPolicy: z.enum(['spread', 'binpack']).default('spread'),
+  /** A cluster not Active this long has its unfinished Jobs placed elsewhere. */
+  workerLostTimeoutSeconds: seconds(900, 1),
+  /** Fail a Job that fits no cluster for this long; 0 waits forever. */
+  placementTimeoutSeconds: seconds(0),
+  /** Client-side rate limit per worker cluster (requests per second, and burst). */
+  workerQps: z.coerce.number().positive().max(10_000).default(50),
+  workerBurst: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** Cap of the backoff between connection attempts to a failing worker. */
+  clusterReconnectMaxSeconds: seconds(300, 1),
   createNamespaces: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
   reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
@@ -52,6 +63,12 @@ const flags = {
   'resync-interval-seconds': 'resyncIntervalSeconds',
   'cluster-health-interval-seconds': 'clusterHealthIntervalSeconds',
   'create-namespaces': 'createNamespaces',
+  'placement-policy': 'placementPolicy',
+  'worker-lost-timeout-seconds': 'workerLostTimeoutSeconds',
+  'placement-timeout-seconds': 'placementTimeoutSeconds',
+  'worker-qps': 'workerQps',
+  'worker-burst': 'workerBurst',
+  'cluster-reconnect-max-seconds': 'clusterReconnectMaxSeconds',
   'reconcile-concurrency': 'reconcileConcurrency',
   'log-level': 'logLevel',
 } as const satisfies Record<string, keyof ControllerConfig>;

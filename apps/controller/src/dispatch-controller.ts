@@ -9,17 +9,35 @@ import {
   type RecordedEvent,
   ResilientInformer,
 } from '@jobrelay/kube';
-import { controllerName, mirrorOwnership, mirrorSpecUpdate, placementAnnotation } from '@jobrelay/mirror';
 import {
+  clusterPinAnnotation,
+  clusterSelectorAnnotation,
+  controllerName,
+  mirrorOwnership,
+  mirrorSpecUpdate,
+  originUidLabel,
+  placementAnnotation,
+  placementPolicyAnnotation,
+  unschedulableAnnotation,
+} from '@jobrelay/mirror';
+import {
+  addResources,
   type ClusterCandidate,
   chooseWorkerCluster,
   formatPlacementRecord,
+  jobPodsAtOnce,
   noProgress,
   type PlacementOutcome,
   PlacementQueue,
   type PlacementRecord,
+  type PlacementRequest,
   type PlacementTask,
+  parseLabelSelector,
   parsePlacementRecord,
+  podRequests,
+  type Resources,
+  type ScoringPolicy,
+  scoringPolicies,
 } from '@jobrelay/placement';
 import { translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
 import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
@@ -58,7 +76,9 @@ export class DispatchController {
   private readonly deletedOrigins = new Map<string, string>();
   /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
   private readonly assumedPlacements = new Map<string, string>();
+  private readonly podRequestsCache = new Map<string, Resources>();
   private timers: NodeJS.Timeout[] = [];
+  private retryWaitingTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DispatchControllerOptions) {
     this.options = options;
@@ -102,11 +122,17 @@ export class DispatchController {
       originId: options.originId,
       log,
       healthIntervalMs: config.clusterHealthIntervalSeconds * 1000,
+      reconnectMaxBackoffMs: config.clusterReconnectMaxSeconds * 1000,
+      clientRateLimit: { qps: config.workerQps, burst: config.workerBurst },
       onMirrorEvent: (_cluster, event) => this.reconciles.add(jobKey(event.object)),
-      onAvailabilityChange: (_cluster, active) => {
-        if (active) void this.queue.retryWaitingNow().catch(() => {});
+      onAvailabilityChange: () => {
+        // A cluster joined, left, or was (un)cordoned: waiting Jobs get another look now.
+        this.retryWaitingPlacementsSoon();
         for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
       },
+      onCapacityChange: () => this.retryWaitingPlacementsSoon(),
+      beforeActive: (connection) => this.deleteStaleMirrorsOn(connection),
+      assumedRequests: (cluster) => this.loadByCluster().get(cluster)?.assumed ?? {},
     });
     this.queue = new PlacementQueue({
       redisUrl: config.redisUrl,
@@ -118,8 +144,10 @@ export class DispatchController {
   async start(): Promise<void> {
     const { config } = this.options;
     await this.queue.waitUntilReady();
-    await this.registry.start();
+    // Origins first: a worker is only activated after its stale mirrors, judged against
+    // the origins, are gone.
     this.origins.start();
+    await this.registry.start();
     await this.origins.waitForSync();
     // Mirror caches must be complete before anything is created or collected.
     await Promise.all(this.registry.connections().map((c) => c.mirrors.waitForSync()));
@@ -141,6 +169,7 @@ export class DispatchController {
 
   async stop(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
+    clearTimeout(this.retryWaitingTimer);
     this.reconciles.stop();
     await this.queue.close();
     await this.origins.stop();
@@ -157,6 +186,7 @@ export class DispatchController {
       const uid = origin?.metadata?.uid ?? this.deletedOrigins.get(key);
       if (!uid) return undefined;
       this.assumedPlacements.delete(uid);
+      this.podRequestsCache.delete(uid);
       const remaining = await this.deleteMirrorsOf(key, uid, 'its origin Job was deleted');
       if (remaining === 0) this.deletedOrigins.delete(key);
       return remaining > 0 ? { requeueAfterMs: 2_000 } : undefined;
@@ -199,9 +229,24 @@ export class DispatchController {
       return undefined;
     }
 
-    // 5. Placed: the mirror must exist on that cluster.
+    // 5. Placed: the mirror must exist on that cluster, unless the cluster is being drained
+    //    or has been lost for longer than the timeout: then the Job moves.
+    const cluster = this.registry.clusters().find((c) => c.name === record.cluster);
+    if (cluster?.spec.drain) {
+      return this.replace(origin, record, `cluster ${record.cluster} is being drained`, [], log);
+    }
     const connection = this.registry.get(record.cluster);
-    if (!connection?.state.active) return { requeueAfterMs: unavailableClusterRetryMs };
+    if (!connection?.state.active) {
+      const lostForMs = cluster?.inactiveSince === undefined ? 0 : Date.now() - cluster.inactiveSince;
+      const timeoutMs = this.options.config.workerLostTimeoutSeconds * 1000;
+      if (!cluster || lostForMs >= timeoutMs) {
+        const why = cluster
+          ? `cluster ${record.cluster} has not been Active for ${Math.round(lostForMs / 1000)}s (${cluster.state.reason})`
+          : `cluster ${record.cluster} is no longer registered`;
+        return this.replace(origin, record, why, [], log);
+      }
+      return { requeueAfterMs: Math.min(unavailableClusterRetryMs, timeoutMs - lostForMs) };
+    }
     const mirror = this.currentMirror(connection, origin, record);
     if (!mirror) return this.ensureMirror(connection, origin, record, log);
 
@@ -339,6 +384,7 @@ export class DispatchController {
       },
       excludedClusters: [...new Set([...record.excludedClusters, ...exclude])],
       lastReplacedBecause: because,
+      waitingSince: new Date().toISOString(),
     };
     await this.patchPlacement(origin, next);
     log.warn({ cluster: record.cluster, because }, 'placing the Job again');
@@ -457,12 +503,16 @@ export class DispatchController {
     if (parsed.kind === 'unreadable') return 'not-needed';
     const previous = parsed.kind === 'ok' ? parsed.record : undefined;
     if (previous?.cluster) return 'not-needed';
-    const decision = chooseWorkerCluster(this.candidates(), {
-      excludedClusters: previous?.excludedClusters ?? [],
-    });
+    const request = this.placementRequest(origin, previous);
+    const decision =
+      request.kind === 'invalid'
+        ? { kind: 'unschedulable' as const, message: request.message }
+        : chooseWorkerCluster(this.candidates(), request.request);
     if (decision.kind === 'unschedulable') {
       this.log.info({ job: key, attemptsMade, why: decision.message }, 'no cluster fits yet');
       await this.recordEvent(origin, 'Warning', 'FailedPlacement', 'Place', decision.message);
+      if (await this.giveUpIfWaitedTooLong(origin, previous, decision.message)) return 'not-needed';
+      await this.noteUnschedulable(origin, decision.message);
       return 'unschedulable';
     }
     const record: PlacementRecord = {
@@ -471,6 +521,7 @@ export class DispatchController {
       placedAt: new Date().toISOString(),
     };
     delete record.mirrorUid;
+    delete record.waitingSince;
     // Assumed at once, before any await: placements running concurrently must count it.
     this.assumedPlacements.set(task.uid, decision.cluster);
     try {
@@ -486,25 +537,212 @@ export class DispatchController {
     return 'placed';
   }
 
-  private candidates(): ClusterCandidate[] {
-    const activeJobs = new Map<string, number>();
-    const count = (cluster: string) => activeJobs.set(cluster, (activeJobs.get(cluster) ?? 0) + 1);
-    const seen = new Set<string>();
+  /** What the Job asks of a cluster, from its spec and its jobrelay.dev/* annotations. */
+  private placementRequest(
+    origin: V1Job,
+    previous: PlacementRecord | undefined,
+  ): { kind: 'ok'; request: PlacementRequest } | { kind: 'invalid'; message: string } {
+    const annotations = origin.metadata?.annotations ?? {};
+    const selectorText = annotations[clusterSelectorAnnotation];
+    let clusterSelector: PlacementRequest['clusterSelector'];
+    if (selectorText !== undefined && selectorText.trim() !== '') {
+      const parsed = parseLabelSelector(selectorText);
+      if (!parsed.ok) {
+        return {
+          kind: 'invalid',
+          message: `annotation ${clusterSelectorAnnotation} is not a valid label selector: ${parsed.problem}`,
+        };
+      }
+      clusterSelector = parsed.selector;
+    }
+    const policy = annotations[placementPolicyAnnotation] ?? this.options.config.placementPolicy;
+    if (!(scoringPolicies as readonly string[]).includes(policy)) {
+      return {
+        kind: 'invalid',
+        message: `annotation ${placementPolicyAnnotation} must be one of ${scoringPolicies.join(', ')}, got ${JSON.stringify(policy)}`,
+      };
+    }
+    const pin = annotations[clusterPinAnnotation]?.trim();
+    return {
+      kind: 'ok',
+      request: {
+        namespace: origin.metadata!.namespace!,
+        excludedClusters: previous?.excludedClusters ?? [],
+        ...(clusterSelector ? { clusterSelector } : {}),
+        ...(pin ? { pinnedCluster: pin } : {}),
+        podRequests: this.podRequestsOf(origin),
+        pods: jobPodsAtOnce(origin.spec!),
+        policy: policy as ScoringPolicy,
+      },
+    };
+  }
+
+  /** One pod's requests; the template is immutable, so computed once per origin. */
+  private podRequestsOf(origin: V1Job): Resources {
+    const uid = origin.metadata!.uid!;
+    let requests = this.podRequestsCache.get(uid);
+    if (!requests) {
+      requests = origin.spec?.template.spec ? podRequests(origin.spec.template.spec) : {};
+      this.podRequestsCache.set(uid, requests);
+    }
+    return requests;
+  }
+
+  /**
+   * Per cluster: unfinished jobrelay Jobs placed there (placements not yet seen in the cache
+   * included) and the requests of those whose pods do not exist yet, so a burst of
+   * placements does not all land on the cluster that looked emptiest a moment ago.
+   */
+  private loadByCluster(): Map<string, { jobs: number; assumed: Resources }> {
+    const byCluster = new Map<string, { jobs: number; assumed: Resources }>();
     for (const job of this.origins.list()) {
       if (isFinished(job)) continue;
       const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
-      if (parsed.kind === 'ok' && parsed.record.cluster) {
-        count(parsed.record.cluster);
-        seen.add(job.metadata!.uid!);
+      const cluster =
+        (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ??
+        this.assumedPlacements.get(job.metadata!.uid!);
+      if (!cluster) continue;
+      const entry = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
+      entry.jobs += 1;
+      if (!isSuspended(job)) {
+        const mirror = this.registry.get(cluster)?.mirrors.get(jobKey(job));
+        const running = (mirror?.status?.active ?? 0) + (mirror?.status?.terminating ?? 0);
+        const outstanding = Math.max(0, jobPodsAtOnce(job.spec!) - running);
+        if (outstanding > 0)
+          entry.assumed = addResources(entry.assumed, times(this.podRequestsOf(job), outstanding));
       }
+      byCluster.set(cluster, entry);
     }
-    for (const [uid, cluster] of this.assumedPlacements) if (!seen.has(uid)) count(cluster);
-    return this.registry.states().map(({ name, state }) => ({
-      name,
-      active: state.active,
-      inactiveReason: state.reason,
-      activeJobs: activeJobs.get(name) ?? 0,
-    }));
+    return byCluster;
+  }
+
+  private candidates(): ClusterCandidate[] {
+    const load = this.loadByCluster();
+    return this.registry.clusters().map((cluster) => {
+      const here = load.get(cluster.name);
+      return {
+        name: cluster.name,
+        labels: cluster.labels,
+        active: cluster.state.active,
+        inactiveReason: cluster.state.reason,
+        cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
+        weight: cluster.spec.weight ?? 1,
+        allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
+        ...(cluster.spec.maxActiveJobs !== undefined ? { maxActiveJobs: cluster.spec.maxActiveJobs } : {}),
+        activeJobs: here?.jobs ?? 0,
+        ...(cluster.capacity
+          ? {
+              capacity: {
+                nodes: cluster.capacity.nodes,
+                allocatable: cluster.capacity.allocatable,
+                assumed: here?.assumed ?? {},
+              },
+            }
+          : {}),
+      };
+    });
+  }
+
+  /** The Job says why it waits (annotation), written only when the reason changes. */
+  private async noteUnschedulable(origin: V1Job, message: string): Promise<void> {
+    if (origin.metadata?.annotations?.[unschedulableAnnotation] === message) return;
+    await this.batch
+      .patchNamespacedJob(
+        {
+          name: origin.metadata!.name!,
+          namespace: origin.metadata!.namespace!,
+          body: { metadata: { annotations: { [unschedulableAnnotation]: message } } },
+        },
+        mergePatch,
+      )
+      .catch((err: unknown) =>
+        this.log.warn({ err: describeApiError(err) }, 'could not annotate the waiting Job'),
+      );
+  }
+
+  /**
+   * The optional give-up: a Job that fits nowhere for --placement-timeout-seconds fails with
+   * reason PlacementTimeout (FailureTarget and Failed, in one valid update).
+   */
+  private async giveUpIfWaitedTooLong(
+    origin: V1Job,
+    previous: PlacementRecord | undefined,
+    why: string,
+  ): Promise<boolean> {
+    const timeoutMs = this.options.config.placementTimeoutSeconds * 1000;
+    if (timeoutMs <= 0) return false;
+    const since = new Date(
+      previous?.waitingSince ?? origin.metadata?.creationTimestamp ?? Date.now(),
+    ).getTime();
+    if (Date.now() - since < timeoutMs) return false;
+    // Whole seconds: the apiserver stores no more, and a finer startTime would not compare equal.
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const message = `no cluster fit for ${this.options.config.placementTimeoutSeconds}s: ${why}`;
+    const failure = (type: string): V1JobCondition => ({
+      type,
+      status: 'True',
+      reason: 'PlacementTimeout',
+      message,
+      lastProbeTime: now,
+      lastTransitionTime: now,
+    });
+    const status = origin.status ?? {};
+    const result = await writeOriginStatus(this.batch, origin, {
+      ...status,
+      startTime: status.startTime ?? now,
+      active: 0,
+      ready: 0,
+      terminating: 0,
+      conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
+    });
+    if (result.kind !== 'written') {
+      this.log.warn(
+        { job: jobKey(origin), result: result.kind },
+        'could not fail the Job after the placement timeout',
+      );
+      return false;
+    }
+    await this.recordEvent(origin, 'Warning', 'PlacementTimeout', 'Place', message);
+    return true;
+  }
+
+  /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */
+  private retryWaitingPlacementsSoon(): void {
+    if (this.retryWaitingTimer) return;
+    this.retryWaitingTimer = setTimeout(() => {
+      this.retryWaitingTimer = undefined;
+      void this.queue.retryWaitingNow().catch(() => {});
+    }, 500);
+  }
+
+  /**
+   * Runs when a worker (re)connects, before it is Active: mirrors there that are not their
+   * origin's current placement (moved while the worker was away, or deleted) go first.
+   */
+  private async deleteStaleMirrorsOn(connection: WorkerConnection): Promise<void> {
+    if (!this.origins.hasSynced) await this.origins.waitForSync();
+    let deleted = 0;
+    for (const mirror of connection.mirrors.list()) {
+      const origin = this.origins.get(jobKey(mirror));
+      let stale = !origin || origin.metadata?.uid !== mirror.metadata?.labels?.[originUidLabel];
+      if (!stale && origin) {
+        const parsed = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
+        const ownership = mirrorOwnership(mirror, this.options.originId, origin.metadata!.uid!);
+        stale =
+          parsed.kind === 'ok' &&
+          ownership.kind === 'this-origin' &&
+          (parsed.record.cluster !== connection.name || parsed.record.attempt !== ownership.attempt);
+      }
+      if (!stale) continue;
+      await deleteMirror(connection, mirror);
+      deleted += 1;
+      this.log.info(
+        { job: jobKey(mirror), cluster: connection.name },
+        'deleted a stale mirror on a returning cluster',
+      );
+    }
+    if (deleted > 0)
+      this.log.info({ cluster: connection.name, deleted }, 'cleaned up before activating the cluster');
   }
 
   /** Writes the placement annotation over the version read: a concurrent change is a conflict, retried. */
@@ -517,7 +755,11 @@ export class DispatchController {
           body: {
             metadata: {
               resourceVersion: origin.metadata!.resourceVersion,
-              annotations: { [placementAnnotation]: formatPlacementRecord(record) },
+              annotations: {
+                [placementAnnotation]: formatPlacementRecord(record),
+                // Placed: the reason it waited no longer applies.
+                ...(record.cluster ? { [unschedulableAnnotation]: null } : {}),
+              },
             },
           },
         },
@@ -577,4 +819,8 @@ export class DispatchController {
       note,
     });
   }
+}
+
+function times(resources: Resources, n: number): Resources {
+  return Object.fromEntries(Object.entries(resources).map(([name, amount]) => [name, amount * n]));
 }

@@ -1,27 +1,32 @@
 import {
+  type ClusterApiClients,
+  type ClusterClientOptions,
   describeApiError,
   type InformerEvent,
   isNotFound,
+  makeClusterApiClients,
   mergePatch,
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
+import { formatResourceAmount, type Resources } from '@jobrelay/placement';
 import {
-  BatchV1Api,
-  CoreV1Api,
+  type BatchV1Api,
+  type CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
   type V1Job,
-  VersionApi,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { classifyConnectionError } from './classify-connection-error.ts';
 import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
+import { type CapacitySnapshot, WorkerCapacity } from './worker-capacity.ts';
 import {
   type ActiveReason,
   activeReasons,
   type WorkerCluster,
   type WorkerClusterCondition,
+  type WorkerClusterSpec,
   workerClusterGroup,
   workerClusterPlural,
   workerClusterVersion,
@@ -31,6 +36,8 @@ import {
 const probeTimeoutMs = 5_000;
 /** Rewrite lastHeartbeatTime at most this often: every write costs the management apiserver. */
 const heartbeatWriteIntervalMs = 30_000;
+/** First retry of a failed connection; doubles per attempt up to reconnectMaxBackoffMs. */
+const reconnectInitialBackoffMs = 1_000;
 
 export interface WorkerConnectionState {
   active: boolean;
@@ -48,20 +55,38 @@ export interface WorkerConnection {
   readonly kubernetesVersion: string | undefined;
 }
 
+/** Everything placement and the controller need to know about one registered cluster. */
+export interface WorkerClusterView {
+  name: string;
+  labels: Record<string, string>;
+  spec: WorkerClusterSpec;
+  state: WorkerConnectionState;
+  /** When it stopped being Active (undefined while Active or never connected). */
+  inactiveSince: number | undefined;
+  /** Undefined until its nodes and pods are listed. */
+  capacity: CapacitySnapshot | undefined;
+}
+
 interface ConnectionEntry {
   name: string;
   state: WorkerConnectionState;
   secretVersion?: string;
   kubeConfig?: KubeConfig;
   server?: string;
-  batch?: BatchV1Api;
-  core?: CoreV1Api;
+  clients?: ClusterApiClients;
   mirrors?: ResilientInformer<V1Job>;
+  capacity?: WorkerCapacity;
   kubernetesVersion?: string;
   /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
   clusterUid?: string;
   /** When this registration was first seen Active; the older of two twins is kept. */
   activeSince?: number;
+  inactiveSince?: number;
+  /** Failed connection attempts in a row, and when the next may run. */
+  attempts: number;
+  nextAttemptAt: number;
+  /** WorkerCluster generation last synced: a spec change retries at once. */
+  generation?: number;
   lastStatusWrite?: { at: number; signature: string };
   syncing?: Promise<void>;
 }
@@ -74,17 +99,31 @@ export interface WorkerClusterRegistryOptions {
   originId: string;
   log: Logger;
   healthIntervalMs?: number;
+  /** Cap of the exponential backoff between connection attempts to a failing cluster. */
+  reconnectMaxBackoffMs?: number;
+  /** Client-side rate limit per worker cluster. */
+  clientRateLimit?: ClusterClientOptions;
   /** A mirror changed on a worker. Must only enqueue. */
   onMirrorEvent: (cluster: string, event: InformerEvent<V1Job>) => void;
-  /** A cluster became Active or stopped being Active (or was removed). */
+  /** A cluster became Active or stopped being Active (or was removed), or its spec changed. */
   onAvailabilityChange?: (cluster: string, active: boolean) => void;
+  /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
+  onCapacityChange?: (cluster: string) => void;
+  /**
+   * Runs when a cluster connects (again), with its mirror cache synced, before it is marked
+   * Active: the place to delete mirrors that went stale while it was away.
+   */
+  beforeActive?: (connection: WorkerConnection) => Promise<void>;
+  /** Requests of Jobs placed on a cluster whose pods do not exist yet, for the status's free capacity. */
+  assumedRequests?: (cluster: string) => Resources;
 }
 
 /**
  * Keeps one connection per WorkerCluster, kept apart from workload logic (as MultiKueue's
- * multikueuecluster.go does): it loads the kubeconfig Secret, probes the cluster, keeps the
- * Active condition true to what it sees, and runs a label-selected watch of our mirrors.
- * A broken cluster never stops the others.
+ * multikueuecluster.go does): it loads the kubeconfig Secret, probes the cluster with capped
+ * exponential backoff while it fails, keeps the Active condition and capacity in the
+ * WorkerCluster's status, and runs label-selected watches of our mirrors plus the node and
+ * pod watches capacity needs. A broken cluster never stops the others.
  */
 export class WorkerClusterRegistry {
   private readonly options: WorkerClusterRegistryOptions;
@@ -97,7 +136,8 @@ export class WorkerClusterRegistry {
 
   constructor(options: WorkerClusterRegistryOptions) {
     this.options = options;
-    this.managementCore = options.management.makeApiClient(CoreV1Api);
+    const management = makeClusterApiClients(options.management, { qps: 50, burst: 100 });
+    this.managementCore = management.core;
     this.customObjects = options.management.makeApiClient(CustomObjectsApi);
     this.workerClusters = new ResilientInformer({
       name: 'WorkerClusters',
@@ -109,8 +149,15 @@ export class WorkerClusterRegistry {
       onEvent: (event) => {
         const name = event.object.metadata.name;
         if (event.type === 'delete') void this.remove(name);
-        else if (event.object.metadata.generation !== event.previous?.metadata.generation)
-          void this.sync(name);
+        else if (event.object.metadata.generation !== event.previous?.metadata.generation) {
+          void this.sync(name).then(() =>
+            this.options.onAvailabilityChange?.(name, this.entries.get(name)?.state.active ?? false),
+          );
+        } else if (
+          JSON.stringify(event.object.metadata.labels) !== JSON.stringify(event.previous?.metadata.labels)
+        ) {
+          this.options.onAvailabilityChange?.(name, this.entries.get(name)?.state.active ?? false);
+        }
       },
     });
   }
@@ -128,37 +175,53 @@ export class WorkerClusterRegistry {
     this.stopped = true;
     clearInterval(this.healthTimer);
     await this.workerClusters.stop();
-    await Promise.all([...this.entries.values()].map((entry) => entry.mirrors?.stop()));
+    await Promise.all([...this.entries.values()].map((entry) => this.disconnect(entry)));
   }
 
-  /** Every registered cluster, connected or not. */
+  /** Every cluster with clients, Active or not. */
   connections(): WorkerConnection[] {
-    return [...this.entries.values()].filter((e) => e.batch).map((e) => this.view(e));
+    return [...this.entries.values()].filter((e) => e.clients && e.mirrors).map((e) => this.view(e));
   }
 
-  /** Names and states of every registered WorkerCluster, including those that never connected. */
-  states(): Array<{ name: string; state: WorkerConnectionState }> {
-    return this.workerClusters.list().map((wc) => ({
-      name: wc.metadata.name,
-      state: this.entries.get(wc.metadata.name)?.state ?? {
-        active: false,
-        reason: activeReasons.connecting,
-        message: 'not checked yet',
-      },
-    }));
+  /** Every registered WorkerCluster, including those that never connected. */
+  clusters(): WorkerClusterView[] {
+    return this.workerClusters.list().map((wc) => {
+      const entry = this.entries.get(wc.metadata.name);
+      return {
+        name: wc.metadata.name,
+        labels: wc.metadata.labels ?? {},
+        spec: wc.spec,
+        state: entry?.state ?? {
+          active: false,
+          reason: activeReasons.connecting,
+          message: 'not checked yet',
+        },
+        inactiveSince: entry?.inactiveSince,
+        capacity: entry?.capacity?.hasSynced ? entry.capacity.snapshot() : undefined,
+      };
+    });
   }
 
   get(name: string): WorkerConnection | undefined {
     const entry = this.entries.get(name);
-    return entry?.batch ? this.view(entry) : undefined;
+    return entry?.clients && entry.mirrors ? this.view(entry) : undefined;
+  }
+
+  spec(name: string): WorkerClusterSpec | undefined {
+    return this.workerClusters.get(name)?.spec;
+  }
+
+  /** API requests sent to each worker so far (rate-limited clients only). */
+  requestCounts(): Record<string, number> {
+    return Object.fromEntries([...this.entries.values()].map((e) => [e.name, e.clients?.requestCount ?? 0]));
   }
 
   private view(entry: ConnectionEntry): WorkerConnection {
     return {
       name: entry.name,
       state: entry.state,
-      batch: entry.batch!,
-      core: entry.core!,
+      batch: entry.clients!.batch,
+      core: entry.clients!.core,
       mirrors: entry.mirrors!,
       kubernetesVersion: entry.kubernetesVersion,
     };
@@ -168,7 +231,12 @@ export class WorkerClusterRegistry {
   private sync(name: string): Promise<void> {
     let entry = this.entries.get(name);
     if (!entry) {
-      entry = { name, state: { active: false, reason: activeReasons.connecting, message: 'connecting' } };
+      entry = {
+        name,
+        state: { active: false, reason: activeReasons.connecting, message: 'connecting' },
+        attempts: 0,
+        nextAttemptAt: 0,
+      };
       this.entries.set(name, entry);
     }
     const current = entry;
@@ -183,16 +251,48 @@ export class WorkerClusterRegistry {
     const log = this.options.log.child({ cluster: entry.name });
     const workerCluster = this.workerClusters.get(entry.name);
     if (!workerCluster) return;
+    const specChanged = entry.generation !== workerCluster.metadata.generation;
+    entry.generation = workerCluster.metadata.generation;
+    const now = Date.now();
+    // A failing cluster is retried with backoff, not on every tick; a spec change retries now.
+    if (!entry.state.active && entry.attempts > 0 && now < entry.nextAttemptAt && !specChanged) return;
     const wasActive = entry.state.active;
-    entry.state = await this.probe(entry, workerCluster, log);
-    if (entry.state.active !== wasActive) {
+    const next = await this.probe(entry, workerCluster, log);
+    if (next.active && !wasActive && this.options.beforeActive) {
+      try {
+        // Stale mirrors go before anything new happens there.
+        await withTimeout(entry.mirrors!.waitForSync(), 30_000, `${entry.name} mirror list`);
+        await this.options.beforeActive(this.view(entry));
+      } catch (err) {
+        log.warn({ err: describeApiError(err) }, 'cleanup before activation failed; will retry');
+        entry.attempts += 1;
+        entry.nextAttemptAt = now + this.backoffMs(entry.attempts);
+        return this.writeStatus(entry, workerCluster, log);
+      }
+    }
+    entry.state = next;
+    if (next.active) {
+      entry.attempts = 0;
+      entry.nextAttemptAt = 0;
+      entry.inactiveSince = undefined;
+    } else {
+      entry.attempts += 1;
+      entry.nextAttemptAt = now + this.backoffMs(entry.attempts);
+      entry.inactiveSince ??= now;
+    }
+    if (next.active !== wasActive) {
       log.info(
-        { active: entry.state.active, reason: entry.state.reason, msg2: entry.state.message },
+        { active: next.active, reason: next.reason, detail: next.message },
         'cluster availability changed',
       );
-      this.options.onAvailabilityChange?.(entry.name, entry.state.active);
+      this.options.onAvailabilityChange?.(entry.name, next.active);
     }
     await this.writeStatus(entry, workerCluster, log);
+  }
+
+  private backoffMs(attempts: number): number {
+    const cap = this.options.reconnectMaxBackoffMs ?? 5 * 60_000;
+    return Math.min(reconnectInitialBackoffMs * 2 ** Math.max(0, attempts - 1), cap);
   }
 
   private async probe(
@@ -209,7 +309,7 @@ export class WorkerClusterRegistry {
         namespace: this.options.systemNamespace,
       });
     } catch (err) {
-      this.disconnect(entry);
+      await this.disconnect(entry);
       if (isNotFound(err)) {
         return inactive(
           activeReasons.secretNotFound,
@@ -219,7 +319,7 @@ export class WorkerClusterRegistry {
       return inactive(activeReasons.connecting, `cannot read Secret ${secretRef}: ${describeApiError(err)}`);
     }
     if (secret.metadata?.resourceVersion !== entry.secretVersion) {
-      this.disconnect(entry);
+      await this.disconnect(entry);
       const data = secret.data?.[key];
       if (!data) {
         return inactive(
@@ -232,28 +332,26 @@ export class WorkerClusterRegistry {
       entry.secretVersion = secret.metadata?.resourceVersion;
       entry.kubeConfig = loaded.kubeConfig;
       entry.server = loaded.server;
-      entry.batch = loaded.kubeConfig.makeApiClient(BatchV1Api);
-      entry.core = loaded.kubeConfig.makeApiClient(CoreV1Api);
-      entry.kubernetesVersion = undefined;
+      entry.clients = makeClusterApiClients(
+        loaded.kubeConfig,
+        this.options.clientRateLimit ?? { qps: 50, burst: 100 },
+      );
       log.info({ server: loaded.server }, 'loaded kubeconfig');
     }
     const server = entry.server!;
+    const clients = entry.clients!;
     try {
       // One call proves the address, TLS, credentials and the permission we need most.
       await withTimeout(
-        entry.batch!.listJobForAllNamespaces({ labelSelector: this.mirrorSelector(), limit: 1 }),
+        clients.batch.listJobForAllNamespaces({ labelSelector: this.mirrorSelector(), limit: 1 }),
         probeTimeoutMs,
         server,
       );
       if (!entry.kubernetesVersion) {
-        const version = await withTimeout(
-          entry.kubeConfig!.makeApiClient(VersionApi).getCode(),
-          probeTimeoutMs,
-          server,
-        );
+        const version = await withTimeout(clients.version.getCode(), probeTimeoutMs, server);
         entry.kubernetesVersion = version.gitVersion;
         const kubeSystem = await withTimeout(
-          entry.core!.readNamespace({ name: 'kube-system' }),
+          clients.core.readNamespace({ name: 'kube-system' }),
           probeTimeoutMs,
           server,
         ).catch(
@@ -276,14 +374,14 @@ export class WorkerClusterRegistry {
         (entry.activeSince === undefined || other.activeSince < entry.activeSince),
     );
     if (twin) {
-      this.disconnect(entry);
+      await this.disconnect(entry);
       return inactive(
         activeReasons.duplicateCluster,
         `${server} is the same cluster as WorkerCluster ${twin.name}; delete one of the two registrations`,
       );
     }
     entry.activeSince ??= Date.now();
-    if (!entry.mirrors) this.startMirrorInformer(entry, log);
+    if (!entry.mirrors) this.startWatches(entry, log);
     return {
       active: true,
       reason: activeReasons.connected,
@@ -295,7 +393,7 @@ export class WorkerClusterRegistry {
     return `jobrelay.dev/origin=${this.options.originId}`;
   }
 
-  private startMirrorInformer(entry: ConnectionEntry, log: Logger): void {
+  private startWatches(entry: ConnectionEntry, log: Logger): void {
     const cluster = entry.name;
     entry.mirrors = new ResilientInformer<V1Job>({
       name: `${cluster} mirror Jobs`,
@@ -309,25 +407,33 @@ export class WorkerClusterRegistry {
       onEvent: (event) => this.options.onMirrorEvent(cluster, event),
     });
     entry.mirrors.start();
+    entry.capacity = new WorkerCapacity({
+      cluster,
+      kubeConfig: entry.kubeConfig!,
+      log,
+      onChange: () => this.options.onCapacityChange?.(cluster),
+    });
+    entry.capacity.start();
   }
 
-  private disconnect(entry: ConnectionEntry): void {
-    void entry.mirrors?.stop();
+  private async disconnect(entry: ConnectionEntry): Promise<void> {
+    const { mirrors, capacity } = entry;
     entry.mirrors = undefined;
-    entry.batch = undefined;
-    entry.core = undefined;
+    entry.capacity = undefined;
+    entry.clients = undefined;
     entry.kubeConfig = undefined;
     entry.secretVersion = undefined;
     entry.kubernetesVersion = undefined;
     entry.clusterUid = undefined;
     entry.activeSince = undefined;
+    await Promise.all([mirrors?.stop(), capacity?.stop()]);
   }
 
   private async remove(name: string): Promise<void> {
     const entry = this.entries.get(name);
     if (!entry) return;
     await entry.syncing;
-    this.disconnect(entry);
+    await this.disconnect(entry);
     this.entries.delete(name);
     this.options.onAvailabilityChange?.(name, false);
   }
@@ -335,6 +441,27 @@ export class WorkerClusterRegistry {
   /** Activity for the printer column; counted from the mirror cache, no API call. */
   private activeJobs(entry: ConnectionEntry): number {
     return (entry.mirrors?.list() ?? []).filter((job) => !isFinished(job)).length;
+  }
+
+  private capacityStatus(
+    entry: ConnectionEntry,
+  ): NonNullable<WorkerCluster['status']>['capacity'] | undefined {
+    if (!entry.capacity?.hasSynced) return undefined;
+    const snapshot = entry.capacity.snapshot();
+    const assumed = this.options.assumedRequests?.(entry.name) ?? {};
+    const format = (resources: Resources) =>
+      Object.fromEntries(
+        Object.entries(resources)
+          .filter(([name]) => name === 'cpu' || name === 'memory' || name.includes('/'))
+          .map(([name, amount]) => [name, formatResourceAmount(name, Math.max(0, amount))]),
+      );
+    const free: Resources = {};
+    for (const node of snapshot.nodes) {
+      for (const [name, amount] of Object.entries(node.free))
+        free[name] = (free[name] ?? 0) + Math.max(0, amount);
+    }
+    for (const [name, amount] of Object.entries(assumed)) free[name] = (free[name] ?? 0) - amount;
+    return { nodes: snapshot.nodes.length, allocatable: format(snapshot.allocatable), free: format(free) };
   }
 
   private async writeStatus(
@@ -346,11 +473,14 @@ export class WorkerClusterRegistry {
     const previous = workerCluster.status?.conditions?.find((c) => c.type === 'Active');
     const status = state.active ? 'True' : 'False';
     const activeJobs = this.activeJobs(entry);
+    const capacity = this.capacityStatus(entry);
     const signature = JSON.stringify([
       status,
       state.reason,
       state.message,
       activeJobs,
+      capacity,
+      entry.attempts,
       workerCluster.metadata.generation,
     ]);
     const now = Date.now();
@@ -384,10 +514,13 @@ export class WorkerClusterRegistry {
             status: {
               observedGeneration: workerCluster.metadata.generation,
               activeJobs,
-              kubernetesVersion: entry.kubernetesVersion,
+              kubernetesVersion: entry.kubernetesVersion ?? workerCluster.status?.kubernetesVersion,
               lastHeartbeatTime: state.active
                 ? new Date(now).toISOString()
                 : workerCluster.status?.lastHeartbeatTime,
+              connectionAttempts: entry.attempts,
+              nextAttemptTime: state.active ? null : new Date(entry.nextAttemptAt).toISOString(),
+              capacity: capacity ?? null,
               conditions: [...others, condition],
             },
           },

@@ -18,14 +18,31 @@ export interface WorkerCluster {
     resourceVersion?: string;
     labels?: Record<string, string>;
   };
-  spec: { kubeconfigSecretRef: { name: string; key?: string } };
+  spec: WorkerClusterSpec;
   status?: {
     observedGeneration?: number;
     activeJobs?: number;
     kubernetesVersion?: string;
     lastHeartbeatTime?: string;
+    connectionAttempts?: number;
+    nextAttemptTime?: string;
+    capacity?: { nodes?: number; allocatable?: Record<string, string>; free?: Record<string, string> };
     conditions?: WorkerClusterCondition[];
   };
+}
+
+export interface WorkerClusterSpec {
+  kubeconfigSecretRef: { name: string; key?: string };
+  /** Multiplies the placement score; default 1, 0 makes the cluster a last resort. */
+  weight?: number;
+  /** Cordon: no new Jobs are placed here; Jobs already here stay. */
+  unschedulable?: boolean;
+  /** Drain: like cordon, and the unfinished Jobs here are placed elsewhere. */
+  drain?: boolean;
+  /** At most this many unfinished jobrelay Jobs at once. */
+  maxActiveJobs?: number;
+  /** Only Jobs from these namespaces; empty or absent means all. */
+  allowedNamespaces?: string[];
 }
 
 export const workerClusterGroup = 'jobrelay.dev';

@@ -6,6 +6,11 @@ export {
   reasonOf,
   statusCodeOf,
 } from './api-errors.ts';
+export {
+  type ClusterApiClients,
+  type ClusterClientOptions,
+  makeClusterApiClients,
+} from './cluster-api-clients.ts';
 export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
 export { mergePatch } from './patch.ts';
 export {
@@ -15,5 +20,6 @@ export {
   ResilientInformer,
   type ResilientInformerOptions,
 } from './resilient-informer.ts';
+export { TokenBucket } from './token-bucket.ts';
 export { deserialize, serialize } from './typed-objects.ts';
 export { TimeoutError, withTimeout } from './with-timeout.ts';

@@ -29,6 +29,7 @@ export interface ResilientInformerOptions<T extends InformableObject> {
    */
   modelName?: string;
   labelSelector?: string;
+  fieldSelector?: string;
   /**
    * Objects for which this returns false are not kept (memory stays proportional to what
    * we manage); one that stops matching is reported as deleted.
@@ -131,7 +132,7 @@ export class ResilientInformer<T extends InformableObject> {
   }
 
   private async relist(): Promise<void> {
-    const { apiVersion, kind, namespace, labelSelector } = this.options;
+    const { apiVersion, kind, namespace, labelSelector, fieldSelector } = this.options;
     const client = KubernetesObjectApi.makeApiClient(this.options.kubeConfig);
     const list = await client.list<T & KubernetesObject>(
       apiVersion,
@@ -140,7 +141,7 @@ export class ResilientInformer<T extends InformableObject> {
       undefined,
       undefined,
       undefined,
-      undefined,
+      fieldSelector,
       labelSelector,
     );
     const seen = new Set<string>();
@@ -196,6 +197,7 @@ export class ResilientInformer<T extends InformableObject> {
             resourceVersion: this.resourceVersion,
             allowWatchBookmarks: true,
             labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
             timeoutSeconds: this.options.watchTimeoutSeconds ?? 25,
           },
           (phase, apiObject) => {

@@ -17,5 +17,10 @@ export const clusterSelectorAnnotation = 'jobrelay.dev/cluster-selector';
 /** On the origin, set by users: the one WorkerCluster it must run on. */
 export const clusterPinAnnotation = 'jobrelay.dev/cluster';
 
+/** On the origin, set by users: `spread` (default) or `binpack`, overriding the controller's policy. */
+export const placementPolicyAnnotation = 'jobrelay.dev/placement-policy';
+/** On the origin, set by jobrelay while no cluster fits: why, kube-scheduler style. */
+export const unschedulableAnnotation = 'jobrelay.dev/unschedulable';
+
 /** The reporting controller name on Events, and the field manager of our writes. */
 export const controllerName = 'jobrelay.dev/dispatcher';

@@ -1,57 +1,199 @@
+import { describeLabelSelector, type LabelSelector, labelsMatch } from './label-selector.ts';
+import {
+  addResources,
+  fitsIn,
+  formatResourceAmount,
+  type Resources,
+  subtractResources,
+} from './resource-quantity.ts';
+
 /** What placement knows about one WorkerCluster when it decides. */
 export interface ClusterCandidate {
   name: string;
+  /** The WorkerCluster's metadata labels, matched by a Job's cluster selector. */
+  labels: Record<string, string>;
   /** The Active condition: connected and answering. */
   active: boolean;
   /** Why not, when not active (the Active condition's reason). */
   inactiveReason?: string;
-  /** Unfinished jobrelay mirrors on it now, plus placements not yet mirrored there. */
+  /** Cordoned (spec.unschedulable) or draining: no new Jobs. */
+  cordoned: boolean;
+  /** Multiplies the score; 0 makes the cluster a last resort. */
+  weight: number;
+  /** Namespaces whose Jobs may run there; empty means all. */
+  allowedNamespaces: readonly string[];
+  maxActiveJobs?: number;
+  /** Unfinished jobrelay Jobs placed there, including placements not yet mirrored. */
   activeJobs: number;
+  /** Undefined until the cluster's nodes and pods have been listed. */
+  capacity?: {
+    /** Free resources of each node new pods can land on. */
+    nodes: ReadonlyArray<{ name: string; free: Resources }>;
+    allocatable: Resources;
+    /** Requests of Jobs placed there whose pods do not exist yet (cf. kube-scheduler's assume cache). */
+    assumed: Resources;
+  };
 }
 
+export type ScoringPolicy = 'spread' | 'binpack';
+export const scoringPolicies: readonly ScoringPolicy[] = ['spread', 'binpack'];
+
 export interface PlacementRequest {
+  namespace: string;
   /** Clusters this Job must not go to, e.g. where a foreign Job already holds its name. */
   excludedClusters: readonly string[];
+  clusterSelector?: LabelSelector;
+  pinnedCluster?: string;
+  /** What one pod requests. */
+  podRequests: Resources;
+  /** Pods that run at once: min(parallelism, completions). */
+  pods: number;
+  policy: ScoringPolicy;
+}
+
+export interface ScoredCluster {
+  name: string;
+  score: number;
 }
 
 export type PlacementDecision =
-  | { kind: 'placed'; cluster: string; message: string }
+  | { kind: 'placed'; cluster: string; message: string; ranking: ScoredCluster[] }
   | { kind: 'unschedulable'; message: string };
 
+/** Scored resources: what kube-scheduler's NodeResourcesFit weighs by default. */
+const scoredResources = ['cpu', 'memory'] as const;
+
+function times(resources: Resources, n: number): Resources {
+  return Object.fromEntries(Object.entries(resources).map(([name, amount]) => [name, amount * n]));
+}
+
+function max(resources: readonly Resources[], name: string): number {
+  return resources.reduce((best, r) => Math.max(best, r[name] ?? 0), 0);
+}
+
+function hasRequests(requests: Resources): boolean {
+  return Object.values(requests).some((amount) => amount > 0);
+}
+
+/** Why a cluster cannot take the Job, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
+function filter(candidate: ClusterCandidate, request: PlacementRequest): string | undefined {
+  if (request.excludedClusters.includes(candidate.name)) {
+    return 'excluded (a Job of the same name that jobrelay does not own is there)';
+  }
+  if (request.pinnedCluster !== undefined && candidate.name !== request.pinnedCluster) {
+    return `not the pinned cluster ${request.pinnedCluster}`;
+  }
+  if (!candidate.active) return `not active (${candidate.inactiveReason ?? 'unknown'})`;
+  if (candidate.cordoned) return 'cordoned';
+  if (request.clusterSelector && !labelsMatch(request.clusterSelector, candidate.labels)) {
+    return `did not match selector ${describeLabelSelector(request.clusterSelector)}`;
+  }
+  if (candidate.allowedNamespaces.length > 0 && !candidate.allowedNamespaces.includes(request.namespace)) {
+    return `does not allow namespace ${request.namespace}`;
+  }
+  if (candidate.maxActiveJobs !== undefined && candidate.activeJobs >= candidate.maxActiveJobs) {
+    return `at maxActiveJobs (${candidate.maxActiveJobs})`;
+  }
+  if (!hasRequests(request.podRequests)) return undefined;
+  const capacity = candidate.capacity;
+  if (!capacity) return 'capacity not known yet';
+  // One node must fit one pod...
+  if (!capacity.nodes.some((node) => fitsIn(request.podRequests, node.free).length === 0)) {
+    const frees = capacity.nodes.map((node) => node.free);
+    const missing = Object.keys(request.podRequests).find(
+      (name) => (request.podRequests[name] ?? 0) > max(frees, name),
+    );
+    if (missing) {
+      const requested = formatResourceAmount(missing, request.podRequests[missing]!);
+      const largest = formatResourceAmount(missing, max(frees, missing));
+      return `insufficient ${missing} (requests ${requested}, largest free node ${largest})`;
+    }
+    return 'no single node fits one pod';
+  }
+  // ...and the cluster's free total must fit all the pods that run at once.
+  const freeTotal = subtractResources(
+    capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
+    capacity.assumed,
+  );
+  const needed = times(request.podRequests, request.pods);
+  const short = fitsIn(needed, freeTotal)[0];
+  if (short) {
+    return `insufficient ${short} in total (${request.pods} pods need ${formatResourceAmount(short, needed[short]!)}, free ${formatResourceAmount(short, Math.max(0, freeTotal[short] ?? 0))})`;
+  }
+  return undefined;
+}
+
 /**
- * The simple policy of the dispatch pipeline: among Active clusters not excluded, the one
- * with the fewest active jobrelay Jobs (ties by name, so the choice is reproducible). When
- * none fits, the message counts why, kube-scheduler style:
- * `0/3 clusters available: 2 not active (Unreachable), 1 excluded (name collision).`
+ * 0..100: spread prefers the cluster left with the largest free fraction after the Job
+ * (least allocated), binpack the one left fullest (most allocated), as kube-scheduler's
+ * NodeResourcesFit strategies do for nodes. Then multiplied by the cluster's weight.
+ */
+function score(candidate: ClusterCandidate, request: PlacementRequest): number {
+  const capacity = candidate.capacity;
+  let total = 0;
+  let counted = 0;
+  if (capacity) {
+    const freeTotal = subtractResources(
+      capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
+      capacity.assumed,
+    );
+    const needed = times(request.podRequests, request.pods);
+    for (const name of scoredResources) {
+      const allocatable = capacity.allocatable[name] ?? 0;
+      if (allocatable <= 0) continue;
+      const freeAfter = Math.max(0, (freeTotal[name] ?? 0) - (needed[name] ?? 0));
+      const freeFraction = Math.min(1, freeAfter / allocatable);
+      total += request.policy === 'spread' ? freeFraction : 1 - freeFraction;
+      counted += 1;
+    }
+  }
+  const base = counted > 0 ? (total / counted) * 100 : 50;
+  return Math.round(base * candidate.weight * 100) / 100;
+}
+
+/**
+ * The placement decision: filter, then score. Pure, so every case is a unit test. When
+ * nothing fits the message counts why, kube-scheduler style:
+ * `0/3 clusters available: 1 cordoned, 1 did not match selector region=eu, 1 insufficient cpu (requests 8, largest free node 4).`
  */
 export function chooseWorkerCluster(
   candidates: readonly ClusterCandidate[],
   request: PlacementRequest,
 ): PlacementDecision {
-  const excluded = new Set(request.excludedClusters);
   const rejections = new Map<string, number>();
-  const reject = (why: string) => rejections.set(why, (rejections.get(why) ?? 0) + 1);
   const feasible: ClusterCandidate[] = [];
   for (const candidate of candidates) {
-    if (excluded.has(candidate.name))
-      reject('excluded (a Job of the same name that jobrelay does not own is there)');
-    else if (!candidate.active) reject(`not active (${candidate.inactiveReason ?? 'unknown'})`);
-    else feasible.push(candidate);
+    const why = filter(candidate, request);
+    if (why === undefined) feasible.push(candidate);
+    else rejections.set(why, (rejections.get(why) ?? 0) + 1);
   }
   const total = candidates.length;
+  const reasons = [...rejections.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([why, count]) => `${count} ${why}`);
   if (feasible.length === 0) {
     if (total === 0)
       return { kind: 'unschedulable', message: '0/0 clusters available: no WorkerCluster is registered.' };
-    const reasons = [...rejections.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([why, count]) => `${count} ${why}`);
     return { kind: 'unschedulable', message: `0/${total} clusters available: ${reasons.join(', ')}.` };
   }
-  feasible.sort((a, b) => a.activeJobs - b.activeJobs || a.name.localeCompare(b.name));
-  const chosen = feasible[0]!;
+  const ranking = feasible
+    .map((candidate) => ({ candidate, score: score(candidate, request) }))
+    .sort(
+      // Weight 0 is a last resort even against a cluster that scores 0 (left full, or a GPU-only Job under binpack).
+      (a, b) =>
+        Number(b.candidate.weight > 0) - Number(a.candidate.weight > 0) ||
+        b.score - a.score ||
+        a.candidate.activeJobs - b.candidate.activeJobs ||
+        a.candidate.name.localeCompare(b.candidate.name),
+    )
+    .map(({ candidate, score }) => ({ name: candidate.name, score }));
+  const [best, ...rest] = ranking as [ScoredCluster, ...ScoredCluster[]];
+  const others = rest.length > 0 ? `; ${rest.map((r) => `${r.name} ${r.score}`).join(', ')}` : '';
+  const filtered = reasons.length > 0 ? ` ${total - feasible.length} filtered: ${reasons.join(', ')}.` : '';
   return {
     kind: 'placed',
-    cluster: chosen.name,
-    message: `placed on ${chosen.name}: fewest active Jobs (${chosen.activeJobs}) of ${feasible.length}/${total} available clusters`,
+    cluster: best.name,
+    ranking,
+    message: `placed on ${best.name} by ${request.policy} (score ${best.score}${others}); ${feasible.length}/${total} clusters feasible.${filtered}`,
   };
 }

@@ -3,7 +3,17 @@ export {
   chooseWorkerCluster,
   type PlacementDecision,
   type PlacementRequest,
+  type ScoredCluster,
+  type ScoringPolicy,
+  scoringPolicies,
 } from './choose-worker-cluster.ts';
+export {
+  describeLabelSelector,
+  type LabelRequirement,
+  type LabelSelector,
+  labelsMatch,
+  parseLabelSelector,
+} from './label-selector.ts';
 export {
   type PlacementOutcome,
   PlacementQueue,
@@ -19,3 +29,13 @@ export {
   type PlacementRecord,
   parsePlacementRecord,
 } from './placement-record.ts';
+export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
+export {
+  addResources,
+  fitsIn,
+  formatResourceAmount,
+  parseQuantity,
+  type Resources,
+  resourceAmount,
+  subtractResources,
+} from './resource-quantity.ts';

@@ -21,6 +21,8 @@ const placementRecordSchema = z.object({
   excludedClusters: z.array(z.string()),
   /** Why the last attempt ended, for people reading the annotation. */
   lastReplacedBecause: z.string().optional(),
+  /** When this attempt started waiting for a cluster (the placement timeout counts from it). */
+  waitingSince: z.string().optional(),
 });
 
 export type CarriedProgress = z.infer<typeof carriedProgressSchema>;

@@ -1,0 +1,128 @@
+import { ResilientInformer } from '@jobrelay/kube';
+import {
+  addResources,
+  podRequests,
+  type Resources,
+  resourceAmount,
+  subtractResources,
+} from '@jobrelay/placement';
+import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+export interface NodeCapacity {
+  name: string;
+  allocatable: Resources;
+  /** Requests of the non-terminal pods bound to it. */
+  requested: Resources;
+  free: Resources;
+}
+
+export interface CapacitySnapshot {
+  /** Nodes new pods can land on (Ready, not cordoned, no NoSchedule/NoExecute taint). */
+  nodes: NodeCapacity[];
+  allocatable: Resources;
+  /** Requests of every non-terminal pod, bound or pending. */
+  requested: Resources;
+}
+
+function schedulable(node: V1Node): boolean {
+  if (node.spec?.unschedulable) return false;
+  if (node.spec?.taints?.some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')) return false;
+  return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+function allocatableOf(node: V1Node): Resources {
+  const resources: Resources = {};
+  for (const [name, quantity] of Object.entries(node.status?.allocatable ?? {})) {
+    const amount = resourceAmount(name, quantity);
+    if (amount !== undefined) resources[name] = amount;
+  }
+  return resources;
+}
+
+/**
+ * A worker's capacity, kept current from watches as kube-scheduler keeps its own: per node,
+ * allocatable minus the requests of the non-terminal pods on it. Terminal pods are filtered
+ * out by the apiserver, so memory follows what runs, not what ran.
+ */
+export class WorkerCapacity {
+  private readonly nodes: ResilientInformer<V1Node>;
+  private readonly pods: ResilientInformer<V1Pod>;
+  private cached: CapacitySnapshot | undefined;
+
+  constructor(options: { cluster: string; kubeConfig: KubeConfig; log: Logger; onChange: () => void }) {
+    const changed = () => {
+      this.cached = undefined;
+      options.onChange();
+    };
+    this.nodes = new ResilientInformer<V1Node>({
+      name: `${options.cluster} nodes`,
+      kubeConfig: options.kubeConfig,
+      apiVersion: 'v1',
+      kind: 'Node',
+      path: '/api/v1/nodes',
+      modelName: 'V1Node',
+      log: options.log,
+      onEvent: changed,
+    });
+    this.pods = new ResilientInformer<V1Pod>({
+      name: `${options.cluster} pods`,
+      kubeConfig: options.kubeConfig,
+      apiVersion: 'v1',
+      kind: 'Pod',
+      path: '/api/v1/pods',
+      modelName: 'V1Pod',
+      fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
+      log: options.log,
+      onEvent: changed,
+    });
+  }
+
+  start(): void {
+    this.nodes.start();
+    this.pods.start();
+  }
+
+  async waitForSync(): Promise<void> {
+    await Promise.all([this.nodes.waitForSync(), this.pods.waitForSync()]);
+  }
+
+  get hasSynced(): boolean {
+    return this.nodes.hasSynced && this.pods.hasSynced;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.nodes.stop(), this.pods.stop()]);
+  }
+
+  snapshot(): CapacitySnapshot {
+    if (this.cached) return this.cached;
+    const byNode = new Map<string, Resources>();
+    let requested: Resources = {};
+    for (const pod of this.pods.list()) {
+      const phase = pod.status?.phase;
+      if (phase === 'Succeeded' || phase === 'Failed' || !pod.spec) continue;
+      const request = podRequests(pod.spec);
+      requested = addResources(requested, request);
+      const node = pod.spec.nodeName;
+      if (node) byNode.set(node, addResources(byNode.get(node) ?? {}, request));
+    }
+    let allocatable: Resources = {};
+    const nodes: NodeCapacity[] = [];
+    for (const node of this.nodes.list()) {
+      const name = node.metadata?.name ?? '';
+      const nodeAllocatable = allocatableOf(node);
+      allocatable = addResources(allocatable, nodeAllocatable);
+      if (!schedulable(node)) continue;
+      const nodeRequested = byNode.get(name) ?? {};
+      nodes.push({
+        name,
+        allocatable: nodeAllocatable,
+        requested: nodeRequested,
+        free: subtractResources(nodeAllocatable, nodeRequested),
+      });
+    }
+    this.cached = { nodes, allocatable, requested };
+    return this.cached;
+  }
+}

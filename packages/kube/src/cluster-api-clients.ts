@@ -1,0 +1,76 @@
+import {
+  type ApiType,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  createConfiguration,
+  type KubeConfig,
+  type RequestContext,
+  type ResponseContext,
+  ServerConfiguration,
+  VersionApi,
+} from '@kubernetes/client-node';
+import { TokenBucket } from './token-bucket.ts';
+
+export interface ClusterClientOptions {
+  /** Sustained requests per second to this cluster's apiserver (client-go's default is 5; ours is higher, see the flag). */
+  qps: number;
+  /** Requests allowed at once above the sustained rate. */
+  burst: number;
+}
+
+export interface ClusterApiClients {
+  batch: BatchV1Api;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+  version: VersionApi;
+  /** Requests sent through these clients so far. */
+  readonly requestCount: number;
+}
+
+type Dispatcher = ReturnType<RequestContext['getDispatcher']>;
+
+/**
+ * API clients for one cluster that share one rate limit and one HTTP connection pool.
+ * client-node builds a new connection pool for every request (so every call pays a TLS
+ * handshake); here the first request's pool is kept and reused by all the others.
+ */
+export function makeClusterApiClients(
+  kubeConfig: KubeConfig,
+  options: ClusterClientOptions,
+): ClusterApiClients {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const bucket = new TokenBucket(options);
+  let shared: Dispatcher | undefined;
+  let requests = 0;
+  const configuration = createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kubeConfig },
+    promiseMiddleware: [
+      {
+        async pre(context: RequestContext): Promise<RequestContext> {
+          await bucket.take();
+          requests += 1;
+          if (shared) context.setDispatcher(shared);
+          else shared = context.getDispatcher();
+          context.setHeaderParam('User-Agent', 'jobrelay');
+          return context;
+        },
+        async post(context: ResponseContext): Promise<ResponseContext> {
+          return context;
+        },
+      },
+    ],
+  });
+  const make = <T extends ApiType>(Api: new (config: typeof configuration) => T): T => new Api(configuration);
+  return {
+    batch: make(BatchV1Api),
+    core: make(CoreV1Api),
+    custom: make(CustomObjectsApi),
+    version: make(VersionApi),
+    get requestCount() {
+      return requests;
+    },
+  };
+}

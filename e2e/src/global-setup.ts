@@ -21,7 +21,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const began = Date.now();
   const { sandbox, started } = await sandboxUp({
     dir,
-    workers: 2,
+    workers: 3,
     log: (line) => console.log(`[sandbox] ${line}`),
   });
   // Dispatch tests need jobrelay's CRDs and the workers registered, as an admin would.

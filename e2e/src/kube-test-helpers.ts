@@ -92,6 +92,12 @@ export interface SandboxJobOptions {
   spec?: Partial<V1JobSpec>;
   /** Pod annotations the sandbox's pod runner obeys: run-seconds, exit-code, fail-indexes. */
   pod?: { runSeconds?: number; exitCode?: number; failIndexes?: string };
+  /** Container resource requests, e.g. { cpu: '2', memory: '1Gi' }. */
+  requests?: Record<string, string>;
+  /** Container limits; extended resources such as GPUs must be given as limits. */
+  limits?: Record<string, string>;
+  /** Extra annotations on the Job itself (jobrelay.dev/cluster-selector, ...). */
+  annotations?: Record<string, string>;
 }
 
 /** A Job whose pods the sandbox's KWOK stages drive: they run `runSeconds` and exit with `exitCode`. */
@@ -106,7 +112,7 @@ export function sandboxJob(options: SandboxJobOptions): V1Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name: options.name },
+    metadata: { name: options.name, ...(options.annotations ? { annotations: options.annotations } : {}) },
     spec: {
       ...(options.managedBy ? { managedBy: options.managedBy } : {}),
       ...options.spec,
@@ -114,7 +120,16 @@ export function sandboxJob(options: SandboxJobOptions): V1Job {
         metadata: { annotations },
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'main', image: 'registry.invalid/sandbox:fake', command: ['true'] }],
+          containers: [
+            {
+              name: 'main',
+              image: 'registry.invalid/sandbox:fake',
+              command: ['true'],
+              ...(options.requests || options.limits
+                ? { resources: { requests: options.requests, limits: options.limits } }
+                : {}),
+            },
+          ],
         },
       },
     },

@@ -168,12 +168,12 @@ describe('a Job of the same name that jobrelay does not own', () => {
   it('is left alone, and the Job runs on another cluster', async () => {
     controller = startController(fleet.sandbox);
     const name = uniqueName('collide');
-    const [first, second] = fleet.sandbox.workers.map((w) => w.name) as [string, string];
+    const [first] = fleet.sandbox.workers.map((w) => w.name) as [string];
     const foreign = await createForeign(first, name);
     const origin = await createDispatched(name);
     const done = await waitForFinishedJob(fleet.management, namespace, name);
     expect(isTrue(done, 'Complete')).toBe(true);
-    expect(placementOf(done).cluster).toBe(second);
+    expect(placementOf(done).cluster).not.toBe(first);
     await expectUntouched(first, foreign);
     if (placementOf(done).excludedClusters.includes(first)) {
       expect(await eventReasons(origin)).toContain('NameCollision');

@@ -75,8 +75,36 @@ function hasRequests(requests: Resources): boolean {
   return Object.values(requests).some((amount) => amount > 0);
 }
 
+/**
+ * Why a cluster cannot take the Job. Rejections with the same `group` are counted together;
+ * for resources, the message then names the most any of them had free (kube-scheduler
+ * likewise says "3 Insufficient cpu", not three lines).
+ */
+type Rejection =
+  | string
+  | {
+      group: string;
+      resource: string;
+      requested: number;
+      free: number;
+      kind: 'node' | 'total';
+      pods: number;
+    };
+
+function renderRejection(count: number, rejections: Rejection[]): string {
+  const first = rejections[0]!;
+  if (typeof first === 'string') return `${count} ${first}`;
+  const free = Math.max(...rejections.map((r) => (typeof r === 'string' ? 0 : r.free)));
+  const fmt = (amount: number) => formatResourceAmount(first.resource, Math.max(0, amount));
+  if (first.kind === 'node') {
+    return `${count} insufficient ${first.resource} (requests ${fmt(first.requested)}, largest free node ${fmt(free)})`;
+  }
+  const pods = `${first.pods} ${first.pods === 1 ? 'pod needs' : 'pods need'}`;
+  return `${count} insufficient ${first.resource} in total (${pods} ${fmt(first.requested)}, ${count === 1 ? 'free' : 'most free'} ${fmt(free)})`;
+}
+
 /** Why a cluster cannot take the Job, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
-function filter(candidate: ClusterCandidate, request: PlacementRequest): string | undefined {
+function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejection | undefined {
   if (request.excludedClusters.includes(candidate.name)) {
     return 'excluded (a Job of the same name that jobrelay does not own is there)';
   }
@@ -104,9 +132,14 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): string 
       (name) => (request.podRequests[name] ?? 0) > max(frees, name),
     );
     if (missing) {
-      const requested = formatResourceAmount(missing, request.podRequests[missing]!);
-      const largest = formatResourceAmount(missing, max(frees, missing));
-      return `insufficient ${missing} (requests ${requested}, largest free node ${largest})`;
+      return {
+        group: `insufficient ${missing}`,
+        resource: missing,
+        requested: request.podRequests[missing]!,
+        free: max(frees, missing),
+        kind: 'node',
+        pods: 1,
+      };
     }
     return 'no single node fits one pod';
   }
@@ -118,7 +151,14 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): string 
   const needed = times(request.podRequests, request.pods);
   const short = fitsIn(needed, freeTotal)[0];
   if (short) {
-    return `insufficient ${short} in total (${request.pods} pods need ${formatResourceAmount(short, needed[short]!)}, free ${formatResourceAmount(short, Math.max(0, freeTotal[short] ?? 0))})`;
+    return {
+      group: `insufficient ${short} in total`,
+      resource: short,
+      requested: needed[short]!,
+      free: freeTotal[short] ?? 0,
+      kind: 'total',
+      pods: request.pods,
+    };
   }
   return undefined;
 }
@@ -160,17 +200,21 @@ export function chooseWorkerCluster(
   candidates: readonly ClusterCandidate[],
   request: PlacementRequest,
 ): PlacementDecision {
-  const rejections = new Map<string, number>();
+  const rejections = new Map<string, Rejection[]>();
   const feasible: ClusterCandidate[] = [];
   for (const candidate of candidates) {
     const why = filter(candidate, request);
-    if (why === undefined) feasible.push(candidate);
-    else rejections.set(why, (rejections.get(why) ?? 0) + 1);
+    if (why === undefined) {
+      feasible.push(candidate);
+      continue;
+    }
+    const group = typeof why === 'string' ? why : why.group;
+    rejections.set(group, [...(rejections.get(group) ?? []), why]);
   }
   const total = candidates.length;
   const reasons = [...rejections.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([why, count]) => `${count} ${why}`);
+    .map(([, group]) => renderRejection(group.length, group));
   if (feasible.length === 0) {
     if (total === 0)
       return { kind: 'unschedulable', message: '0/0 clusters available: no WorkerCluster is registered.' };

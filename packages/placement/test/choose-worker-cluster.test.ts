@@ -551,10 +551,9 @@ describe('chooseWorkerCluster: why nothing fits', () => {
       message: '0/2 clusters available: 2 insufficient cpu (requests 8, largest free node 4).',
     },
     {
-      name: 'different numbers make different reasons',
+      name: 'one resource short on several clusters is one reason, naming the most any of them had free',
       clusters: [cluster('a').nodes(['4', '16Gi']), cluster('b').nodes(['2', '16Gi'])],
-      message:
-        '0/2 clusters available: 1 insufficient cpu (requests 8, largest free node 2), 1 insufficient cpu (requests 8, largest free node 4).',
+      message: '0/2 clusters available: 2 insufficient cpu (requests 8, largest free node 4).',
     },
     {
       name: 'one reason for many clusters',

@@ -1,0 +1,60 @@
+import { mergePatch } from '@jobrelay/kube';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { Fleet } from './dispatch-fixtures.ts';
+
+const group = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'workerclusters' } as const;
+
+export interface WorkerClusterPatch {
+  labels?: Record<string, string | null>;
+  spec?: Record<string, unknown>;
+}
+
+/** What an admin does with kubectl edit/label/patch on a WorkerCluster. */
+export function workerClusterAdmin(fleet: Fleet) {
+  const custom = fleet.management.kubeConfig.makeApiClient(CustomObjectsApi);
+  return {
+    async patch(name: string, patch: WorkerClusterPatch): Promise<void> {
+      await custom.patchClusterCustomObject(
+        {
+          ...group,
+          name,
+          body: {
+            ...(patch.labels ? { metadata: { labels: patch.labels } } : {}),
+            ...(patch.spec ? { spec: patch.spec } : {}),
+          },
+        },
+        mergePatch,
+      );
+    },
+    async get(name: string): Promise<{
+      metadata: { labels?: Record<string, string> };
+      spec: Record<string, unknown>;
+      status?: {
+        capacity?: { free?: Record<string, string>; allocatable?: Record<string, string> };
+        conditions?: Array<{ type: string; status: string; reason?: string }>;
+      };
+    }> {
+      return (await custom.getClusterCustomObject({ ...group, name })) as never;
+    },
+    /** Back to a plain registration: no test labels, weight 1, not cordoned or drained, no limits. */
+    async reset(name: string, testLabels: string[]): Promise<void> {
+      await custom.patchClusterCustomObject(
+        {
+          ...group,
+          name,
+          body: {
+            metadata: { labels: Object.fromEntries(testLabels.map((l) => [l, null])) },
+            spec: {
+              weight: 1,
+              unschedulable: null,
+              drain: null,
+              maxActiveJobs: null,
+              allowedNamespaces: null,
+            },
+          },
+        },
+        mergePatch,
+      );
+    },
+  };
+}

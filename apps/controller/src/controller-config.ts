@@ -44,6 +44,8 @@ export const controllerConfigSchema = z.object({
   workerBurst: z.coerce.number().int().min(1).max(10_000).default(100),
   /** Cap of the backoff between connection attempts to a failing worker. */
   clusterReconnectMaxSeconds: seconds(300, 1),
+  /** Accept exec credential plugins in worker kubeconfigs; they run programs inside the controller. */
+  allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
   createNamespaces: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
   reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
@@ -64,6 +66,7 @@ const flags = {
   'cluster-health-interval-seconds': 'clusterHealthIntervalSeconds',
   'create-namespaces': 'createNamespaces',
   'placement-policy': 'placementPolicy',
+  'allow-exec-plugins': 'allowExecPlugins',
   'worker-lost-timeout-seconds': 'workerLostTimeoutSeconds',
   'placement-timeout-seconds': 'placementTimeoutSeconds',
   'worker-qps': 'workerQps',
@@ -105,7 +108,7 @@ export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): Co
         .split(',')
         .map((n) => n.trim())
         .filter(Boolean);
-    else if (field === 'createNamespaces')
+    else if (field === 'createNamespaces' || field === 'allowExecPlugins')
       // Anything but a clear yes or no is an error, not a silent false.
       raw[field] = ['true', '1'].includes(value) ? true : ['false', '0'].includes(value) ? false : value;
     else raw[field] = value;

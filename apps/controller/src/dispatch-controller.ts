@@ -124,6 +124,7 @@ export class DispatchController {
       healthIntervalMs: config.clusterHealthIntervalSeconds * 1000,
       reconnectMaxBackoffMs: config.clusterReconnectMaxSeconds * 1000,
       clientRateLimit: { qps: config.workerQps, burst: config.workerBurst },
+      allowExecPlugins: config.allowExecPlugins,
       onMirrorEvent: (_cluster, event) => this.reconciles.add(jobKey(event.object)),
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting Jobs get another look now.

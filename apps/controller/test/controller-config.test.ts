@@ -27,6 +27,7 @@ const defaults: ControllerConfig = {
   workerQps: 50,
   workerBurst: 100,
   clusterReconnectMaxSeconds: 300,
+  allowExecPlugins: false,
   createNamespaces: true,
   reconcileConcurrency: 16,
   logLevel: 'info',

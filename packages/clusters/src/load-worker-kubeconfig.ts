@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { type ActiveReason, activeReasons } from './worker-cluster.ts';
@@ -50,7 +51,14 @@ function unsafe(message: string): KubeconfigLoad {
  * Parses and vets a worker's kubeconfig. Only self-contained, TLS-verified configurations
  * are accepted. Messages name the problem and the fix, never a credential.
  */
-export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
+export interface KubeconfigPolicy {
+  /** Accept exec credential plugins (cloud IAM logins); off by default: they run programs in the controller. */
+  allowExecPlugins?: boolean;
+  /** The clock, for certificate validity. */
+  now?: Date;
+}
+
+export function loadWorkerKubeconfig(text: string, policy: KubeconfigPolicy = {}): KubeconfigLoad {
   let raw: RawKubeconfig;
   try {
     raw = parse(text) as RawKubeconfig;
@@ -120,6 +128,7 @@ export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
     return unsafe('certificate-authority is a file path; use certificate-authority-data');
   }
   for (const [field, why] of Object.entries(unsafeUserFields)) {
+    if (field === 'exec' && policy.allowExecPlugins) continue;
     if (user[field] !== undefined) return unsafe(`user field ${field} is not allowed: ${why}`);
   }
   const badData = [
@@ -133,6 +142,12 @@ export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
       message: `${badData.join(', ')} ${badData.length === 1 ? 'is' : 'are'} not valid base64`,
     };
   }
+  const certificateProblem = clientCertificateProblem(
+    user['client-certificate-data'],
+    policy.now ?? new Date(),
+  );
+  if (certificateProblem)
+    return { ok: false, reason: activeReasons.certificateExpired, message: certificateProblem };
   const kubeConfig = new KubeConfig();
   try {
     kubeConfig.loadFromString(text);
@@ -149,4 +164,25 @@ export function loadWorkerKubeconfig(text: string): KubeconfigLoad {
     };
   }
   return { ok: true, kubeConfig, server: url.origin };
+}
+
+/**
+ * An expired (or not yet valid) client certificate is named as such, before any connection:
+ * the apiserver would only answer 401 and leave the admin guessing.
+ */
+function clientCertificateProblem(data: unknown, now: Date): string | undefined {
+  if (typeof data !== 'string') return undefined;
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(Buffer.from(data, 'base64'));
+  } catch {
+    return undefined; // not a certificate we can read: the TLS handshake will say more
+  }
+  const notAfter = new Date(certificate.validTo);
+  const notBefore = new Date(certificate.validFrom);
+  if (now > notAfter)
+    return `the client certificate expired on ${notAfter.toISOString()}: issue a new one and update the Secret`;
+  if (now < notBefore)
+    return `the client certificate is not valid before ${notBefore.toISOString()}: check the issuer's clock`;
+  return undefined;
 }

@@ -103,6 +103,8 @@ export interface WorkerClusterRegistryOptions {
   reconnectMaxBackoffMs?: number;
   /** Client-side rate limit per worker cluster. */
   clientRateLimit?: ClusterClientOptions;
+  /** Accept exec credential plugins in worker kubeconfigs (off by default). */
+  allowExecPlugins?: boolean;
   /** A mirror changed on a worker. Must only enqueue. */
   onMirrorEvent: (cluster: string, event: InformerEvent<V1Job>) => void;
   /** A cluster became Active or stopped being Active (or was removed), or its spec changed. */
@@ -327,7 +329,9 @@ export class WorkerClusterRegistry {
           `Secret ${secretRef} has no key ${JSON.stringify(key)}`,
         );
       }
-      const loaded = loadWorkerKubeconfig(Buffer.from(data, 'base64').toString('utf8'));
+      const loaded = loadWorkerKubeconfig(Buffer.from(data, 'base64').toString('utf8'), {
+        allowExecPlugins: this.options.allowExecPlugins ?? false,
+      });
       if (!loaded.ok) return inactive(loaded.reason, `Secret ${secretRef}: ${loaded.message}`);
       entry.secretVersion = secret.metadata?.resourceVersion;
       entry.kubeConfig = loaded.kubeConfig;

@@ -58,6 +58,7 @@ export const activeReasons = {
   kubeconfigUnsafe: 'KubeconfigUnsafe',
   unreachable: 'Unreachable',
   tlsError: 'TLSError',
+  certificateExpired: 'CertificateExpired',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
   connecting: 'Connecting',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadWorkerKubeconfig } from '../src/load-worker-kubeconfig.ts';
@@ -400,5 +401,47 @@ describe('a context naming a user that is not there', () => {
     );
     expect(result).toMatchObject({ ok: false, reason: 'KubeconfigMalformed' });
     expect(result.ok ? '' : result.message).toContain('"missing"');
+  });
+});
+
+describe('client certificate validity and exec plugins', () => {
+  const fixture = (name: string) =>
+    readFileSync(new URL(`./fixtures/${name}`, import.meta.url)).toString('base64');
+  const kubeconfigWith = (user: string) =>
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]',
+      `users: [{name: u, user: ${user}}]`,
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ].join('\n');
+
+  it('names an expired client certificate before any connection', async () => {
+    const { loadWorkerKubeconfig } = await import('../src/load-worker-kubeconfig.ts');
+    const result = loadWorkerKubeconfig(
+      kubeconfigWith(
+        `{client-certificate-data: ${fixture('expired-client.crt')}, client-key-data: ${Buffer.from('k').toString('base64')}}`,
+      ),
+    );
+    expect(result).toMatchObject({ ok: false, reason: 'CertificateExpired' });
+    expect(result.ok ? '' : result.message).toMatch(/^the client certificate expired on \d{4}-\d\d-\d\dT/);
+  });
+
+  it('accepts a certificate that is still valid', async () => {
+    const { loadWorkerKubeconfig } = await import('../src/load-worker-kubeconfig.ts');
+    const result = loadWorkerKubeconfig(
+      kubeconfigWith(
+        `{client-certificate-data: ${fixture('valid-client.crt')}, client-key-data: ${Buffer.from('k').toString('base64')}}`,
+      ),
+    );
+    expect(result.ok).toBe(true);
+  });
+
+  it('refuses exec plugins unless explicitly allowed', async () => {
+    const { loadWorkerKubeconfig } = await import('../src/load-worker-kubeconfig.ts');
+    const exec = kubeconfigWith('{exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}}');
+    expect(loadWorkerKubeconfig(exec)).toMatchObject({ ok: false, reason: 'KubeconfigUnsafe' });
+    expect(loadWorkerKubeconfig(exec, { allowExecPlugins: true }).ok).toBe(true);
   });
 });

@@ -1,10 +1,14 @@
 // WorkerCluster registration: the Active condition tells an admin what is wrong and what
 // to do, and one broken registration never disturbs the others.
 
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { systemNamespace } from '@jobrelay/sandbox';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
 import { eventually, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
@@ -97,30 +101,215 @@ describe('the Active condition of a WorkerCluster', () => {
     expect(duplicate.message).toContain(`WorkerCluster ${fleet.sandbox.workers[0]!.name}`);
   });
 
-  it('names a missing key, a malformed kubeconfig and an unsafe one, without leaking credentials', async () => {
+  it('gives each of 17 bad kubeconfigs its own reason and an actionable message, leaking no credential', async () => {
     const token = fleet.sandbox.token('admin');
-    const cases: Array<{ kubeconfig: string | undefined; reason: string; fragment: string }> = [
-      { kubeconfig: undefined, reason: 'KubeconfigKeyMissing', fragment: 'kubeconfig' },
-      { kubeconfig: 'clusters: [unclosed', reason: 'KubeconfigMalformed', fragment: 'YAML' },
+    const good = readFileSync(fleet.sandbox.kubeconfigPath(fleet.sandbox.workers[0]!.name), 'utf8');
+    const doc = parse(good) as {
+      clusters: Array<{ cluster: Record<string, unknown> }>;
+      users: Array<{ user: Record<string, unknown> }>;
+    };
+    const variant = (edit: (d: typeof doc) => void) => {
+      const copy = structuredClone(doc);
+      edit(copy);
+      return stringify(copy);
+    };
+    const pki = mkdtempSync(join(tmpdir(), 'jobrelay-bad-pki-'));
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: pki, stdio: 'pipe' });
+    // A CA the apiservers do not use, and a client certificate from the right CA that has expired.
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'other-ca.key',
+      '-subj',
+      '/CN=other-ca',
+      '-days',
+      '1',
+      '-out',
+      'other-ca.crt',
+    );
+    openssl('genrsa', '-out', 'client.key', '2048');
+    openssl(
+      'req',
+      '-new',
+      '-key',
+      'client.key',
+      '-subj',
+      '/CN=expired/O=system:masters',
+      '-out',
+      'client.csr',
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      join(fleet.sandbox.dir, 'pki', 'ca.crt'),
+      '-CAkey',
+      join(fleet.sandbox.dir, 'pki', 'ca.key'),
+      '-days',
+      '-1',
+      '-out',
+      'client.crt',
+    );
+    const b64 = (file: string) => readFileSync(join(pki, file)).toString('base64');
+    const cases: Array<{ what: string; kubeconfig: string | undefined; reason: string; fragment: string }> = [
       {
-        kubeconfig: readFileSync(
-          fleet.sandbox.kubeconfigPath(fleet.sandbox.workers[0]!.name),
-          'utf8',
-        ).replace('https://', 'http://'),
+        what: 'no kubeconfig key',
+        kubeconfig: undefined,
+        reason: 'KubeconfigKeyMissing',
+        fragment: 'has no key "kubeconfig"',
+      },
+      {
+        what: 'malformed YAML',
+        kubeconfig: 'clusters: [unclosed',
+        reason: 'KubeconfigMalformed',
+        fragment: 'not valid YAML',
+      },
+      {
+        what: 'no current context',
+        kubeconfig: good.replace(/current-context: .*/, 'current-context: nowhere'),
+        reason: 'KubeconfigMalformed',
+        fragment: 'current-context',
+      },
+      {
+        what: 'bad base64',
+        kubeconfig: variant((d) => {
+          d.clusters[0]!.cluster['certificate-authority-data'] = '!!not base64!!';
+        }),
+        reason: 'KubeconfigMalformed',
+        fragment: 'not valid base64',
+      },
+      {
+        what: 'plain http',
+        kubeconfig: good.replace('https://', 'http://'),
         reason: 'KubeconfigUnsafe',
         fragment: 'not https',
       },
+      {
+        what: 'insecure-skip-tls-verify',
+        kubeconfig: variant((d) => {
+          d.clusters[0]!.cluster['insecure-skip-tls-verify'] = true;
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'insecure-skip-tls-verify',
+      },
+      {
+        what: 'CA file path',
+        kubeconfig: variant((d) => {
+          delete d.clusters[0]!.cluster['certificate-authority-data'];
+          d.clusters[0]!.cluster['certificate-authority'] = '/etc/ca.crt';
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'certificate-authority is a file path',
+      },
+      {
+        what: 'exec plugin',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } };
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'exec',
+      },
+      {
+        what: 'auth-provider',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { 'auth-provider': { name: 'oidc' } };
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'auth-provider',
+      },
+      {
+        what: 'tokenFile',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { tokenFile: '/var/run/token' };
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'tokenFile',
+      },
+      {
+        what: 'client certificate file',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { 'client-certificate': '/c.crt', 'client-key': '/c.key' };
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'client-certificate',
+      },
+      {
+        what: 'basic auth',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { username: 'admin', password: 'hunter2' };
+        }),
+        reason: 'KubeconfigUnsafe',
+        fragment: 'basic authentication',
+      },
+      {
+        what: 'wrong CA',
+        kubeconfig: variant((d) => {
+          d.clusters[0]!.cluster['certificate-authority-data'] = b64('other-ca.crt');
+        }),
+        reason: 'TLSError',
+        fragment: 'does not verify',
+      },
+      {
+        what: 'expired client certificate',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = {
+            'client-certificate-data': b64('client.crt'),
+            'client-key-data': b64('client.key'),
+          };
+        }),
+        reason: 'CertificateExpired',
+        fragment: 'expired on',
+      },
+      {
+        what: 'wrong token',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { token: 'not-a-real-token' };
+        }),
+        reason: 'Unauthorized',
+        fragment: 'HTTP 401',
+      },
+      {
+        what: 'identity without permissions',
+        kubeconfig: variant((d) => {
+          d.users[0]!.user = { token: fleet.sandbox.token('nobody') };
+        }),
+        reason: 'Forbidden',
+        fragment: 'HTTP 403',
+      },
+      {
+        what: 'unreachable server',
+        kubeconfig: good.replace(/https:\/\/127\.0\.0\.1:\d+/, 'https://127.0.0.1:9'),
+        reason: 'Unreachable',
+        fragment: '127.0.0.1:9',
+      },
     ];
-    for (const testCase of cases) {
-      const name = uniqueName('bad');
-      await putSecret(name, testCase.kubeconfig);
-      await register(name, name);
-      const condition = await activeCondition(name, (c) => c.reason === testCase.reason);
-      expect(condition.status).toBe('False');
-      expect(condition.message).toContain(testCase.fragment);
-      expect(condition.message).not.toContain(token);
+    expect(cases.length).toBeGreaterThanOrEqual(15);
+    const names = cases.map(() => uniqueName('bad'));
+    await Promise.all(
+      cases.map(async (testCase, i) => {
+        await putSecret(names[i]!, testCase.kubeconfig);
+        await register(names[i]!, names[i]!);
+      }),
+    );
+    for (const [i, testCase] of cases.entries()) {
+      const condition = await activeCondition(names[i]!, (c) => c.reason === testCase.reason);
+      expect(condition.status, testCase.what).toBe('False');
+      expect(condition.message, testCase.what).toContain(testCase.fragment);
+      expect(condition.message, testCase.what).not.toContain(token);
+      expect(condition.message, testCase.what).not.toContain('hunter2');
     }
     expect(controller.logs()).not.toContain(token);
+    expect(controller.logs()).not.toContain(b64('client.key').slice(0, 40));
+    // The controller stayed healthy: the registered workers are still Active.
+    for (const worker of fleet.sandbox.workers) {
+      expect((await activeCondition(worker.name, () => true)).status).toBe('True');
+    }
   });
 
   it('marks an unreachable server, while the healthy workers stay Active', async () => {

@@ -36,6 +36,8 @@ beforeAll(async () => {
     '--worker-lost-timeout-seconds=6',
     '--cluster-reconnect-max-seconds=2',
     '--cluster-health-interval-seconds=1',
+    // Long enough for the Jobs that wait on purpose in these tests, short enough to see a give-up.
+    '--placement-timeout-seconds=30',
   ]);
   namespace = await createTestNamespace(fleet.management, 'placement');
 });
@@ -119,6 +121,21 @@ describe('a Job that fits nowhere', () => {
       /^0\/3 clusters available: 3 insufficient cpu \(requests 20, largest free node \d+(\.\d+)?m?\)\.$/,
     );
     await deleteJobs([name, huge]);
+  });
+
+  it('gives up after the placement timeout: the Job fails with reason PlacementTimeout', async () => {
+    const name = uniqueName('never');
+    await dispatch({ name, annotations: { 'jobrelay.dev/cluster-selector': 'region=nowhere' } });
+    const failed = await waitForFinishedJob(fleet.management, namespace, name, 90_000);
+    const condition = failed.status?.conditions?.find((c) => c.type === 'Failed');
+    expect(condition).toMatchObject({ status: 'True', reason: 'PlacementTimeout' });
+    expect(condition?.message).toBe(
+      'no cluster fit for 30s: 0/3 clusters available: 3 did not match selector region=nowhere.',
+    );
+    expect(failed.status?.conditions?.find((c) => c.type === 'FailureTarget')?.reason).toBe(
+      'PlacementTimeout',
+    );
+    expect(failed.status?.startTime).toBeDefined();
   });
 
   it('is placed promptly once its cluster is uncordoned', async () => {

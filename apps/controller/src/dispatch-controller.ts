@@ -596,6 +596,7 @@ export class DispatchController {
    */
   private loadByCluster(): Map<string, { jobs: number; assumed: Resources }> {
     const byCluster = new Map<string, { jobs: number; assumed: Resources }>();
+    const capacities = new Map(this.registry.clusters().map((c) => [c.name, c.capacity]));
     for (const job of this.origins.list()) {
       if (isFinished(job)) continue;
       const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
@@ -606,9 +607,10 @@ export class DispatchController {
       const entry = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
       entry.jobs += 1;
       if (!isSuspended(job)) {
-        const mirror = this.registry.get(cluster)?.mirrors.get(jobKey(job));
-        const running = (mirror?.status?.active ?? 0) + (mirror?.status?.terminating ?? 0);
-        const outstanding = Math.max(0, jobPodsAtOnce(job.spec!) - running);
+        // Pods already counted by the worker's capacity (its pod watch) are not assumed again;
+        // the mirror's status can run ahead of that watch, so it is not used here.
+        const counted = capacities.get(cluster)?.podsByJob.get(jobKey(job)) ?? 0;
+        const outstanding = Math.max(0, jobPodsAtOnce(job.spec!) - counted);
         if (outstanding > 0)
           entry.assumed = addResources(entry.assumed, times(this.podRequestsOf(job), outstanding));
       }

@@ -23,6 +23,8 @@ export interface CapacitySnapshot {
   allocatable: Resources;
   /** Requests of every non-terminal pod, bound or pending. */
   requested: Resources;
+  /** Non-terminal pods per Job (`namespace/name`), from the pods' job-name label. */
+  podsByJob: ReadonlyMap<string, number>;
 }
 
 function schedulable(node: V1Node): boolean {
@@ -98,10 +100,16 @@ export class WorkerCapacity {
   snapshot(): CapacitySnapshot {
     if (this.cached) return this.cached;
     const byNode = new Map<string, Resources>();
+    const podsByJob = new Map<string, number>();
     let requested: Resources = {};
     for (const pod of this.pods.list()) {
       const phase = pod.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed' || !pod.spec) continue;
+      const job = pod.metadata?.labels?.['batch.kubernetes.io/job-name'];
+      if (job) {
+        const key = `${pod.metadata?.namespace}/${job}`;
+        podsByJob.set(key, (podsByJob.get(key) ?? 0) + 1);
+      }
       const request = podRequests(pod.spec);
       requested = addResources(requested, request);
       const node = pod.spec.nodeName;
@@ -122,7 +130,7 @@ export class WorkerCapacity {
         free: subtractResources(nodeAllocatable, nodeRequested),
       });
     }
-    this.cached = { nodes, allocatable, requested };
+    this.cached = { nodes, allocatable, requested, podsByJob };
     return this.cached;
   }
 }

@@ -23,7 +23,7 @@ export interface CapacitySnapshot {
   allocatable: Resources;
   /** Requests of every non-terminal pod, bound or pending. */
   requested: Resources;
-  /** Non-terminal pods per Job (`namespace/name`), from the pods' job-name label. */
+  /** Non-terminal pods bound to a node, per Job (`namespace/name`), from the pods' job-name label. */
   podsByJob: ReadonlyMap<string, number>;
 }
 
@@ -106,7 +106,8 @@ export class WorkerCapacity {
       const phase = pod.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed' || !pod.spec) continue;
       const job = pod.metadata?.labels?.['batch.kubernetes.io/job-name'];
-      if (job) {
+      // Only pods bound to a node are in some node's requests; an unbound one is not yet.
+      if (job && pod.spec.nodeName) {
         const key = `${pod.metadata?.namespace}/${job}`;
         podsByJob.set(key, (podsByJob.get(key) ?? 0) + 1);
       }

@@ -8,6 +8,25 @@ import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  applyControllerMove,
+  type ControllerModelOptions,
+  type ControllerMove,
+  controllerJobStatus,
+  ENDING_MOVES,
+  hasTrueCondition,
+  indexMoveArbitrary,
+  initialControllerState,
+  isFinished,
+  journeyEndingArbitrary,
+  outcomeMoveArbitrary,
+  previouslySuspendedState,
+  progressMoveArbitrary,
+  secondsAfterEpoch,
+  shiftedBy,
+  withoutCondition,
+  withTrueConditions,
+} from '../../packages/status/test-support/job-status-generators.ts';
+import {
   type ClusterClients,
   clientsFor,
   createTestNamespace,
@@ -24,16 +43,9 @@ const agreementManagedBy = 'example.com/agreement-test';
 
 // --- Generated transitions: a model of the built-in Job controller, plus one illegal edit ---
 
-const BASE_SECONDS = Date.parse('2025-03-01T10:00:00Z') / 1000;
-
-/** Whole seconds: the apiserver stores times at second precision (and validates the new status as sent). */
-function at(seconds: number): Date {
-  return new Date((BASE_SECONDS + seconds) * 1000);
-}
-
-function shifted(date: Date | undefined, seconds: number): Date {
-  return new Date((date ?? at(0)).getTime() + seconds * 1000);
-}
+// The controller model of test-support/job-status-generators.ts, its conditions with messages as a
+// real controller writes them.
+const modelOptions: ControllerModelOptions = { conditionMessages: true };
 
 interface SpecChoice {
   indexed: boolean;
@@ -99,229 +111,13 @@ const specArbitrary: fc.Arbitrary<SpecChoice> = fc.oneof(
   },
 );
 
-type ControllerMove =
-  | { kind: 'start' | 'suspend' | 'resume' | 'failure-target' | 'fail' | 'success-criteria-met' | 'complete' }
-  | { kind: 'complete-index' | 'fail-index'; index: number }
-  | {
-      kind: 'progress';
-      active: number;
-      ready: number;
-      terminating: number;
-      podsSucceeded: number;
-      podsFailed: number;
-    };
-
 const moveArbitrary: fc.Arbitrary<ControllerMove> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'start' as const }) },
   { weight: 1, arbitrary: fc.constantFrom({ kind: 'suspend' as const }, { kind: 'resume' as const }) },
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant('progress' as const),
-      active: fc.nat(4),
-      ready: fc.nat(4),
-      terminating: fc.nat(2),
-      podsSucceeded: fc.nat(2),
-      podsFailed: fc.nat(2),
-    }),
-  },
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constantFrom('complete-index' as const, 'fail-index' as const),
-      index: fc.nat(4),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom(
-      { kind: 'failure-target' as const },
-      { kind: 'fail' as const },
-      { kind: 'success-criteria-met' as const },
-      { kind: 'complete' as const },
-    ),
-  },
+  { weight: 6, arbitrary: progressMoveArbitrary(4) },
+  { weight: 4, arbitrary: indexMoveArbitrary },
+  { weight: 2, arbitrary: outcomeMoveArbitrary },
 );
-
-interface ControllerState {
-  clock: number;
-  startTime?: Date;
-  completionTime?: Date;
-  active: number;
-  ready: number;
-  terminating: number;
-  succeeded: number;
-  failed: number;
-  completedIndexes: readonly number[];
-  failedIndexes: readonly number[];
-  uncountedSucceeded: readonly string[];
-  uncountedFailed: readonly string[];
-  conditions: readonly V1JobCondition[];
-  nextPod: number;
-}
-
-const emptyState: ControllerState = {
-  clock: 0,
-  active: 0,
-  ready: 0,
-  terminating: 0,
-  succeeded: 0,
-  failed: 0,
-  completedIndexes: [],
-  failedIndexes: [],
-  uncountedSucceeded: [],
-  uncountedFailed: [],
-  conditions: [],
-  nextPod: 0,
-};
-
-const isTrueIn = (conditions: readonly V1JobCondition[] | undefined, type: string): boolean =>
-  (conditions ?? []).some((c) => c.type === type && c.status === 'True');
-
-function withCondition(state: ControllerState, type: string, status: 'True' | 'False', reason: string) {
-  const others = state.conditions.filter((c) => c.type !== type);
-  return [...others, { type, status, reason, message: reason, lastTransitionTime: at(state.clock) }];
-}
-
-function countUncounted(state: ControllerState): ControllerState {
-  return {
-    ...state,
-    succeeded: state.succeeded + state.uncountedSucceeded.length,
-    failed: state.failed + state.uncountedFailed.length,
-    uncountedSucceeded: [],
-    uncountedFailed: [],
-  };
-}
-
-function applyMove(state: ControllerState, move: ControllerMove, spec: SpecChoice): ControllerState {
-  const suspended = isTrueIn(state.conditions, 'Suspended');
-  const finished = isTrueIn(state.conditions, 'Complete') || isTrueIn(state.conditions, 'Failed');
-  const started = state.startTime !== undefined && !suspended;
-  const freeIndex = (index: number) =>
-    index < (spec.completions ?? 0) &&
-    !state.completedIndexes.includes(index) &&
-    !state.failedIndexes.includes(index);
-  if (finished) return state;
-  switch (move.kind) {
-    case 'start':
-      return !spec.suspend && !suspended && state.startTime === undefined
-        ? { ...state, startTime: at(state.clock) }
-        : state;
-    case 'suspend':
-      // MutableSchedulingDirectivesForSuspendedJobs (GA): suspending clears startTime.
-      return spec.suspend && !suspended
-        ? {
-            ...countUncounted(state),
-            conditions: withCondition(state, 'Suspended', 'True', 'JobSuspended'),
-            startTime: undefined,
-            active: 0,
-            ready: 0,
-            terminating: state.active,
-          }
-        : state;
-    case 'resume':
-      return !spec.suspend && suspended
-        ? {
-            ...state,
-            conditions: withCondition(state, 'Suspended', 'False', 'JobResumed'),
-            startTime: at(state.clock),
-          }
-        : state;
-    case 'progress': {
-      if (!started) return state;
-      const active = Math.min(move.active, spec.parallelism);
-      const pod = (offset: number) => `pod-${state.nextPod + offset}`;
-      return {
-        ...countUncounted(state),
-        active,
-        ready: Math.min(move.ready, active),
-        terminating: move.terminating,
-        uncountedSucceeded: Array.from({ length: move.podsSucceeded }, (_, i) => pod(i)),
-        uncountedFailed: Array.from({ length: move.podsFailed }, (_, i) => pod(move.podsSucceeded + i)),
-        nextPod: state.nextPod + move.podsSucceeded + move.podsFailed,
-      };
-    }
-    case 'complete-index':
-      return started && spec.indexed && freeIndex(move.index)
-        ? {
-            ...state,
-            succeeded: state.succeeded + 1,
-            completedIndexes: [...state.completedIndexes, move.index],
-          }
-        : state;
-    case 'fail-index':
-      return started && spec.backoffLimitPerIndex && freeIndex(move.index)
-        ? { ...state, failed: state.failed + 1, failedIndexes: [...state.failedIndexes, move.index] }
-        : state;
-    case 'failure-target':
-      return started &&
-        !isTrueIn(state.conditions, 'FailureTarget') &&
-        !isTrueIn(state.conditions, 'SuccessCriteriaMet')
-        ? { ...state, conditions: withCondition(state, 'FailureTarget', 'True', 'BackoffLimitExceeded') }
-        : state;
-    case 'fail':
-      return isTrueIn(state.conditions, 'FailureTarget')
-        ? {
-            ...countUncounted(state),
-            active: 0,
-            ready: 0,
-            terminating: 0,
-            conditions: withCondition(state, 'Failed', 'True', 'BackoffLimitExceeded'),
-          }
-        : state;
-    case 'success-criteria-met':
-      return started &&
-        !isTrueIn(state.conditions, 'FailureTarget') &&
-        !isTrueIn(state.conditions, 'SuccessCriteriaMet')
-        ? { ...state, conditions: withCondition(state, 'SuccessCriteriaMet', 'True', 'CompletionsReached') }
-        : state;
-    case 'complete':
-      return isTrueIn(state.conditions, 'SuccessCriteriaMet')
-        ? {
-            ...countUncounted(state),
-            active: 0,
-            ready: 0,
-            terminating: 0,
-            conditions: withCondition(state, 'Complete', 'True', 'CompletionsReached'),
-            completionTime: at(state.clock),
-          }
-        : state;
-  }
-}
-
-function formatIndexes(indexes: readonly number[]): string {
-  const sorted = [...indexes].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === (sorted[j] ?? 0) + 1) j++;
-    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(',');
-}
-
-function toJobStatus(state: ControllerState, spec: SpecChoice): V1JobStatus {
-  return {
-    active: state.active,
-    ready: state.ready,
-    terminating: state.terminating,
-    succeeded: state.succeeded,
-    failed: state.failed,
-    ...(state.startTime ? { startTime: state.startTime } : {}),
-    ...(state.completionTime ? { completionTime: state.completionTime } : {}),
-    conditions: [...state.conditions],
-    uncountedTerminatedPods: { succeeded: [...state.uncountedSucceeded], failed: [...state.uncountedFailed] },
-    ...(spec.indexed ? { completedIndexes: formatIndexes(state.completedIndexes) } : {}),
-    ...(spec.backoffLimitPerIndex ? { failedIndexes: formatIndexes(state.failedIndexes) } : {}),
-  };
-}
-
-const ENDINGS: Record<'none' | 'succeed' | 'fail', ControllerMove[]> = {
-  none: [],
-  succeed: [{ kind: 'resume' }, { kind: 'start' }, { kind: 'success-criteria-met' }, { kind: 'complete' }],
-  fail: [{ kind: 'resume' }, { kind: 'start' }, { kind: 'failure-target' }, { kind: 'fail' }],
-};
 
 // --- One illegal edit of a legal new status (an edit returns undefined where it does not apply) ---
 
@@ -332,22 +128,8 @@ interface EditInput {
   amount: number;
 }
 
-const withoutCondition = (status: V1JobStatus, type: string): V1JobCondition[] =>
-  (status.conditions ?? []).filter((c) => c.type !== type);
-
-function withTrue(status: V1JobStatus, ...types: string[]): V1JobCondition[] {
-  let conditions = status.conditions ?? [];
-  for (const type of types) {
-    conditions = [
-      ...conditions.filter((c) => c.type !== type),
-      { type, status: 'True', reason: 'Edited', lastTransitionTime: status.startTime ?? at(0) },
-    ];
-  }
-  return conditions;
-}
-
-const finishedStatus = (status: V1JobStatus): boolean =>
-  isTrueIn(status.conditions, 'Complete') || isTrueIn(status.conditions, 'Failed');
+const withTrue = (status: V1JobStatus, ...types: string[]): V1JobCondition[] =>
+  withTrueConditions(status, types, 'Edited');
 
 /** The pods-gone part of finishing, so that an edit adding a terminal condition breaks one rule only. */
 const podsGone = {
@@ -368,50 +150,50 @@ const illegalEdits: Record<string, (input: EditInput) => V1JobStatus | undefined
     newStatus.completionTime ? { ...newStatus, completionTime: undefined } : undefined,
   'change completionTime': ({ oldStatus, newStatus, amount }) =>
     oldStatus.completionTime
-      ? { ...newStatus, completionTime: shifted(oldStatus.completionTime, amount % 2 ? amount : -amount) }
+      ? { ...newStatus, completionTime: shiftedBy(oldStatus.completionTime, amount % 2 ? amount : -amount) }
       : undefined,
   'completionTime without Complete': ({ newStatus, amount }) =>
-    isTrueIn(newStatus.conditions, 'Complete')
+    hasTrueCondition(newStatus.conditions, 'Complete')
       ? undefined
-      : { ...newStatus, completionTime: shifted(newStatus.startTime, amount) },
+      : { ...newStatus, completionTime: shiftedBy(newStatus.startTime, amount) },
   'completionTime before startTime': ({ newStatus, amount }) =>
-    newStatus.startTime && !finishedStatus(newStatus)
+    newStatus.startTime && !isFinished(newStatus.conditions)
       ? {
           ...newStatus,
           ...podsGone,
           conditions: withTrue(newStatus, 'SuccessCriteriaMet', 'Complete'),
-          completionTime: shifted(newStatus.startTime, -amount),
+          completionTime: shiftedBy(newStatus.startTime, -amount),
         }
       : undefined,
   'change startTime': ({ oldStatus, newStatus, amount }) =>
     oldStatus.startTime
-      ? { ...newStatus, startTime: shifted(oldStatus.startTime, amount % 2 ? amount : -amount) }
+      ? { ...newStatus, startTime: shiftedBy(oldStatus.startTime, amount % 2 ? amount : -amount) }
       : undefined,
   'remove startTime': ({ oldStatus, newStatus }) =>
     oldStatus.startTime ? { ...newStatus, startTime: undefined } : undefined,
   'Failed without FailureTarget': ({ newStatus }) =>
-    isTrueIn(newStatus.conditions, 'FailureTarget') || finishedStatus(newStatus)
+    hasTrueCondition(newStatus.conditions, 'FailureTarget') || isFinished(newStatus.conditions)
       ? undefined
       : { ...newStatus, ...podsGone, conditions: withTrue(newStatus, 'Failed') },
   'Complete without SuccessCriteriaMet': ({ newStatus }) =>
-    isTrueIn(newStatus.conditions, 'SuccessCriteriaMet') || finishedStatus(newStatus)
+    hasTrueCondition(newStatus.conditions, 'SuccessCriteriaMet') || isFinished(newStatus.conditions)
       ? undefined
       : {
           ...newStatus,
           ...podsGone,
           conditions: withTrue(newStatus, 'Complete'),
-          completionTime: newStatus.startTime ?? at(0),
+          completionTime: newStatus.startTime ?? secondsAfterEpoch(0),
         },
   'Complete and Failed': ({ newStatus }) =>
-    isTrueIn(newStatus.conditions, 'Failed')
+    hasTrueCondition(newStatus.conditions, 'Failed')
       ? { ...newStatus, conditions: withTrue(newStatus, 'Complete'), completionTime: newStatus.startTime }
-      : isTrueIn(newStatus.conditions, 'Complete')
+      : hasTrueCondition(newStatus.conditions, 'Complete')
         ? { ...newStatus, conditions: withTrue(newStatus, 'FailureTarget', 'Failed') }
         : undefined,
   'SuccessCriteriaMet with FailureTarget': ({ newStatus }) =>
-    isTrueIn(newStatus.conditions, 'SuccessCriteriaMet')
+    hasTrueCondition(newStatus.conditions, 'SuccessCriteriaMet')
       ? { ...newStatus, conditions: withTrue(newStatus, 'FailureTarget') }
-      : isTrueIn(newStatus.conditions, 'FailureTarget')
+      : hasTrueCondition(newStatus.conditions, 'FailureTarget')
         ? { ...newStatus, conditions: withTrue(newStatus, 'SuccessCriteriaMet') }
         : undefined,
   'ready above active': ({ newStatus, amount }) => ({
@@ -419,15 +201,15 @@ const illegalEdits: Record<string, (input: EditInput) => V1JobStatus | undefined
     ready: (newStatus.active ?? 0) + 1 + (amount % 3),
   }),
   'finished with active pods': ({ newStatus, amount }) =>
-    finishedStatus(newStatus) ? { ...newStatus, active: 1 + (amount % 3), ready: 0 } : undefined,
+    isFinished(newStatus.conditions) ? { ...newStatus, active: 1 + (amount % 3), ready: 0 } : undefined,
   'finished with terminating pods': ({ newStatus, amount }) =>
-    finishedStatus(newStatus) ? { ...newStatus, terminating: 1 + (amount % 3) } : undefined,
+    isFinished(newStatus.conditions) ? { ...newStatus, terminating: 1 + (amount % 3) } : undefined,
   'finished with uncounted pods': ({ newStatus }) =>
-    finishedStatus(newStatus)
+    isFinished(newStatus.conditions)
       ? { ...newStatus, uncountedTerminatedPods: { succeeded: ['pod-late'], failed: [] } }
       : undefined,
   'finished without startTime': ({ newStatus }) =>
-    finishedStatus(newStatus)
+    isFinished(newStatus.conditions)
       ? { ...newStatus, startTime: undefined }
       : {
           ...newStatus,
@@ -446,7 +228,9 @@ const illegalEdits: Record<string, (input: EditInput) => V1JobStatus | undefined
       amount % 2 ? { succeeded: ['pod-twice'], failed: ['pod-twice'] } : { succeeded: [''], failed: [] },
   }),
   'drop a terminal condition': ({ oldStatus, newStatus, amount }) => {
-    const type = ['Complete', 'Failed', 'FailureTarget'].find((t) => isTrueIn(oldStatus.conditions, t));
+    const type = ['Complete', 'Failed', 'FailureTarget'].find((t) =>
+      hasTrueCondition(oldStatus.conditions, t),
+    );
     if (!type) return undefined;
     const conditions =
       amount % 2
@@ -457,7 +241,7 @@ const illegalEdits: Record<string, (input: EditInput) => V1JobStatus | undefined
     return { ...newStatus, conditions };
   },
   'drop SuccessCriteriaMet': ({ oldStatus, newStatus }) =>
-    isTrueIn(oldStatus.conditions, 'SuccessCriteriaMet')
+    hasTrueCondition(oldStatus.conditions, 'SuccessCriteriaMet')
       ? { ...newStatus, conditions: withoutCondition(newStatus, 'SuccessCriteriaMet') }
       : undefined,
   'bad completedIndexes': ({ spec, newStatus, amount }) =>
@@ -507,7 +291,7 @@ const transitionArbitrary: fc.Arbitrary<Transition> = fc
     initiallySuspended: rarely,
     startedBeforeSuspension: fc.boolean(),
     moves: fc.array(fc.tuple(moveArbitrary, fc.nat(60)), { maxLength: 16, size: 'medium' }),
-    ending: fc.constantFrom('none', 'succeed', 'fail'),
+    ending: journeyEndingArbitrary,
     // Counted back from the end of the journey, mostly near it, where the terminal states are.
     oldFromEnd: fc.oneof(fc.nat(3), fc.nat(16)),
     step: fc.integer({ min: 1, max: 3 }),
@@ -527,27 +311,28 @@ const transitionArbitrary: fc.Arbitrary<Transition> = fc
       illegal,
       ...edit
     }) => {
-      let state = emptyState;
-      if (initiallySuspended) {
-        state = {
-          ...state,
-          conditions: withCondition(state, 'Suspended', 'True', 'JobSuspended'),
-          ...(startedBeforeSuspension ? { startTime: at(0) } : {}),
-        };
-      }
+      const modelledSpec = jobSpecOf(spec);
+      let state = initiallySuspended
+        ? previouslySuspendedState(startedBeforeSuspension, modelOptions)
+        : initialControllerState;
       const journey = [state];
-      const timedEnding = ENDINGS[ending].map((move): [ControllerMove, number] => [move, 5]);
+      const timedEnding = ENDING_MOVES[ending].map((move): [ControllerMove, number] => [move, 5]);
       // Most Jobs start at once; the rest of the journey is where the rules bite.
       const opening: [ControllerMove, number] = [{ kind: 'start' }, 0];
       for (const [move, elapsed] of [opening, ...moves, ...timedEnding]) {
-        state = applyMove({ ...state, clock: state.clock + elapsed }, move, spec);
+        state = applyControllerMove(
+          { ...state, clock: state.clock + elapsed },
+          move,
+          modelledSpec,
+          modelOptions,
+        );
         journey.push(state);
       }
       const oldIndex = Math.max(0, journey.length - 1 - oldFromEnd);
-      const oldState = journey[oldIndex] ?? emptyState;
+      const oldState = journey[oldIndex] ?? initialControllerState;
       const newState = journey[Math.min(oldIndex + step, journey.length - 1)] ?? oldState;
-      const oldStatus = toJobStatus(oldState, spec);
-      const legalNew = toJobStatus(newState, spec);
+      const oldStatus = controllerJobStatus(oldState, modelledSpec);
+      const legalNew = controllerJobStatus(newState, modelledSpec);
       if (illegal) {
         // One of the edits that apply here, each as likely as the others.
         const applicable = illegalEditNames.flatMap((name) => {
@@ -569,8 +354,8 @@ const transitionArbitrary: fc.Arbitrary<Transition> = fc
 
 // --- Fixed examples: subtleties the validator's author pinned down against v1.35.4 ---
 
-const T0 = at(0);
-const T1 = at(120);
+const T0 = secondsAfterEpoch(0);
+const T1 = secondsAfterEpoch(120);
 const fixedExamples: Transition[] = [
   {
     label: '(a) resume: Suspended True -> False with a new startTime',

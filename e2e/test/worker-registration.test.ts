@@ -322,8 +322,42 @@ describe('the Active condition of a WorkerCluster', () => {
     await register(name, name);
     const condition = await activeCondition(name, (c) => c.reason === 'Unreachable');
     expect(condition.message).toContain('127.0.0.1:9');
+    // It is retried with backoff, and the status says when the next attempt runs.
+    const status = await eventually('a second failed attempt', async () => {
+      const wc = (await custom.getClusterCustomObject({
+        group: 'jobrelay.dev',
+        version: 'v1alpha1',
+        plural: 'workerclusters',
+        name,
+      })) as { status?: { connectionAttempts?: number; nextAttemptTime?: string } };
+      return (wc.status?.connectionAttempts ?? 0) >= 2 ? wc.status : undefined;
+    });
+    expect(Date.parse(status!.nextAttemptTime!)).not.toBeNaN();
     for (const worker of fleet.sandbox.workers) {
       expect((await activeCondition(worker.name, () => true)).status).toBe('True');
     }
+  });
+});
+
+describe('kubectl get workerclusters', () => {
+  it('shows ACTIVE, JOBS, FREE-CPU, FREE-MEMORY and AGE, with capacity from the workers', async () => {
+    const worker = fleet.sandbox.workers[0]!.name;
+    const table = await eventually('capacity in the status', async () => {
+      const out = execFileSync(
+        join(fleet.sandbox.binariesDir, 'kubectl'),
+        [
+          '--kubeconfig',
+          fleet.sandbox.kubeconfigPath(fleet.sandbox.management.name),
+          'get',
+          'workerclusters',
+          worker,
+        ],
+        { encoding: 'utf8' },
+      );
+      return (out.split('\n')[1] ?? '').includes('<none>') ? undefined : out;
+    });
+    const [header, row] = table.trim().split('\n');
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'ACTIVE', 'JOBS', 'FREE-CPU', 'FREE-MEMORY', 'AGE']);
+    expect(row).toMatch(new RegExp(`^${worker}\\s+True\\s+\\d+\\s+\\d+(m)?\\s+\\d+(Gi|Mi|Ki)?\\s+`));
   });
 });

@@ -161,6 +161,8 @@ export class DispatchController {
         for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
       }, config.resyncIntervalSeconds * 1000),
       setInterval(() => void this.collectGarbage(), config.garbageCollectionIntervalSeconds * 1000),
+      // What an operator asks first: how much is managed, waiting, and what it costs the workers.
+      setInterval(() => void this.logSummary(), 60_000),
     );
     this.log.info(
       { managedBy: config.managedBy, originId: this.options.originId, origins: this.origins.list().length },
@@ -799,6 +801,20 @@ export class DispatchController {
         }
       }
     }
+  }
+
+  private async logSummary(): Promise<void> {
+    const depth = await this.queue.depth().catch(() => undefined);
+    this.log.info(
+      {
+        origins: this.origins.list().length,
+        reconcileQueue: this.reconciles.length,
+        placementQueue: depth,
+        clusters: Object.fromEntries(this.registry.clusters().map((c) => [c.name, c.state.reason])),
+        workerApiRequests: this.registry.requestCounts(),
+      },
+      'summary',
+    );
   }
 
   private async recordEvent(

@@ -1,4 +1,4 @@
-import type { V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
+import type { V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -6,84 +6,35 @@ import {
   type JobStatusTransition,
   validateJobStatusTransition,
 } from '../src/job-status-rules.ts';
+import {
+  applyControllerMove,
+  type ControllerMove,
+  type ControllerState,
+  controllerJobStatus,
+  ENDING_MOVES,
+  hasTrueCondition,
+  initialControllerState,
+  isFinished,
+  isResume,
+  jobSpecArbitrary,
+  journeyEndingArbitrary,
+  previouslySuspendedState,
+  progressMoveArbitrary,
+  shiftedBy,
+  withoutCondition,
+  withTrueConditions,
+} from '../test-support/job-status-generators.ts';
 
-// A model of the moves the built-in Job controller makes, one status update at a time. Every
-// update it produces must pass; one illegal edit to any of them must not.
+// A model of the moves the built-in Job controller makes, one status update at a time
+// (test-support/job-status-generators.ts). Every update it produces must pass; one illegal edit to
+// any of them must not.
 
-const EPOCH_SECONDS = Date.parse('2025-03-01T10:00:00Z') / 1000;
-
-// Whole seconds, as the API server stores them: the controller re-sends what it read.
-function secondsAfterEpoch(seconds: number): Date {
-  return new Date((EPOCH_SECONDS + seconds) * 1000);
-}
-
-function jobSpec(overrides: Partial<V1JobSpec> = {}): V1JobSpec {
-  return {
-    template: {},
-    completions: 1,
-    parallelism: 1,
-    completionMode: 'NonIndexed',
-    suspend: false,
-    ...overrides,
-  };
-}
-
-const specArbitrary: fc.Arbitrary<V1JobSpec> = fc.oneof(
-  fc
-    .record({ completions: fc.integer({ min: 1, max: 6 }), parallelism: fc.integer({ min: 1, max: 4 }) })
-    .map(({ completions, parallelism }) => jobSpec({ completions, parallelism })),
-  fc
-    .record({
-      completions: fc.integer({ min: 1, max: 6 }),
-      parallelism: fc.integer({ min: 1, max: 4 }),
-      elastic: fc.boolean(),
-      perIndexBackoff: fc.boolean(),
-      withSuccessPolicy: fc.boolean(),
-    })
-    .map(({ completions, parallelism, elastic, perIndexBackoff, withSuccessPolicy }) =>
-      jobSpec({
-        completionMode: 'Indexed',
-        completions,
-        parallelism: elastic ? completions : parallelism,
-        ...(perIndexBackoff ? { backoffLimitPerIndex: 1 } : {}),
-        ...(withSuccessPolicy ? { successPolicy: { rules: [{ succeededIndexes: '0' }] } } : {}),
-      }),
-    ),
-);
-
-type ControllerMove =
-  | { kind: 'start' }
-  | { kind: 'resume' }
-  | {
-      kind: 'progress';
-      active: number;
-      ready: number;
-      terminating: number;
-      podsSucceeded: number;
-      podsFailed: number;
-    }
-  | { kind: 'complete-index'; index: number }
-  | { kind: 'fail-index'; index: number }
-  | { kind: 'failure-target' }
-  | { kind: 'fail' }
-  | { kind: 'success-criteria-met' }
-  | { kind: 'complete' }
-  | { kind: 'resync' };
+const specArbitrary = jobSpecArbitrary({ maxCompletions: 6, maxParallelism: 4, elasticIndexed: true });
 
 const moveArbitrary: fc.Arbitrary<ControllerMove> = fc.oneof(
   { arbitrary: fc.constant({ kind: 'start' as const }), weight: 2 },
   { arbitrary: fc.constant({ kind: 'resume' as const }), weight: 1 },
-  {
-    arbitrary: fc.record({
-      kind: fc.constant('progress' as const),
-      active: fc.nat(4),
-      ready: fc.nat(4),
-      terminating: fc.nat(2),
-      podsSucceeded: fc.nat(2),
-      podsFailed: fc.nat(2),
-    }),
-    weight: 6,
-  },
+  { arbitrary: progressMoveArbitrary(4), weight: 6 },
   { arbitrary: fc.record({ kind: fc.constant('complete-index' as const), index: fc.nat(6) }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('fail-index' as const), index: fc.nat(6) }), weight: 2 },
   { arbitrary: fc.constant({ kind: 'failure-target' as const }), weight: 1 },
@@ -92,159 +43,6 @@ const moveArbitrary: fc.Arbitrary<ControllerMove> = fc.oneof(
   { arbitrary: fc.constant({ kind: 'complete' as const }), weight: 1 },
   { arbitrary: fc.constant({ kind: 'resync' as const }), weight: 1 },
 );
-
-interface ControllerState {
-  clock: number;
-  startTime?: Date;
-  completionTime?: Date;
-  active: number;
-  ready: number;
-  terminating: number;
-  succeeded: number;
-  failed: number;
-  completedIndexes: readonly number[];
-  failedIndexes: readonly number[];
-  uncountedSucceeded: readonly string[];
-  uncountedFailed: readonly string[];
-  conditions: readonly V1JobCondition[];
-  nextPodNumber: number;
-}
-
-const hasTrue = (state: ControllerState, type: string): boolean =>
-  state.conditions.some((condition) => condition.type === type && condition.status === 'True');
-
-function withCondition(state: ControllerState, type: string, status: 'True' | 'False', reason: string) {
-  const others = state.conditions.filter((condition) => condition.type !== type);
-  return [...others, { type, status, reason, lastTransitionTime: secondsAfterEpoch(state.clock) }];
-}
-
-// The controller first records terminated pods as uncounted, then counts them in a later update.
-function countUncountedPods(state: ControllerState): ControllerState {
-  return {
-    ...state,
-    succeeded: state.succeeded + state.uncountedSucceeded.length,
-    failed: state.failed + state.uncountedFailed.length,
-    uncountedSucceeded: [],
-    uncountedFailed: [],
-  };
-}
-
-function finishWithoutPods(state: ControllerState): ControllerState {
-  return { ...countUncountedPods(state), active: 0, ready: 0, terminating: 0 };
-}
-
-function applyMove(state: ControllerState, move: ControllerMove, spec: V1JobSpec): ControllerState {
-  const suspended = hasTrue(state, 'Suspended');
-  const started = state.startTime !== undefined && !suspended;
-  const finished = hasTrue(state, 'Complete') || hasTrue(state, 'Failed');
-  const completions = spec.completions ?? 1;
-  const indexed = spec.completionMode === 'Indexed';
-  if (finished) return state;
-  switch (move.kind) {
-    case 'start':
-      return state.startTime === undefined && !suspended
-        ? { ...state, startTime: secondsAfterEpoch(state.clock) }
-        : state;
-    case 'resume':
-      // On resume the controller writes Suspended=False and restarts the startTime clock.
-      return suspended
-        ? {
-            ...state,
-            conditions: withCondition(state, 'Suspended', 'False', 'JobResumed'),
-            startTime: secondsAfterEpoch(state.clock),
-          }
-        : state;
-    case 'progress': {
-      if (!started) return state;
-      const active = Math.min(move.active, spec.parallelism ?? 1);
-      const counted = countUncountedPods(state);
-      const newPods = (count: number, offset: number) =>
-        Array.from({ length: count }, (_, index) => `pod-${state.nextPodNumber + offset + index}`);
-      return {
-        ...counted,
-        active,
-        ready: Math.min(move.ready, active),
-        terminating: move.terminating,
-        uncountedSucceeded: newPods(move.podsSucceeded, 0),
-        uncountedFailed: newPods(move.podsFailed, move.podsSucceeded),
-        nextPodNumber: state.nextPodNumber + move.podsSucceeded + move.podsFailed,
-      };
-    }
-    case 'complete-index': {
-      const free = !state.completedIndexes.includes(move.index) && !state.failedIndexes.includes(move.index);
-      if (!started || !indexed || move.index >= completions || !free) return state;
-      return {
-        ...state,
-        succeeded: state.succeeded + 1,
-        completedIndexes: [...state.completedIndexes, move.index],
-      };
-    }
-    case 'fail-index': {
-      const free = !state.completedIndexes.includes(move.index) && !state.failedIndexes.includes(move.index);
-      if (!started || spec.backoffLimitPerIndex == null || move.index >= completions || !free) return state;
-      return { ...state, failed: state.failed + 1, failedIndexes: [...state.failedIndexes, move.index] };
-    }
-    case 'failure-target':
-      return started && !hasTrue(state, 'FailureTarget') && !hasTrue(state, 'SuccessCriteriaMet')
-        ? { ...state, conditions: withCondition(state, 'FailureTarget', 'True', 'BackoffLimitExceeded') }
-        : state;
-    case 'fail':
-      return hasTrue(state, 'FailureTarget')
-        ? {
-            ...finishWithoutPods(state),
-            conditions: withCondition(state, 'Failed', 'True', 'BackoffLimitExceeded'),
-          }
-        : state;
-    case 'success-criteria-met':
-      return started && !hasTrue(state, 'FailureTarget') && !hasTrue(state, 'SuccessCriteriaMet')
-        ? { ...state, conditions: withCondition(state, 'SuccessCriteriaMet', 'True', 'CompletionsReached') }
-        : state;
-    case 'complete':
-      return hasTrue(state, 'SuccessCriteriaMet')
-        ? {
-            ...finishWithoutPods(state),
-            conditions: withCondition(state, 'Complete', 'True', 'CompletionsReached'),
-            completionTime: secondsAfterEpoch(state.clock),
-          }
-        : state;
-    case 'resync':
-      return state;
-  }
-}
-
-function formatIndexes(indexes: readonly number[]): string {
-  const sorted = [...indexes].sort((left, right) => left - right);
-  const intervals: string[] = [];
-  for (let start = 0; start < sorted.length; ) {
-    let end = start;
-    while (end + 1 < sorted.length && sorted[end + 1] === (sorted[end] ?? 0) + 1) end++;
-    intervals.push(start === end ? `${sorted[start]}` : `${sorted[start]}-${sorted[end]}`);
-    start = end + 1;
-  }
-  return intervals.join(',');
-}
-
-function toJobStatus(state: ControllerState, spec: V1JobSpec): V1JobStatus {
-  return {
-    active: state.active,
-    ready: state.ready,
-    terminating: state.terminating,
-    succeeded: state.succeeded,
-    failed: state.failed,
-    ...(state.startTime ? { startTime: state.startTime } : {}),
-    ...(state.completionTime ? { completionTime: state.completionTime } : {}),
-    conditions: [...state.conditions],
-    uncountedTerminatedPods: { succeeded: [...state.uncountedSucceeded], failed: [...state.uncountedFailed] },
-    ...(spec.completionMode === 'Indexed' ? { completedIndexes: formatIndexes(state.completedIndexes) } : {}),
-    ...(spec.backoffLimitPerIndex != null ? { failedIndexes: formatIndexes(state.failedIndexes) } : {}),
-  };
-}
-
-const ENDING_MOVES: Record<'none' | 'succeed' | 'fail', ControllerMove[]> = {
-  none: [],
-  succeed: [{ kind: 'resume' }, { kind: 'start' }, { kind: 'success-criteria-met' }, { kind: 'complete' }],
-  fail: [{ kind: 'resume' }, { kind: 'start' }, { kind: 'failure-target' }, { kind: 'fail' }],
-};
 
 interface ControllerJourney {
   spec: V1JobSpec;
@@ -259,38 +57,24 @@ const journeyArbitrary: fc.Arbitrary<ControllerJourney> = fc
     startedBeforeSuspension: fc.boolean(),
     moves: fc.array(fc.tuple(moveArbitrary, fc.nat(90)), { minLength: 1, maxLength: 30 }),
     // Random moves alone rarely finish a Job; most journeys end by driving it to an outcome.
-    ending: fc.constantFrom('none', 'succeed', 'fail'),
+    ending: journeyEndingArbitrary,
     afterEnding: fc.array(fc.tuple(moveArbitrary, fc.nat(90)), { maxLength: 3 }),
   })
   .map(({ spec, initiallySuspended, startedBeforeSuspension, moves, ending, afterEnding }) => {
-    let state: ControllerState = {
-      clock: 0,
-      active: 0,
-      ready: 0,
-      terminating: 0,
-      succeeded: 0,
-      failed: 0,
-      completedIndexes: [],
-      failedIndexes: [],
-      uncountedSucceeded: [],
-      uncountedFailed: [],
-      conditions: [],
-      nextPodNumber: 0,
-    };
-    if (initiallySuspended) {
-      state = {
-        ...state,
-        conditions: withCondition(state, 'Suspended', 'True', 'JobSuspended'),
-        ...(startedBeforeSuspension ? { startTime: secondsAfterEpoch(0) } : {}),
-      };
-    }
+    let state: ControllerState = initiallySuspended
+      ? previouslySuspendedState(startedBeforeSuspension)
+      : initialControllerState;
     const transitions: JobStatusTransition[] = [];
     const endingMoves = ENDING_MOVES[ending];
     const timedEndingMoves = endingMoves.map((move, index): [ControllerMove, number] => [move, index * 7]);
     for (const [move, elapsedSeconds] of [...moves, ...timedEndingMoves, ...afterEnding]) {
       const before = { ...state, clock: state.clock + elapsedSeconds };
-      const after = applyMove(before, move, spec);
-      transitions.push({ spec, oldStatus: toJobStatus(state, spec), newStatus: toJobStatus(after, spec) });
+      const after = applyControllerMove(before, move, spec);
+      transitions.push({
+        spec,
+        oldStatus: controllerJobStatus(state, spec),
+        newStatus: controllerJobStatus(after, spec),
+      });
       state = after;
     }
     return { spec, transitions };
@@ -299,20 +83,8 @@ const journeyArbitrary: fc.Arbitrary<ControllerJourney> = fc
 const ruleIdsOf = (transition: JobStatusTransition): JobStatusRuleId[] =>
   validateJobStatusTransition(transition).map((violation) => violation.rule);
 
-const conditionIsTrue = (status: V1JobStatus, type: string): boolean =>
-  (status.conditions ?? []).some((condition) => condition.type === type && condition.status === 'True');
-
-const withoutCondition = (status: V1JobStatus, type: string): V1JobCondition[] =>
-  (status.conditions ?? []).filter((condition) => condition.type !== type);
-
-const withTrueCondition = (status: V1JobStatus, type: string): V1JobCondition[] => [
-  ...withoutCondition(status, type),
-  { type, status: 'True', reason: 'Illegal', lastTransitionTime: status.startTime ?? secondsAfterEpoch(0) },
-];
-
-function shiftedBy(date: Date | undefined, seconds: number): Date {
-  return new Date((date ?? secondsAfterEpoch(0)).getTime() + seconds * 1000);
-}
+const withTrueCondition = (status: V1JobStatus, type: string) =>
+  withTrueConditions(status, [type], 'Illegal');
 
 interface IllegalEdit {
   name: string;
@@ -343,7 +115,9 @@ const illegalEdits: IllegalEdit[] = [
     name: 'remove completionTime of a Complete Job',
     rule: 'complete-requires-completion-time',
     edit: ({ newStatus }) =>
-      conditionIsTrue(newStatus, 'Complete') ? { ...newStatus, completionTime: undefined } : undefined,
+      hasTrueCondition(newStatus.conditions, 'Complete')
+        ? { ...newStatus, completionTime: undefined }
+        : undefined,
   },
   {
     name: 'move completionTime once set',
@@ -357,7 +131,7 @@ const illegalEdits: IllegalEdit[] = [
     name: 'set completionTime without Complete',
     rule: 'completion-time-requires-complete',
     edit: ({ newStatus }, amount) =>
-      conditionIsTrue(newStatus, 'Complete')
+      hasTrueCondition(newStatus.conditions, 'Complete')
         ? undefined
         : { ...newStatus, completionTime: shiftedBy(newStatus.startTime, amount) },
   },
@@ -365,12 +139,7 @@ const illegalEdits: IllegalEdit[] = [
     name: 'move startTime of an unsuspended Job outside a resume',
     rule: 'start-time-immutable-unless-suspended',
     edit: ({ oldStatus, newStatus }, amount) => {
-      const resuming =
-        conditionIsTrue(oldStatus, 'Suspended') &&
-        (newStatus.conditions ?? []).some(
-          (condition) => condition.type === 'Suspended' && condition.status === 'False',
-        );
-      return oldStatus.startTime && !resuming
+      return oldStatus.startTime && !isResume(oldStatus, newStatus)
         ? { ...newStatus, startTime: shiftedBy(oldStatus.startTime, amount % 2 === 0 ? amount : -amount) }
         : undefined;
     },
@@ -379,7 +148,7 @@ const illegalEdits: IllegalEdit[] = [
     name: 'remove startTime of an unsuspended Job',
     rule: 'start-time-immutable-unless-suspended',
     edit: ({ oldStatus, newStatus }) =>
-      oldStatus.startTime && !conditionIsTrue(oldStatus, 'Suspended')
+      oldStatus.startTime && !hasTrueCondition(oldStatus.conditions, 'Suspended')
         ? { ...newStatus, startTime: undefined }
         : undefined,
   },
@@ -387,7 +156,8 @@ const illegalEdits: IllegalEdit[] = [
     name: 'add Failed without FailureTarget',
     rule: 'failed-requires-failure-target',
     edit: ({ newStatus }) =>
-      conditionIsTrue(newStatus, 'FailureTarget') || conditionIsTrue(newStatus, 'Failed')
+      hasTrueCondition(newStatus.conditions, 'FailureTarget') ||
+      hasTrueCondition(newStatus.conditions, 'Failed')
         ? undefined
         : { ...newStatus, conditions: withTrueCondition(newStatus, 'Failed') },
   },
@@ -395,7 +165,8 @@ const illegalEdits: IllegalEdit[] = [
     name: 'add Complete without SuccessCriteriaMet',
     rule: 'complete-requires-success-criteria-met',
     edit: ({ newStatus }) =>
-      conditionIsTrue(newStatus, 'SuccessCriteriaMet') || conditionIsTrue(newStatus, 'Complete')
+      hasTrueCondition(newStatus.conditions, 'SuccessCriteriaMet') ||
+      hasTrueCondition(newStatus.conditions, 'Complete')
         ? undefined
         : { ...newStatus, conditions: withTrueCondition(newStatus, 'Complete') },
   },
@@ -417,16 +188,14 @@ const illegalEdits: IllegalEdit[] = [
     name: 'keep active pods on a finished Job',
     rule: 'finished-requires-no-active',
     edit: ({ newStatus }, amount) =>
-      conditionIsTrue(newStatus, 'Complete') || conditionIsTrue(newStatus, 'Failed')
-        ? { ...newStatus, active: 1 + (amount % 3) }
-        : undefined,
+      isFinished(newStatus.conditions) ? { ...newStatus, active: 1 + (amount % 3) } : undefined,
   },
   {
     name: 'drop a terminal condition',
     rule: 'terminal-condition-stays-true',
     edit: ({ oldStatus, newStatus }) => {
       const terminal = ['Complete', 'Failed', 'FailureTarget'].find((type) =>
-        conditionIsTrue(oldStatus, type),
+        hasTrueCondition(oldStatus.conditions, type),
       );
       return terminal ? { ...newStatus, conditions: withoutCondition(newStatus, terminal) } : undefined;
     },
@@ -435,7 +204,7 @@ const illegalEdits: IllegalEdit[] = [
     name: 'drop SuccessCriteriaMet',
     rule: 'success-criteria-met-stays-true',
     edit: ({ oldStatus, newStatus }) =>
-      conditionIsTrue(oldStatus, 'SuccessCriteriaMet')
+      hasTrueCondition(oldStatus.conditions, 'SuccessCriteriaMet')
         ? { ...newStatus, conditions: withoutCondition(newStatus, 'SuccessCriteriaMet') }
         : undefined,
   },
@@ -443,7 +212,7 @@ const illegalEdits: IllegalEdit[] = [
     name: 'add FailureTarget next to SuccessCriteriaMet',
     rule: 'success-criteria-met-excludes-failure-target',
     edit: ({ newStatus }) =>
-      conditionIsTrue(newStatus, 'SuccessCriteriaMet')
+      hasTrueCondition(newStatus.conditions, 'SuccessCriteriaMet')
         ? { ...newStatus, conditions: withTrueCondition(newStatus, 'FailureTarget') }
         : undefined,
   },
@@ -517,7 +286,7 @@ describe('validateJobStatusTransition against a model of the built-in Job contro
     for (const { transitions } of fc.sample(journeyArbitrary, { numRuns: 400, seed: 42 })) {
       for (const { oldStatus, newStatus } of transitions) {
         for (const type of ['Complete', 'Failed']) {
-          if (conditionIsTrue(newStatus, type)) reached.add(type);
+          if (hasTrueCondition(newStatus.conditions, type)) reached.add(type);
         }
         if (
           newStatus.conditions?.some(

@@ -4,15 +4,25 @@ import { describe, expect, it } from 'vitest';
 import { parseIndexIntervals } from '../src/index-intervals.ts';
 import { validateJobStatusTransition } from '../src/job-status-rules.ts';
 import { type CarriedProgress, translateMirrorStatus } from '../src/translate-mirror-status.ts';
+import {
+  applyControllerMove,
+  secondsAfterEpoch as at,
+  type ControllerMove,
+  type ControllerState,
+  controllerJobStatus,
+  ENDING_MOVES,
+  hasTrueCondition,
+  indexMoveArbitrary,
+  initialControllerState,
+  isFinished,
+  isResume,
+  jobSpecArbitrary,
+  journeyEndingArbitrary,
+  outcomeMoveArbitrary,
+  progressMoveArbitrary,
+} from '../test-support/job-status-generators.ts';
 
-// --- Builders: whole-second times, as the API servers store them ---
-
-const EPOCH_SECONDS = Date.parse('2025-03-01T10:00:00Z') / 1000;
-
-/** `seconds` after 2025-03-01T10:00:00Z. */
-function at(seconds: number): Date {
-  return new Date((EPOCH_SECONDS + seconds) * 1000);
-}
+// --- Builders (times: `at(seconds)`, whole seconds as the API servers store them) ---
 
 const NOW = at(1_000);
 
@@ -595,42 +605,13 @@ describe('translateMirrorStatus', () => {
 
 // --- Property: a model of the built-in controller on the worker, and the origin it is mirrored to ---
 
-type SpecChoice = V1JobSpec & { completions: number; parallelism: number };
+const specArbitrary = jobSpecArbitrary({ maxCompletions: 5, maxParallelism: 3, elasticIndexed: false });
 
-const specArbitrary: fc.Arbitrary<SpecChoice> = fc.oneof(
-  fc
-    .record({ completions: fc.integer({ min: 1, max: 5 }), parallelism: fc.integer({ min: 1, max: 3 }) })
-    .map(({ completions, parallelism }) => ({ ...nonIndexed, completions, parallelism })),
-  fc
-    .record({
-      completions: fc.integer({ min: 1, max: 5 }),
-      parallelism: fc.integer({ min: 1, max: 3 }),
-      perIndexBackoff: fc.boolean(),
-      withSuccessPolicy: fc.boolean(),
-    })
-    .map(({ completions, parallelism, perIndexBackoff, withSuccessPolicy }) => ({
-      ...indexed,
-      completions,
-      parallelism,
-      ...(perIndexBackoff ? { backoffLimitPerIndex: 1 } : {}),
-      ...(withSuccessPolicy ? { successPolicy: { rules: [{ succeededIndexes: '0' }] } } : {}),
-    })),
-);
+/** The user flips spec.suspend on the origin; jobrelay propagates it to the mirror. */
+type UserStep = { kind: 'user-suspend' } | { kind: 'user-resume' };
 
-type Step =
-  /** The user flips spec.suspend on the origin; jobrelay propagates it to the mirror. */
-  | { kind: 'user-suspend' | 'user-resume' }
-  /** The mirror's Job controller syncs. */
-  | { kind: 'start' | 'suspend' | 'resume' | 'failure-target' | 'fail' | 'success-criteria-met' | 'complete' }
-  | { kind: 'complete-index' | 'fail-index'; index: number }
-  | {
-      kind: 'progress';
-      active: number;
-      ready: number;
-      terminating: number;
-      podsSucceeded: number;
-      podsFailed: number;
-    };
+/** A user's step, or a sync of the mirror's Job controller. */
+type Step = UserStep | ControllerMove;
 
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -645,218 +626,10 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
       { kind: 'resume' as const },
     ),
   },
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant('progress' as const),
-      active: fc.nat(3),
-      ready: fc.nat(4),
-      terminating: fc.nat(2),
-      podsSucceeded: fc.nat(2),
-      podsFailed: fc.nat(2),
-    }),
-  },
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constantFrom('complete-index' as const, 'fail-index' as const),
-      index: fc.nat(4),
-    }),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom(
-      { kind: 'failure-target' as const },
-      { kind: 'fail' as const },
-      { kind: 'success-criteria-met' as const },
-      { kind: 'complete' as const },
-    ),
-  },
+  { weight: 6, arbitrary: progressMoveArbitrary(3) },
+  { weight: 4, arbitrary: indexMoveArbitrary },
+  { weight: 2, arbitrary: outcomeMoveArbitrary },
 );
-
-interface MirrorModel {
-  active: number;
-  ready: number;
-  terminating: number;
-  succeeded: number;
-  failed: number;
-  startTime?: Date;
-  completionTime?: Date;
-  completedIndexes: number[];
-  failedIndexes: number[];
-  uncountedSucceeded: string[];
-  uncountedFailed: string[];
-  conditions: V1JobCondition[];
-}
-
-const freshMirror = (): MirrorModel => ({
-  active: 0,
-  ready: 0,
-  terminating: 0,
-  succeeded: 0,
-  failed: 0,
-  completedIndexes: [],
-  failedIndexes: [],
-  uncountedSucceeded: [],
-  uncountedFailed: [],
-  conditions: [],
-});
-
-const hasTrue = (conditions: readonly V1JobCondition[] | undefined, type: string) =>
-  (conditions ?? []).some((c) => c.type === type && c.status === 'True');
-
-function setCondition(
-  model: MirrorModel,
-  type: string,
-  status: 'True' | 'False',
-  reason: string,
-  clock: number,
-) {
-  return [
-    ...model.conditions.filter((c) => c.type !== type),
-    { type, status, reason, lastTransitionTime: at(clock) },
-  ];
-}
-
-function counted(model: MirrorModel): MirrorModel {
-  return {
-    ...model,
-    succeeded: model.succeeded + model.uncountedSucceeded.length,
-    failed: model.failed + model.uncountedFailed.length,
-    uncountedSucceeded: [],
-    uncountedFailed: [],
-  };
-}
-
-/** One sync of the worker's Job controller, as it would write the mirror's status. */
-function controllerSync(model: MirrorModel, step: Step, spec: SpecChoice, clock: number): MirrorModel {
-  const suspended = hasTrue(model.conditions, 'Suspended');
-  const started = model.startTime !== undefined && !suspended;
-  const finished = hasTrue(model.conditions, 'Complete') || hasTrue(model.conditions, 'Failed');
-  const free = (index: number) =>
-    index < spec.completions &&
-    !model.completedIndexes.includes(index) &&
-    !model.failedIndexes.includes(index);
-  if (finished) return model;
-  switch (step.kind) {
-    case 'user-suspend':
-    case 'user-resume':
-      return model;
-    case 'start':
-      return !spec.suspend && !suspended && !model.startTime ? { ...model, startTime: at(clock) } : model;
-    case 'suspend':
-      return spec.suspend && !suspended
-        ? {
-            ...counted(model),
-            conditions: setCondition(model, 'Suspended', 'True', 'JobSuspended', clock),
-            startTime: undefined,
-            active: 0,
-            ready: 0,
-            terminating: model.active,
-          }
-        : model;
-    case 'resume':
-      return !spec.suspend && suspended
-        ? {
-            ...model,
-            conditions: setCondition(model, 'Suspended', 'False', 'JobResumed', clock),
-            startTime: at(clock),
-          }
-        : model;
-    case 'progress': {
-      if (!started) return model;
-      const active = Math.min(step.active, spec.parallelism);
-      const pod = (n: number) => `pod-${clock}-${n}`;
-      return {
-        ...counted(model),
-        active,
-        ready: Math.min(step.ready, active),
-        terminating: step.terminating,
-        uncountedSucceeded: Array.from({ length: step.podsSucceeded }, (_, i) => pod(i)),
-        uncountedFailed: Array.from({ length: step.podsFailed }, (_, i) => pod(step.podsSucceeded + i)),
-      };
-    }
-    case 'complete-index':
-      return started && spec.completionMode === 'Indexed' && free(step.index)
-        ? {
-            ...model,
-            succeeded: model.succeeded + 1,
-            completedIndexes: [...model.completedIndexes, step.index],
-          }
-        : model;
-    case 'fail-index':
-      return started && spec.backoffLimitPerIndex != null && free(step.index)
-        ? { ...model, failed: model.failed + 1, failedIndexes: [...model.failedIndexes, step.index] }
-        : model;
-    case 'failure-target':
-      return started &&
-        !hasTrue(model.conditions, 'FailureTarget') &&
-        !hasTrue(model.conditions, 'SuccessCriteriaMet')
-        ? {
-            ...model,
-            conditions: setCondition(model, 'FailureTarget', 'True', 'BackoffLimitExceeded', clock),
-          }
-        : model;
-    case 'fail':
-      return hasTrue(model.conditions, 'FailureTarget')
-        ? {
-            ...counted(model),
-            active: 0,
-            ready: 0,
-            terminating: 0,
-            conditions: setCondition(model, 'Failed', 'True', 'BackoffLimitExceeded', clock),
-          }
-        : model;
-    case 'success-criteria-met':
-      return started &&
-        !hasTrue(model.conditions, 'FailureTarget') &&
-        !hasTrue(model.conditions, 'SuccessCriteriaMet')
-        ? {
-            ...model,
-            conditions: setCondition(model, 'SuccessCriteriaMet', 'True', 'CompletionsReached', clock),
-          }
-        : model;
-    case 'complete':
-      return hasTrue(model.conditions, 'SuccessCriteriaMet')
-        ? {
-            ...counted(model),
-            active: 0,
-            ready: 0,
-            terminating: 0,
-            conditions: setCondition(model, 'Complete', 'True', 'CompletionsReached', clock),
-            completionTime: at(clock),
-          }
-        : model;
-  }
-}
-
-function formatIndexes(indexes: readonly number[]): string {
-  const sorted = [...indexes].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === (sorted[j] ?? 0) + 1) j++;
-    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(',');
-}
-
-function mirrorStatus(model: MirrorModel, spec: SpecChoice): V1JobStatus {
-  return {
-    active: model.active,
-    ready: model.ready,
-    terminating: model.terminating,
-    succeeded: model.succeeded,
-    failed: model.failed,
-    ...(model.startTime ? { startTime: model.startTime } : {}),
-    ...(model.completionTime ? { completionTime: model.completionTime } : {}),
-    conditions: model.conditions,
-    uncountedTerminatedPods: { succeeded: model.uncountedSucceeded, failed: model.uncountedFailed },
-    ...(spec.completionMode === 'Indexed' ? { completedIndexes: formatIndexes(model.completedIndexes) } : {}),
-    ...(spec.backoffLimitPerIndex != null ? { failedIndexes: formatIndexes(model.failedIndexes) } : {}),
-  };
-}
 
 type Beginning =
   /** Created running. */
@@ -883,37 +656,23 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
     ),
     steps: fc.array(fc.tuple(stepArbitrary, fc.nat(60)), { minLength: 1, maxLength: 30, size: 'medium' }),
     // Random steps alone seldom finish a Job; most journeys are driven to an end.
-    ending: fc.constantFrom('none', 'succeed', 'fail'),
+    ending: journeyEndingArbitrary,
     // Where the worker is lost and the Job placed again (beyond the end: never).
     replaceAt: fc.nat(45),
   })
   .map(({ spec: chosen, beginning, steps, ending, replaceAt }) => {
-    let spec: SpecChoice = { ...chosen, suspend: beginning === 'placed-suspended' };
+    let spec: V1JobSpec = { ...chosen, suspend: beginning === 'placed-suspended' };
     let clock = 0;
     let originStatus: V1JobStatus =
       beginning === 'running'
         ? {}
         : { conditions: [{ ...condition('Suspended', 'True', 0), message: 'created suspended' }] };
-    let model = freshMirror();
+    // The mirror's status, as the worker's Job controller writes it.
+    let mirrorState: ControllerState = initialControllerState;
     let carried: CarriedProgress = firstAttempt;
     let replaced = false;
-    const endingSteps: Step[] = {
-      none: [],
-      succeed: [
-        { kind: 'user-resume' },
-        { kind: 'resume' },
-        { kind: 'start' },
-        { kind: 'success-criteria-met' },
-        { kind: 'complete' },
-      ],
-      fail: [
-        { kind: 'user-resume' },
-        { kind: 'resume' },
-        { kind: 'start' },
-        { kind: 'failure-target' },
-        { kind: 'fail' },
-      ],
-    }[ending] as Step[];
+    // The user resumes the origin first, then the mirror's controller drives the Job to its end.
+    const endingSteps: Step[] = ending === 'none' ? [] : [{ kind: 'user-resume' }, ...ENDING_MOVES[ending]];
     const updates: OriginJourney['updates'] = [];
     // Most mirrors start at once (a no-op for a suspended one).
     const allSteps: Array<[Step, number]> = [
@@ -923,8 +682,7 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
     ];
     allSteps.forEach(([step, elapsed], index) => {
       clock += elapsed + 1;
-      const originFinished =
-        hasTrue(originStatus.conditions, 'Complete') || hasTrue(originStatus.conditions, 'Failed');
+      const originFinished = isFinished(originStatus.conditions);
       let replacedNow = false;
       if (index === replaceAt && !originFinished) {
         // Only an unfinished Job is placed again; what it reached so far is carried.
@@ -934,15 +692,19 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
           ...(originStatus.completedIndexes ? { completedIndexes: originStatus.completedIndexes } : {}),
           ...(originStatus.failedIndexes ? { failedIndexes: originStatus.failedIndexes } : {}),
         };
-        model = freshMirror();
+        mirrorState = initialControllerState;
         replaced = replacedNow = true;
       }
       if (step.kind === 'user-suspend') spec = { ...spec, suspend: true };
-      if (step.kind === 'user-resume') spec = { ...spec, suspend: false };
-      model = controllerSync(model, step, spec, clock);
+      else if (step.kind === 'user-resume') spec = { ...spec, suspend: false };
+      else mirrorState = applyControllerMove({ ...mirrorState, clock }, step, spec);
       const newStatus = translateMirrorStatus(
         { metadata: { name: 'train', namespace: 'ml' }, spec, status: originStatus },
-        { metadata: { name: 'train', namespace: 'ml' }, spec, status: mirrorStatus(model, spec) },
+        {
+          metadata: { name: 'train', namespace: 'ml' },
+          spec,
+          status: controllerJobStatus(mirrorState, spec),
+        },
         carried,
         at(clock),
       );
@@ -970,10 +732,7 @@ describe('translateMirrorStatus over a model of the worker and re-placement', ()
       fc.property(journeyArbitrary, ({ updates }) => {
         let firstStart: Date | undefined;
         for (const { oldStatus, newStatus } of updates) {
-          const resumed =
-            hasTrue(oldStatus.conditions, 'Suspended') &&
-            (newStatus.conditions ?? []).some((c) => c.type === 'Suspended' && c.status === 'False');
-          if (resumed) firstStart = newStatus.startTime;
+          if (isResume(oldStatus, newStatus)) firstStart = newStatus.startTime;
           firstStart ??= newStatus.startTime;
           if (firstStart && newStatus.startTime) expect(newStatus.startTime).toEqual(firstStart);
           expect(newStatus.succeeded ?? 0).toBeGreaterThanOrEqual(oldStatus.succeeded ?? 0);
@@ -994,14 +753,22 @@ describe('translateMirrorStatus over a model of the worker and re-placement', ()
         if (replaced) reached.add('re-placed');
         if (replaced && (oldStatus.succeeded ?? 0) + (oldStatus.failed ?? 0) > 0)
           reached.add('re-placed with counts');
-        if (replaced && hasTrue(oldStatus.conditions, 'FailureTarget')) reached.add('re-placed failing');
-        if (replaced && hasTrue(oldStatus.conditions, 'SuccessCriteriaMet'))
+        if (replaced && hasTrueCondition(oldStatus.conditions, 'FailureTarget'))
+          reached.add('re-placed failing');
+        if (replaced && hasTrueCondition(oldStatus.conditions, 'SuccessCriteriaMet'))
           reached.add('re-placed succeeding');
-        for (const type of ['Complete', 'Failed']) if (hasTrue(newStatus.conditions, type)) reached.add(type);
-        if (hasTrue(oldStatus.conditions, 'Suspended') && !hasTrue(newStatus.conditions, 'Suspended')) {
+        for (const type of ['Complete', 'Failed'])
+          if (hasTrueCondition(newStatus.conditions, type)) reached.add(type);
+        if (
+          hasTrueCondition(oldStatus.conditions, 'Suspended') &&
+          !hasTrueCondition(newStatus.conditions, 'Suspended')
+        ) {
           reached.add('resumed');
         }
-        if (!hasTrue(oldStatus.conditions, 'Suspended') && hasTrue(newStatus.conditions, 'Suspended')) {
+        if (
+          !hasTrueCondition(oldStatus.conditions, 'Suspended') &&
+          hasTrueCondition(newStatus.conditions, 'Suspended')
+        ) {
           reached.add('suspended');
         }
         if (newStatus.completedIndexes?.includes('-')) reached.add('index range');

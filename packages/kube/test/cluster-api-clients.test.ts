@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeClusterApiClients } from '../src/cluster-api-clients.ts';
+
+// A real HTTPS server on loopback standing in for an apiserver: it answers /version and
+// counts TLS connections, which is what connection reuse is about.
+let dir: string;
+let server: Server;
+let connections = 0;
+let requests = 0;
+let kubeConfig: KubeConfig;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'jobrelay-pool-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'key.pem',
+      '-out',
+      'cert.pem',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { cwd: dir, stdio: 'pipe' },
+  );
+  const cert = readFileSync(join(dir, 'cert.pem'));
+  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+    requests += 1;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ major: '1', minor: '35', gitVersion: 'v1.35.4' }));
+  });
+  server.on('secureConnection', () => {
+    connections += 1;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: cert.toString('base64') }],
+    users: [{ name: 'u', token: 'test-token' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('makeClusterApiClients', () => {
+  it('sends every request over one reused connection pool, not a connection per request', async () => {
+    const clients = makeClusterApiClients(kubeConfig, { qps: 1000, burst: 1000 });
+    connections = 0;
+    requests = 0;
+    for (let i = 0; i < 10; i++) await clients.version.getCode();
+    for (let i = 0; i < 5; i++) await clients.version.getCode();
+    expect(requests).toBe(15);
+    expect(clients.requestCount).toBe(15);
+    // undici may open a second socket while the first is being returned to the pool after
+    // the very first response; after that every request reuses them.
+    expect(connections).toBeLessThanOrEqual(2);
+  });
+
+  it('client-node on its own opens a new connection per request (why the pool exists)', async () => {
+    const { VersionApi } = await import('@kubernetes/client-node');
+    const plain = kubeConfig.makeApiClient(VersionApi);
+    connections = 0;
+    for (let i = 0; i < 3; i++) await plain.getCode();
+    expect(connections).toBe(3);
+  });
+});

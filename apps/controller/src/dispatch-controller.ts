@@ -3,42 +3,19 @@ import { WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters
 import {
   describeApiError,
   EventRecorder,
-  isConflict,
   isNotFound,
   mergePatch,
   type RecordedEvent,
   ResilientInformer,
 } from '@jobrelay/kube';
 import {
-  clusterPinAnnotation,
-  clusterSelectorAnnotation,
   controllerName,
   mirrorOwnership,
   mirrorSpecUpdate,
   originUidLabel,
   placementAnnotation,
-  placementPolicyAnnotation,
-  unschedulableAnnotation,
 } from '@jobrelay/mirror';
-import {
-  addResources,
-  type ClusterCandidate,
-  chooseWorkerCluster,
-  formatPlacementRecord,
-  jobPodsAtOnce,
-  noProgress,
-  type PlacementOutcome,
-  PlacementQueue,
-  type PlacementRecord,
-  type PlacementRequest,
-  type PlacementTask,
-  parseLabelSelector,
-  parsePlacementRecord,
-  podRequests,
-  type Resources,
-  type ScoringPolicy,
-  scoringPolicies,
-} from '@jobrelay/placement';
+import { PlacementQueue, type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
 import { translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
 import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -46,6 +23,8 @@ import type { ControllerConfig } from './controller-config.ts';
 import { finishedAt, isFinished, isSuspended, jobKey, splitKey } from './job-facts.ts';
 import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
 import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
+import { patchPlacement } from './patch-placement.ts';
+import { OriginPlacer } from './place-origin-jobs.ts';
 
 /** While a placed Job's cluster is unreachable, look again this often. */
 const unavailableClusterRetryMs = 5_000;
@@ -72,13 +51,10 @@ export class DispatchController {
   private readonly queue: PlacementQueue;
   private readonly reconciles: KeyedWorkQueue;
   private readonly events: EventRecorder;
+  private readonly placer: OriginPlacer;
   /** Origins deleted from the cache, by key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
-  /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
-  private readonly assumedPlacements = new Map<string, string>();
-  private readonly podRequestsCache = new Map<string, Resources>();
   private timers: NodeJS.Timeout[] = [];
-  private retryWaitingTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DispatchControllerOptions) {
     this.options = options;
@@ -93,6 +69,10 @@ export class DispatchController {
     this.reconciles = new KeyedWorkQueue({
       name: 'origin-jobs',
       concurrency: config.reconcileConcurrency,
+      // Nothing is reconciled until start() has synced every cache: a reconcile that ran
+      // before the WorkerClusters were listed would take every placement for a cluster
+      // that "no longer exists" and move the Job.
+      startPaused: true,
       log,
       reconcile: (key) => this.reconcile(key),
     });
@@ -128,17 +108,28 @@ export class DispatchController {
       onMirrorEvent: (_cluster, event) => this.reconciles.add(jobKey(event.object)),
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting Jobs get another look now.
-        this.retryWaitingPlacementsSoon();
+        this.placer.retryWaitingPlacementsSoon();
         for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
       },
-      onCapacityChange: () => this.retryWaitingPlacementsSoon(),
+      onCapacityChange: () => this.placer.retryWaitingPlacementsSoon(),
       beforeActive: (connection) => this.deleteStaleMirrorsOn(connection),
-      assumedRequests: (cluster) => this.loadByCluster().get(cluster)?.assumed ?? {},
+      assumedRequests: (cluster) => this.placer.loadByCluster().get(cluster)?.assumed ?? {},
     });
     this.queue = new PlacementQueue({
       redisUrl: config.redisUrl,
       queueName: `jobrelay-placement-${options.originId}`,
       log,
+    });
+    this.placer = new OriginPlacer({
+      origins: this.origins,
+      registry: this.registry,
+      queue: this.queue,
+      batch: this.batch,
+      recordEvent: (origin, type, reason, action, note) =>
+        this.recordEvent(origin, type, reason, action, note),
+      config,
+      log,
+      enqueueReconcile: (key) => this.reconciles.add(key),
     });
   }
 
@@ -152,8 +143,9 @@ export class DispatchController {
     await this.origins.waitForSync();
     // Mirror caches must be complete before anything is created or collected.
     await Promise.all(this.registry.connections().map((c) => c.mirrors.waitForSync()));
-    this.queue.startWorker((task, attempts) => this.place(task, attempts));
+    this.queue.startWorker((task, attempts) => this.placer.place(task, attempts));
     for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
+    this.reconciles.resume();
     this.timers.push(
       // Level-triggered backstop: a lost Redis, a missed event or a dead placement task
       // is repaired within one resync.
@@ -172,7 +164,7 @@ export class DispatchController {
 
   async stop(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
-    clearTimeout(this.retryWaitingTimer);
+    this.placer.stop();
     this.reconciles.stop();
     await this.queue.close();
     await this.origins.stop();
@@ -188,8 +180,7 @@ export class DispatchController {
     if (!origin || origin.metadata?.deletionTimestamp) {
       const uid = origin?.metadata?.uid ?? this.deletedOrigins.get(key);
       if (!uid) return undefined;
-      this.assumedPlacements.delete(uid);
-      this.podRequestsCache.delete(uid);
+      this.placer.forgetOrigin(uid);
       const remaining = await this.deleteMirrorsOf(key, uid, 'its origin Job was deleted');
       if (remaining === 0) this.deletedOrigins.delete(key);
       return remaining > 0 ? { requeueAfterMs: 2_000 } : undefined;
@@ -208,9 +199,7 @@ export class DispatchController {
       return undefined;
     }
     const record = placement.kind === 'ok' ? placement.record : undefined;
-    if (record && this.assumedPlacements.get(origin.metadata!.uid!) === record.cluster) {
-      this.assumedPlacements.delete(origin.metadata!.uid!);
-    }
+    if (record?.cluster) this.placer.placementSeen(origin.metadata!.uid!, record.cluster);
 
     // 2. Mirrors that are not the current attempt's, anywhere, are stale.
     await this.deleteStaleMirrors(origin, record, log);
@@ -332,7 +321,7 @@ export class DispatchController {
     switch (result.kind) {
       case 'created':
       case 'adopted': {
-        await this.patchPlacement(origin, { ...record, mirrorUid: result.mirror.metadata!.uid! });
+        await patchPlacement(this.batch, origin, { ...record, mirrorUid: result.mirror.metadata!.uid! });
         const verb = result.kind === 'created' ? 'created' : 'adopted existing';
         log.info({ cluster: connection.name, attempt: record.attempt }, `${verb} mirror`);
         await this.recordEvent(
@@ -389,7 +378,7 @@ export class DispatchController {
       lastReplacedBecause: because,
       waitingSince: new Date().toISOString(),
     };
-    await this.patchPlacement(origin, next);
+    await patchPlacement(this.batch, origin, next);
     log.warn({ cluster: record.cluster, because }, 'placing the Job again');
     await this.recordEvent(
       origin,
@@ -482,243 +471,7 @@ export class DispatchController {
   }
 
   // ---------------------------------------------------------------------------------------
-  // Placement: runs from the BullMQ worker, re-reading the origin from the apiserver.
-
-  private async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
-    const key = `${task.namespace}/${task.name}`;
-    let origin: V1Job;
-    try {
-      origin = await this.batch.readNamespacedJob({ name: task.name, namespace: task.namespace });
-    } catch (err) {
-      if (isNotFound(err)) return 'not-needed';
-      throw err;
-    }
-    if (
-      origin.metadata?.uid !== task.uid ||
-      origin.spec?.managedBy !== this.options.config.managedBy ||
-      origin.metadata?.deletionTimestamp ||
-      isFinished(origin) ||
-      isSuspended(origin)
-    ) {
-      return 'not-needed';
-    }
-    const parsed = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
-    if (parsed.kind === 'unreadable') return 'not-needed';
-    const previous = parsed.kind === 'ok' ? parsed.record : undefined;
-    if (previous?.cluster) return 'not-needed';
-    const request = this.placementRequest(origin, previous);
-    const decision =
-      request.kind === 'invalid'
-        ? { kind: 'unschedulable' as const, message: request.message }
-        : chooseWorkerCluster(this.candidates(), request.request);
-    if (decision.kind === 'unschedulable') {
-      this.log.info({ job: key, attemptsMade, why: decision.message }, 'no cluster fits yet');
-      await this.recordEvent(origin, 'Warning', 'FailedPlacement', 'Place', decision.message);
-      if (await this.giveUpIfWaitedTooLong(origin, previous, decision.message)) return 'not-needed';
-      await this.noteUnschedulable(origin, decision.message);
-      return 'unschedulable';
-    }
-    const record: PlacementRecord = {
-      ...(previous ?? { attempt: 1, carried: noProgress, excludedClusters: [] }),
-      cluster: decision.cluster,
-      placedAt: new Date().toISOString(),
-    };
-    delete record.mirrorUid;
-    delete record.waitingSince;
-    // Assumed at once, before any await: placements running concurrently must count it.
-    this.assumedPlacements.set(task.uid, decision.cluster);
-    try {
-      // The decision is recorded on the origin before anything is created anywhere.
-      await this.patchPlacement(origin, record);
-    } catch (err) {
-      this.assumedPlacements.delete(task.uid);
-      throw err;
-    }
-    this.log.info({ job: key, cluster: decision.cluster, attempt: record.attempt }, decision.message);
-    await this.recordEvent(origin, 'Normal', 'Placed', 'Place', decision.message);
-    this.reconciles.add(key);
-    return 'placed';
-  }
-
-  /** What the Job asks of a cluster, from its spec and its jobrelay.dev/* annotations. */
-  private placementRequest(
-    origin: V1Job,
-    previous: PlacementRecord | undefined,
-  ): { kind: 'ok'; request: PlacementRequest } | { kind: 'invalid'; message: string } {
-    const annotations = origin.metadata?.annotations ?? {};
-    const selectorText = annotations[clusterSelectorAnnotation];
-    let clusterSelector: PlacementRequest['clusterSelector'];
-    if (selectorText !== undefined && selectorText.trim() !== '') {
-      const parsed = parseLabelSelector(selectorText);
-      if (!parsed.ok) {
-        return {
-          kind: 'invalid',
-          message: `annotation ${clusterSelectorAnnotation} is not a valid label selector: ${parsed.problem}`,
-        };
-      }
-      clusterSelector = parsed.selector;
-    }
-    const policy = annotations[placementPolicyAnnotation] ?? this.options.config.placementPolicy;
-    if (!(scoringPolicies as readonly string[]).includes(policy)) {
-      return {
-        kind: 'invalid',
-        message: `annotation ${placementPolicyAnnotation} must be one of ${scoringPolicies.join(', ')}, got ${JSON.stringify(policy)}`,
-      };
-    }
-    const pin = annotations[clusterPinAnnotation]?.trim();
-    return {
-      kind: 'ok',
-      request: {
-        namespace: origin.metadata!.namespace!,
-        excludedClusters: previous?.excludedClusters ?? [],
-        ...(clusterSelector ? { clusterSelector } : {}),
-        ...(pin ? { pinnedCluster: pin } : {}),
-        podRequests: this.podRequestsOf(origin),
-        pods: jobPodsAtOnce(origin.spec!),
-        policy: policy as ScoringPolicy,
-      },
-    };
-  }
-
-  /** One pod's requests; the template is immutable, so computed once per origin. */
-  private podRequestsOf(origin: V1Job): Resources {
-    const uid = origin.metadata!.uid!;
-    let requests = this.podRequestsCache.get(uid);
-    if (!requests) {
-      requests = origin.spec?.template.spec ? podRequests(origin.spec.template.spec) : {};
-      this.podRequestsCache.set(uid, requests);
-    }
-    return requests;
-  }
-
-  /**
-   * Per cluster: unfinished jobrelay Jobs placed there (placements not yet seen in the cache
-   * included) and the requests of those whose pods do not exist yet, so a burst of
-   * placements does not all land on the cluster that looked emptiest a moment ago.
-   */
-  private loadByCluster(): Map<string, { jobs: number; assumed: Resources }> {
-    const byCluster = new Map<string, { jobs: number; assumed: Resources }>();
-    const capacities = new Map(this.registry.clusters().map((c) => [c.name, c.capacity]));
-    for (const job of this.origins.list()) {
-      if (isFinished(job)) continue;
-      const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
-      const cluster =
-        (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ??
-        this.assumedPlacements.get(job.metadata!.uid!);
-      if (!cluster) continue;
-      const entry = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
-      entry.jobs += 1;
-      if (!isSuspended(job)) {
-        // Pods already counted by the worker's capacity (its pod watch) are not assumed again;
-        // the mirror's status can run ahead of that watch, so it is not used here.
-        const counted = capacities.get(cluster)?.podsByJob.get(jobKey(job)) ?? 0;
-        const outstanding = Math.max(0, jobPodsAtOnce(job.spec!) - counted);
-        if (outstanding > 0)
-          entry.assumed = addResources(entry.assumed, times(this.podRequestsOf(job), outstanding));
-      }
-      byCluster.set(cluster, entry);
-    }
-    return byCluster;
-  }
-
-  private candidates(): ClusterCandidate[] {
-    const load = this.loadByCluster();
-    return this.registry.clusters().map((cluster) => {
-      const here = load.get(cluster.name);
-      return {
-        name: cluster.name,
-        labels: cluster.labels,
-        active: cluster.state.active,
-        inactiveReason: cluster.state.reason,
-        cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
-        weight: cluster.spec.weight ?? 1,
-        allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
-        ...(cluster.spec.maxActiveJobs !== undefined ? { maxActiveJobs: cluster.spec.maxActiveJobs } : {}),
-        activeJobs: here?.jobs ?? 0,
-        ...(cluster.capacity
-          ? {
-              capacity: {
-                nodes: cluster.capacity.nodes,
-                allocatable: cluster.capacity.allocatable,
-                assumed: here?.assumed ?? {},
-              },
-            }
-          : {}),
-      };
-    });
-  }
-
-  /** The Job says why it waits (annotation), written only when the reason changes. */
-  private async noteUnschedulable(origin: V1Job, message: string): Promise<void> {
-    if (origin.metadata?.annotations?.[unschedulableAnnotation] === message) return;
-    await this.batch
-      .patchNamespacedJob(
-        {
-          name: origin.metadata!.name!,
-          namespace: origin.metadata!.namespace!,
-          body: { metadata: { annotations: { [unschedulableAnnotation]: message } } },
-        },
-        mergePatch,
-      )
-      .catch((err: unknown) =>
-        this.log.warn({ err: describeApiError(err) }, 'could not annotate the waiting Job'),
-      );
-  }
-
-  /**
-   * The optional give-up: a Job that fits nowhere for --placement-timeout-seconds fails with
-   * reason PlacementTimeout (FailureTarget and Failed, in one valid update).
-   */
-  private async giveUpIfWaitedTooLong(
-    origin: V1Job,
-    previous: PlacementRecord | undefined,
-    why: string,
-  ): Promise<boolean> {
-    const timeoutMs = this.options.config.placementTimeoutSeconds * 1000;
-    if (timeoutMs <= 0) return false;
-    const since = new Date(
-      previous?.waitingSince ?? origin.metadata?.creationTimestamp ?? Date.now(),
-    ).getTime();
-    if (Date.now() - since < timeoutMs) return false;
-    // Whole seconds: the apiserver stores no more, and a finer startTime would not compare equal.
-    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
-    const message = `no cluster fit for ${this.options.config.placementTimeoutSeconds}s: ${why}`;
-    const failure = (type: string): V1JobCondition => ({
-      type,
-      status: 'True',
-      reason: 'PlacementTimeout',
-      message,
-      lastProbeTime: now,
-      lastTransitionTime: now,
-    });
-    const status = origin.status ?? {};
-    const result = await writeOriginStatus(this.batch, origin, {
-      ...status,
-      startTime: status.startTime ?? now,
-      active: 0,
-      ready: 0,
-      terminating: 0,
-      conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
-    });
-    if (result.kind !== 'written') {
-      this.log.warn(
-        { job: jobKey(origin), result: result.kind },
-        'could not fail the Job after the placement timeout',
-      );
-      return false;
-    }
-    await this.recordEvent(origin, 'Warning', 'PlacementTimeout', 'Place', message);
-    return true;
-  }
-
-  /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */
-  private retryWaitingPlacementsSoon(): void {
-    if (this.retryWaitingTimer) return;
-    this.retryWaitingTimer = setTimeout(() => {
-      this.retryWaitingTimer = undefined;
-      void this.queue.retryWaitingNow().catch(() => {});
-    }, 500);
-  }
+  // Workers (re)connecting.
 
   /**
    * Runs when a worker (re)connects, before it is Active: mirrors there that are not their
@@ -748,32 +501,6 @@ export class DispatchController {
     }
     if (deleted > 0)
       this.log.info({ cluster: connection.name, deleted }, 'cleaned up before activating the cluster');
-  }
-
-  /** Writes the placement annotation over the version read: a concurrent change is a conflict, retried. */
-  private async patchPlacement(origin: V1Job, record: PlacementRecord): Promise<void> {
-    try {
-      await this.batch.patchNamespacedJob(
-        {
-          name: origin.metadata!.name!,
-          namespace: origin.metadata!.namespace!,
-          body: {
-            metadata: {
-              resourceVersion: origin.metadata!.resourceVersion,
-              annotations: {
-                [placementAnnotation]: formatPlacementRecord(record),
-                // Placed: the reason it waited no longer applies.
-                ...(record.cluster ? { [unschedulableAnnotation]: null } : {}),
-              },
-            },
-          },
-        },
-        mergePatch,
-      );
-    } catch (err) {
-      if (isConflict(err)) throw new Error(`origin ${jobKey(origin)} changed while placing it; retrying`);
-      throw err;
-    }
   }
 
   // ---------------------------------------------------------------------------------------
@@ -838,8 +565,4 @@ export class DispatchController {
       note,
     });
   }
-}
-
-function times(resources: Resources, n: number): Resources {
-  return Object.fromEntries(Object.entries(resources).map(([name, amount]) => [name, amount * n]));
 }

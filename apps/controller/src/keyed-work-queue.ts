@@ -5,6 +5,11 @@ export type ReconcileResult = { requeueAfterMs?: number } | undefined;
 export interface KeyedWorkQueueOptions {
   name: string;
   concurrency: number;
+  /**
+   * Collect keys but run nothing until resume(): a controller must not reconcile before
+   * every cache it reads from has synced.
+   */
+  startPaused?: boolean;
   log: Logger;
   reconcile: (key: string) => Promise<ReconcileResult>;
 }
@@ -28,10 +33,12 @@ export class KeyedWorkQueue {
   private readonly failures = new Map<string, number>();
   private active = 0;
   private stopped = false;
+  private paused: boolean;
   private idleWaiters: Array<() => void> = [];
 
   constructor(options: KeyedWorkQueueOptions) {
     this.options = options;
+    this.paused = options.startPaused ?? false;
   }
 
   add(key: string): void {
@@ -79,8 +86,14 @@ export class KeyedWorkQueue {
     this.queued.clear();
   }
 
+  /** Starts running the keys collected while paused. */
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
   private pump(): void {
-    while (!this.stopped && this.active < this.options.concurrency && this.queue.length > 0) {
+    while (!this.stopped && !this.paused && this.active < this.options.concurrency && this.queue.length > 0) {
       const key = this.queue.shift()!;
       this.queued.delete(key);
       this.running.add(key);

@@ -313,3 +313,29 @@ describe('KeyedWorkQueue', () => {
     expect(idle).toBe(true);
   });
 });
+
+describe('a queue started paused', () => {
+  it('collects keys but reconciles nothing until resumed, then each key once', async () => {
+    const seen: string[] = [];
+    const queue = new KeyedWorkQueue({
+      name: 'paused',
+      concurrency: 4,
+      startPaused: true,
+      log: pino({ level: 'silent' }),
+      reconcile: async (key) => {
+        seen.push(key);
+        return undefined;
+      },
+    });
+    queue.add('a');
+    queue.add('b');
+    queue.add('a');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(seen).toEqual([]);
+    expect(queue.length).toBe(2);
+    queue.resume();
+    await vi.advanceTimersByTimeAsync(0);
+    await queue.whenIdle();
+    expect(seen.sort()).toEqual(['a', 'b']);
+  });
+});

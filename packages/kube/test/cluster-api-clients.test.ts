@@ -40,7 +40,7 @@ beforeAll(async () => {
     { cwd: dir, stdio: 'pipe' },
   );
   const cert = readFileSync(join(dir, 'cert.pem'));
-  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
+  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_request, res) => {
     requests += 1;
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ major: '1', minor: '35', gitVersion: 'v1.35.4' }));

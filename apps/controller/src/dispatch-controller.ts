@@ -16,7 +16,7 @@ import {
   placementAnnotation,
 } from '@jobrelay/mirror';
 import { PlacementQueue, type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
-import { translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
+import { finishDecidedJob, translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
 import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
@@ -365,6 +365,29 @@ export class DispatchController {
     exclude: string[],
     log: Logger,
   ): Promise<ReconcileResult> {
+    // An outcome already decided (FailureTarget or SuccessCriteriaMet) is final: the Job
+    // finishes that way rather than running again elsewhere.
+    const finished = finishDecidedJob(origin, new Date());
+    if (finished) {
+      const result = await writeOriginStatus(this.batch, origin, finished);
+      if (result.kind === 'conflict') return { requeueAfterMs: 200 };
+      if (result.kind === 'refused') {
+        log.error({ violations: result.violations }, 'could not finish a decided Job');
+        return undefined;
+      }
+      log.info(
+        { cluster: record.cluster, because },
+        'finished a Job whose outcome was decided before its mirror was lost',
+      );
+      await this.recordEvent(
+        origin,
+        'Normal',
+        'FinishedWithoutMirror',
+        'Sync',
+        `finished as decided before: ${because}`,
+      );
+      return undefined;
+    }
     const status = origin.status ?? {};
     const next: PlacementRecord = {
       attempt: record.attempt + 1,

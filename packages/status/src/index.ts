@@ -1,3 +1,4 @@
+export { finishDecidedJob } from './finish-decided-job.ts';
 export { formatIndexIntervals, parseIndexIntervals, unionIndexIntervals } from './index-intervals.ts';
 export {
   type JobStatusTransition,

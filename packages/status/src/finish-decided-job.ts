@@ -1,0 +1,36 @@
+import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
+
+/**
+ * The final status of a Job whose outcome was already decided (FailureTarget or
+ * SuccessCriteriaMet is True) when its mirror was lost: it finishes that way instead of being
+ * run again, as the built-in controller would once the last pod terminated. Undefined when
+ * nothing was decided yet, or the Job is already finished.
+ */
+export function finishDecidedJob(origin: V1Job, now: Date): V1JobStatus | undefined {
+  const status = origin.status ?? {};
+  const conditions = status.conditions ?? [];
+  const isTrue = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
+  if (isTrue('Complete') || isTrue('Failed')) return undefined;
+  const decided = isTrue('FailureTarget') ?? isTrue('SuccessCriteriaMet');
+  if (!decided) return undefined;
+  // Whole seconds: the apiserver keeps no more, and completionTime must not precede startTime.
+  const at = new Date(Math.max(Math.floor(now.getTime() / 1000) * 1000, status.startTime?.getTime() ?? 0));
+  const final: V1JobCondition = {
+    type: decided.type === 'FailureTarget' ? 'Failed' : 'Complete',
+    status: 'True',
+    reason: decided.reason,
+    message: decided.message,
+    lastProbeTime: at,
+    lastTransitionTime: at,
+  };
+  return {
+    ...status,
+    active: 0,
+    ready: 0,
+    terminating: 0,
+    uncountedTerminatedPods: undefined,
+    startTime: status.startTime ?? at,
+    ...(final.type === 'Complete' ? { completionTime: status.completionTime ?? at } : {}),
+    conditions: [...conditions, final],
+  };
+}

@@ -9,6 +9,8 @@ export interface ControllerProcess {
   /** Sends a signal and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
   logs(): string;
+  /** Where it serves /healthz, /readyz and /metrics (read from its log). */
+  healthUrl(): Promise<string>;
 }
 
 let started = 0;
@@ -34,6 +36,8 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       '--resync-interval-seconds=5',
       '--cluster-health-interval-seconds=2',
       '--log-level=debug',
+      // A free port each time: several controllers (and the demo's) may run at once.
+      '--health-address=127.0.0.1:0',
       ...extraArgs,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -49,5 +53,13 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       await exited;
     },
     logs: () => readFileSync(logFile, 'utf8'),
+    async healthUrl() {
+      for (let i = 0; i < 100; i++) {
+        const match = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(readFileSync(logFile, 'utf8'));
+        if (match) return match[1]!;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`the controller did not log its health address; see ${logFile}`);
+    },
   };
 }

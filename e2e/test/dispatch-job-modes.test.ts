@@ -271,3 +271,25 @@ describe.concurrent('every Job mode ends on the origin exactly as on a single cl
     );
   });
 });
+
+describe('the controller’s health and metrics endpoints', () => {
+  it('is ready, and counts what it did for the Jobs above', async () => {
+    const url = await controller.healthUrl();
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const value = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? Number.NaN);
+    expect(value(/^jobrelay_placements_total\{outcome="placed"\} (\d+)/m)).toBeGreaterThanOrEqual(12);
+    expect(value(/^jobrelay_mirror_operations_total\{operation="created"\} (\d+)/m)).toBeGreaterThanOrEqual(
+      12,
+    );
+    expect(value(/^jobrelay_origin_status_writes_total\{result="written"\} (\d+)/m)).toBeGreaterThan(12);
+    expect(value(/^jobrelay_origin_status_writes_total\{result="refused"\} (\d+)/m)).toBeNaN();
+    for (const worker of fleet.sandbox.workers) {
+      expect(
+        value(new RegExp(`^jobrelay_worker_cluster_active\\{cluster="${worker.name}"\\} (\\d+)`, 'm')),
+      ).toBe(1);
+    }
+    expect(value(/^jobrelay_managed_jobs (\d+)/m)).toBeGreaterThan(0);
+  });
+});

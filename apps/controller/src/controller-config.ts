@@ -48,6 +48,11 @@ export const controllerConfigSchema = z.object({
   allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
   createNamespaces: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
   reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+  /** host:port of /healthz, /readyz and /metrics; port 0 picks a free one (logged). */
+  healthAddress: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:8081')
+    .default('127.0.0.1:8081'),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
 });
 
@@ -74,6 +79,7 @@ const flags = {
   'cluster-reconnect-max-seconds': 'clusterReconnectMaxSeconds',
   'reconcile-concurrency': 'reconcileConcurrency',
   'log-level': 'logLevel',
+  'health-address': 'healthAddress',
 } as const satisfies Record<string, keyof ControllerConfig>;
 
 export const controllerUsage = `usage: jobrelay-controller [--flag value ...]

@@ -20,6 +20,8 @@ import { finishDecidedJob, translateMirrorStatus, writeOriginStatus } from '@job
 import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
+import { ControllerMetrics } from './controller-metrics.ts';
+import { startHealthServer } from './health-server.ts';
 import { finishedAt, isFinished, isSuspended, jobKey, splitKey } from './job-facts.ts';
 import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
 import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
@@ -55,6 +57,9 @@ export class DispatchController {
   /** Origins deleted from the cache, by key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
   private timers: NodeJS.Timeout[] = [];
+  readonly metrics: ControllerMetrics;
+  private ready = false;
+  private closeHealthServer: (() => Promise<void>) | undefined;
 
   constructor(options: DispatchControllerOptions) {
     this.options = options;
@@ -74,7 +79,16 @@ export class DispatchController {
       // that "no longer exists" and move the Job.
       startPaused: true,
       log,
-      reconcile: (key) => this.reconcile(key),
+      reconcile: async (key) => {
+        try {
+          const result = await this.reconcile(key);
+          this.metrics.reconciles.inc({ result: 'ok' });
+          return result;
+        } catch (err) {
+          this.metrics.reconciles.inc({ result: 'error' });
+          throw err;
+        }
+      },
     });
     const namespace = config.namespaces.length === 1 ? config.namespaces[0] : undefined;
     this.origins = new ResilientInformer<V1Job>({
@@ -131,10 +145,25 @@ export class DispatchController {
       log,
       enqueueReconcile: (key) => this.reconciles.add(key),
     });
+    this.metrics = new ControllerMetrics({
+      managedJobs: () => this.origins.list().length,
+      reconcileQueueLength: () => this.reconciles.length,
+      placementQueueDepth: () => this.queue.depth(),
+      clusters: () => this.registry.clusters().map((c) => ({ name: c.name, active: c.state.active })),
+      workerApiRequests: () => this.registry.requestCounts(),
+    });
   }
 
   async start(): Promise<void> {
     const { config } = this.options;
+    // Up first, so a liveness probe sees the process while caches sync; ready only at the end.
+    const health = await startHealthServer({
+      address: config.healthAddress,
+      ready: () => this.ready,
+      metrics: this.metrics.registry,
+    });
+    this.closeHealthServer = health.close;
+    this.log.info({ url: health.url }, 'serving /healthz, /readyz and /metrics');
     await this.queue.waitUntilReady();
     // Origins first: a worker is only activated after its stale mirrors, judged against
     // the origins, are gone.
@@ -143,7 +172,11 @@ export class DispatchController {
     await this.origins.waitForSync();
     // Mirror caches must be complete before anything is created or collected.
     await Promise.all(this.registry.connections().map((c) => c.mirrors.waitForSync()));
-    this.queue.startWorker((task, attempts) => this.placer.place(task, attempts));
+    this.queue.startWorker(async (task, attempts) => {
+      const outcome = await this.placer.place(task, attempts);
+      this.metrics.placements.inc({ outcome });
+      return outcome;
+    });
     for (const job of this.origins.list()) this.reconciles.add(jobKey(job));
     this.reconciles.resume();
     this.timers.push(
@@ -160,6 +193,7 @@ export class DispatchController {
       { managedBy: config.managedBy, originId: this.options.originId, origins: this.origins.list().length },
       'controller started',
     );
+    this.ready = true;
   }
 
   async stop(): Promise<void> {
@@ -169,6 +203,7 @@ export class DispatchController {
     await this.queue.close();
     await this.origins.stop();
     await this.registry.stop();
+    await this.closeHealthServer?.();
   }
 
   // ---------------------------------------------------------------------------------------
@@ -273,6 +308,7 @@ export class DispatchController {
   ): Promise<ReconcileResult> {
     const desired = translateMirrorStatus(origin, mirror, record.carried);
     const result = await writeOriginStatus(this.batch, origin, desired);
+    this.metrics.statusWrites.inc({ result: result.kind });
     if (result.kind === 'refused') {
       const summary = result.violations.map((v) => `${v.field}: ${v.message}`).join('; ');
       log.error({ violations: result.violations }, 'refused to write an invalid origin status');
@@ -318,6 +354,7 @@ export class DispatchController {
       attempt: record.attempt,
       createNamespaces: this.options.config.createNamespaces,
     });
+    this.metrics.mirrorOperations.inc({ operation: result.kind });
     switch (result.kind) {
       case 'created':
       case 'adopted': {

@@ -31,6 +31,7 @@ const defaults: ControllerConfig = {
   createNamespaces: true,
   reconcileConcurrency: 16,
   logLevel: 'info',
+  healthAddress: '127.0.0.1:8081',
 };
 
 describe('loadControllerConfig', () => {

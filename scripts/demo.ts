@@ -1,5 +1,6 @@
 // `npm run demo`: local clusters, Redis and the controller; sample Jobs of several modes
 // dispatched to the workers with live status; a summary; everything left running.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   openSandbox,
@@ -12,6 +13,7 @@ import {
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec } from '@kubernetes/client-node';
 
 const namespace = 'jobrelay-demo';
+const healthAddress = '127.0.0.1:8081';
 const managedBy = 'jobrelay.dev/dispatcher';
 const timeoutMs = 180_000;
 
@@ -166,10 +168,13 @@ async function main(): Promise<number> {
     `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
     `--redis-url=${sandbox.redisUrl}`,
     '--mirror-retention-seconds=300',
+    `--health-address=${healthAddress}`,
   ]);
   say(
     `${stamp()} controller ${controller.started ? 'started' : 'already running'} (pid ${controller.pid}, log ${controller.logFile})`,
   );
+
+  await waitUntilReady(controller.pid, controller.logFile);
 
   const kc = new KubeConfig();
   kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
@@ -233,10 +238,30 @@ Everything is still running. Try:
   kubectl --kubeconfig "$JOBRELAY_WORKER_1_KUBECONFIG" get jobs,pods -n ${namespace}   # mirrors and their pods
   kubectl get workerclusters                               # worker health
 
+  curl http://${healthAddress}/metrics                    # the controller's Prometheus metrics
   npm run sandbox -- status                                # every process, including the controller
   npm run sandbox -- down                                  # stop everything
 `);
   return failures === 0 ? 0 : 1;
+}
+
+/** The controller answers /readyz once its caches are synced; if it dies instead, show why. */
+async function waitUntilReady(pid: number, logFile: string): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      const tail = readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
+      throw new Error(`the controller exited; last lines of ${logFile}:\n${tail}`);
+    }
+    const ready = await fetch(`http://${healthAddress}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the controller was not ready after 60s; see ${logFile}`);
 }
 
 main().then(

@@ -31,7 +31,9 @@ export function workerClusterAdmin(fleet: Fleet) {
       spec: Record<string, unknown>;
       status?: {
         capacity?: { free?: Record<string, string>; allocatable?: Record<string, string> };
-        conditions?: Array<{ type: string; status: string; reason?: string }>;
+        conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+        connectionAttempts?: number;
+        nextAttemptTime?: string;
       };
     }> {
       return (await custom.getClusterCustomObject({ ...group, name })) as never;

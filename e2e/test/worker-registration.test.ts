@@ -12,6 +12,7 @@ import { parse, stringify } from 'yaml';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
 import { eventually, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
+import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
 interface Condition {
   type: string;
@@ -72,12 +73,7 @@ async function activeCondition(name: string, predicate: (c: Condition) => boolea
   return eventually(
     `WorkerCluster ${name} Active condition`,
     async () => {
-      const wc = (await custom.getClusterCustomObject({
-        group: 'jobrelay.dev',
-        version: 'v1alpha1',
-        plural: 'workerclusters',
-        name,
-      })) as { status?: { conditions?: Condition[] } };
+      const wc = await workerClusterAdmin(fleet).get(name);
       const condition = wc.status?.conditions?.find((c) => c.type === 'Active');
       return condition && predicate(condition) ? condition : undefined;
     },
@@ -324,12 +320,7 @@ describe('the Active condition of a WorkerCluster', () => {
     expect(condition.message).toContain('127.0.0.1:9');
     // It is retried with backoff, and the status says when the next attempt runs.
     const status = await eventually('a second failed attempt', async () => {
-      const wc = (await custom.getClusterCustomObject({
-        group: 'jobrelay.dev',
-        version: 'v1alpha1',
-        plural: 'workerclusters',
-        name,
-      })) as { status?: { connectionAttempts?: number; nextAttemptTime?: string } };
+      const wc = await workerClusterAdmin(fleet).get(name);
       return (wc.status?.connectionAttempts ?? 0) >= 2 ? wc.status : undefined;
     });
     expect(Date.parse(status!.nextAttemptTime!)).not.toBeNaN();

@@ -572,7 +572,7 @@ export class DispatchController {
     for (const connection of this.registry.connections()) {
       if (!connection.state.active || !connection.mirrors.hasSynced) continue;
       for (const mirror of connection.mirrors.list()) {
-        const originUid = mirror.metadata?.labels?.['jobrelay.dev/origin-uid'];
+        const originUid = mirror.metadata?.labels?.[originUidLabel];
         if (!originUid || liveOrigins.has(originUid)) continue;
         try {
           await deleteMirror(connection, mirror);

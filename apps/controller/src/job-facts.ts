@@ -13,10 +13,7 @@ function trueCondition(job: V1Job, type: string) {
   return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 }
 
-/** Complete=True or Failed=True: the Job API's "finished". */
-export function isFinished(job: V1Job): boolean {
-  return trueCondition(job, 'Complete') !== undefined || trueCondition(job, 'Failed') !== undefined;
-}
+export { isJobFinished as isFinished } from '@jobrelay/mirror';
 
 export function finishedAt(job: V1Job): Date | undefined {
   const condition = trueCondition(job, 'Complete') ?? trueCondition(job, 'Failed');

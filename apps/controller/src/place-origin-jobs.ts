@@ -29,6 +29,7 @@ import {
   podRequests,
   type Resources,
   type ScoringPolicy,
+  scaleResources,
   scoringPolicies,
 } from '@jobrelay/placement';
 import { writeOriginStatus } from '@jobrelay/status';
@@ -179,7 +180,7 @@ export class OriginPlacer {
         const counted = capacities.get(cluster)?.podsByJob.get(jobKey(job)) ?? 0;
         const outstanding = Math.max(0, jobPodsAtOnce(job.spec!) - counted);
         if (outstanding > 0)
-          entry.assumed = addResources(entry.assumed, times(this.podRequestsOf(job), outstanding));
+          entry.assumed = addResources(entry.assumed, scaleResources(this.podRequestsOf(job), outstanding));
       }
       byCluster.set(cluster, entry);
     }
@@ -335,8 +336,4 @@ export class OriginPlacer {
     await this.options.recordEvent(origin, 'Warning', 'PlacementTimeout', 'Place', message);
     return true;
   }
-}
-
-function times(resources: Resources, n: number): Resources {
-  return Object.fromEntries(Object.entries(resources).map(([name, amount]) => [name, amount * n]));
 }

@@ -9,6 +9,7 @@ import {
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
+import { isJobFinished, originLabel } from '@jobrelay/mirror';
 import { formatResourceAmount, type Resources } from '@jobrelay/placement';
 import {
   type BatchV1Api,
@@ -394,7 +395,7 @@ export class WorkerClusterRegistry {
   }
 
   mirrorSelector(): string {
-    return `jobrelay.dev/origin=${this.options.originId}`;
+    return `${originLabel}=${this.options.originId}`;
   }
 
   private startWatches(entry: ConnectionEntry, log: Logger): void {
@@ -444,7 +445,7 @@ export class WorkerClusterRegistry {
 
   /** Activity for the printer column; counted from the mirror cache, no API call. */
   private activeJobs(entry: ConnectionEntry): number {
-    return (entry.mirrors?.list() ?? []).filter((job) => !isFinished(job)).length;
+    return (entry.mirrors?.list() ?? []).filter((job) => !isJobFinished(job)).length;
   }
 
   private capacityStatus(
@@ -540,10 +541,4 @@ export class WorkerClusterRegistry {
 
 function inactive(reason: ActiveReason, message: string): WorkerConnectionState {
   return { active: false, reason, message };
-}
-
-function isFinished(job: V1Job): boolean {
-  return (job.status?.conditions ?? []).some(
-    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
-  );
 }

@@ -1,4 +1,5 @@
 export { buildMirrorJob, type MirrorIdentity } from './build-mirror-job.ts';
+export { isJobFinished } from './job-finished.ts';
 export * from './jobrelay-names.ts';
 export { type MirrorOwnership, mirrorOwnership } from './mirror-ownership.ts';
 export { mirrorSpecUpdate } from './mirror-spec-update.ts';

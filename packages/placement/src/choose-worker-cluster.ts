@@ -4,6 +4,7 @@ import {
   fitsIn,
   formatResourceAmount,
   type Resources,
+  scaleResources,
   subtractResources,
 } from './resource-quantity.ts';
 
@@ -62,10 +63,6 @@ export type PlacementDecision =
 
 /** Scored resources: what kube-scheduler's NodeResourcesFit weighs by default. */
 const scoredResources = ['cpu', 'memory'] as const;
-
-function times(resources: Resources, n: number): Resources {
-  return Object.fromEntries(Object.entries(resources).map(([name, amount]) => [name, amount * n]));
-}
 
 function max(resources: readonly Resources[], name: string): number {
   return resources.reduce((best, r) => Math.max(best, r[name] ?? 0), 0);
@@ -148,7 +145,7 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
     capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
     capacity.assumed,
   );
-  const needed = times(request.podRequests, request.pods);
+  const needed = scaleResources(request.podRequests, request.pods);
   const short = fitsIn(needed, freeTotal)[0];
   if (short) {
     return {
@@ -177,7 +174,7 @@ function score(candidate: ClusterCandidate, request: PlacementRequest): number {
       capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
       capacity.assumed,
     );
-    const needed = times(request.podRequests, request.pods);
+    const needed = scaleResources(request.podRequests, request.pods);
     for (const name of scoredResources) {
       const allocatable = capacity.allocatable[name] ?? 0;
       if (allocatable <= 0) continue;

@@ -37,5 +37,6 @@ export {
   parseQuantity,
   type Resources,
   resourceAmount,
+  scaleResources,
   subtractResources,
 } from './resource-quantity.ts';

@@ -197,3 +197,8 @@ export function fitsIn(request: Resources, free: Resources): string[] {
 function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** `resources` times `n`: what n pods of the same shape request together. */
+export function scaleResources(resources: Resources, n: number): Resources {
+  return Object.fromEntries(Object.entries(resources).map(([name, amount]) => [name, amount * n]));
+}

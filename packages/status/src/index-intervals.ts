@@ -21,13 +21,19 @@ export function parseIndexIntervals(text: string | undefined): number[] {
   return indexes;
 }
 
+/**
+ * Written exactly as the built-in Job controller writes it (pkg/controller/job, orderedIntervals
+ * String): a run of three or more is "a-b", but two adjacent indexes are "a,b", not "a-b".
+ * Both parse the same; scripts compare the strings, so the origin must match a single cluster.
+ */
 export function formatIndexIntervals(indexes: Iterable<number>): string {
   const sorted = [...new Set(indexes)].sort((a, b) => a - b);
   const parts: string[] = [];
   for (let i = 0; i < sorted.length; ) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);
+    if (j === i) parts.push(`${sorted[i]}`);
+    else parts.push(`${sorted[i]}${j === i + 1 ? ',' : '-'}${sorted[j]}`);
     i = j + 1;
   }
   return parts.join(',');

@@ -91,7 +91,7 @@ export function translateMirrorStatus(
   const succeededNow = indexed ? indexes.completed.length : carried.succeeded + (from.succeeded ?? 0);
   const failedNow = carried.failed + (from.failed ?? 0);
 
-  const conditions = mergeConditions(was.conditions ?? [], from.conditions ?? []);
+  const conditions = mergeConditions(was.conditions ?? [], from.conditions ?? [], origin.spec?.suspend === true);
   // Created suspended, then resumed before placement: the mirror starts unsuspended and
   // never reports Suspended, so the origin's own Suspended=True is flipped here, as the
   // built-in controller would on resume.
@@ -170,14 +170,27 @@ export function translateMirrorStatus(
  * SuccessCriteriaMet before Complete). Once the origin is on one path to the end, the
  * mirror's conditions of the other path are left out: the API refuses the two together.
  */
-function mergeConditions(origin: V1JobCondition[], mirror: V1JobCondition[]): V1JobCondition[] {
+function mergeConditions(
+  origin: V1JobCondition[],
+  mirror: V1JobCondition[],
+  originSuspended: boolean,
+): V1JobCondition[] {
   const merged = origin.map((c) => ({ ...c }));
+  const originHasSuspended = origin.some((c) => c.type === 'Suspended');
   const onFailurePath = [...failurePath].some((type) => isTrue(origin, type));
   const onSuccessPath = [...successPath].some((type) => isTrue(origin, type));
   for (const incoming of mirror) {
     if (!(mirroredConditionTypes as readonly string[]).includes(incoming.type)) continue;
     if (onFailurePath && successPath.has(incoming.type)) continue;
     if (onSuccessPath && failurePath.has(incoming.type)) continue;
+    // On one cluster Suspended=True appears only while the Job is suspended, and
+    // Suspended=False only after a Suspended=True. A mirror can be suspended when its origin
+    // is not (a re-placed mirror is created suspended until its progress is seeded), and that
+    // must not show on the origin.
+    if (incoming.type === 'Suspended') {
+      if (incoming.status === 'True' && !originSuspended) continue;
+      if (incoming.status !== 'True' && !originHasSuspended) continue;
+    }
     const index = merged.findIndex((c) => c.type === incoming.type);
     const existing = merged[index];
     if (!existing) {

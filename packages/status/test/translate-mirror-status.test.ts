@@ -190,7 +190,7 @@ const cases: Record<string, TranslationCase[]> = {
       origin: origin(indexed, { startTime: at(0), succeeded: 2, completedIndexes: '0-1' }),
       mirror: mirror({ startTime: at(300), succeeded: 2, completedIndexes: '1,3' }, indexed),
       carried: { succeeded: 2, failed: 0, completedIndexes: '0-1' },
-      expected: { completedIndexes: '0-1,3', succeeded: 3, startTime: at(0) },
+      expected: { completedIndexes: '0,1,3', succeeded: 3, startTime: at(0) },
     },
     {
       name: 'failedIndexes: union of the carried and the mirror ones, with backoffLimitPerIndex',

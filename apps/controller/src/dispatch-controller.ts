@@ -9,13 +9,17 @@ import {
   ResilientInformer,
 } from '@jobrelay/kube';
 import {
+  continuationFor,
   controllerName,
+  isSeedApplied,
   mirrorOwnership,
   mirrorSpecUpdate,
+  mirrorStatusSeed,
   originUidLabel,
   placementAnnotation,
+  seededProgress,
 } from '@jobrelay/mirror';
-import { PlacementQueue, type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
+import { noProgress, PlacementQueue, type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
 import { finishDecidedJob, translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
 import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -276,8 +280,33 @@ export class DispatchController {
     }
     const mirror = this.currentMirror(connection, origin, record);
     if (!mirror) return this.ensureMirror(connection, origin, record, log);
+    if (record.mirrorUid !== mirror.metadata!.uid) {
+      // Created (or adopted) but not recorded: the process died in between. Record it now,
+      // so that if it vanishes later it is seen as vanished and its Job placed again.
+      if (!record.mirrorUid) return this.recordMirror(connection, origin, record, mirror, 'adopted', log);
+      // The recorded mirror is gone and another of the same attempt stands in its place: its
+      // counts did not continue the recorded one's, so the attempt ends here.
+      return this.replace(
+        origin,
+        record,
+        `its mirror on ${connection.name} was replaced by another object`,
+        [],
+        log,
+      );
+    }
 
-    // 6. Sync: spec changes down, status up.
+    // 6. Sync: progress of earlier attempts into a re-placed mirror (before it may run),
+    //    spec changes down, status up.
+    const seed = mirrorStatusSeed(mirror);
+    if (seed) {
+      await connection.batch.patchNamespacedJobStatus(
+        { name: mirror.metadata!.name!, namespace: mirror.metadata!.namespace!, body: { status: seed } },
+        mergePatch,
+      );
+      log.info({ cluster: connection.name, seed }, 'seeded the mirror with the progress of earlier attempts');
+      // The mirror's watch event brings the seeded status; resume and sync from there.
+      return { requeueAfterMs: 1_000 };
+    }
     const specPatch = mirrorSpecUpdate(origin, mirror);
     if (specPatch) {
       await connection.batch.patchNamespacedJob(
@@ -306,7 +335,10 @@ export class DispatchController {
     record: PlacementRecord,
     log: Logger,
   ): Promise<ReconcileResult> {
-    const desired = translateMirrorStatus(origin, mirror, record.carried);
+    if (!isSeedApplied(mirror)) return undefined;
+    // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.
+    const carried = seededProgress(mirror) ? noProgress : record.carried;
+    const desired = translateMirrorStatus(origin, mirror, carried);
     const result = await writeOriginStatus(this.batch, origin, desired);
     this.metrics.statusWrites.inc({ result: result.kind });
     if (result.kind === 'refused') {
@@ -353,23 +385,13 @@ export class DispatchController {
       originId: this.options.originId,
       attempt: record.attempt,
       createNamespaces: this.options.config.createNamespaces,
+      continuation: continuationFor(origin, record.attempt, record.carried, new Date()),
     });
     this.metrics.mirrorOperations.inc({ operation: result.kind });
     switch (result.kind) {
       case 'created':
-      case 'adopted': {
-        await patchPlacement(this.batch, origin, { ...record, mirrorUid: result.mirror.metadata!.uid! });
-        const verb = result.kind === 'created' ? 'created' : 'adopted existing';
-        log.info({ cluster: connection.name, attempt: record.attempt }, `${verb} mirror`);
-        await this.recordEvent(
-          origin,
-          'Normal',
-          result.kind === 'created' ? 'MirrorCreated' : 'MirrorAdopted',
-          'Create',
-          `${verb} mirror Job on cluster ${connection.name} (attempt ${record.attempt})`,
-        );
-        return undefined;
-      }
+      case 'adopted':
+        return this.recordMirror(connection, origin, record, result.mirror, result.kind, log);
       case 'collision':
         await this.recordEvent(
           origin,
@@ -392,6 +414,28 @@ export class DispatchController {
         );
         return { requeueAfterMs: 30_000 };
     }
+  }
+
+  /** Records the mirror's UID in the placement record: from now on its absence means it vanished. */
+  private async recordMirror(
+    connection: WorkerConnection,
+    origin: V1Job,
+    record: PlacementRecord,
+    mirror: V1Job,
+    how: 'created' | 'adopted',
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    await patchPlacement(this.batch, origin, { ...record, mirrorUid: mirror.metadata!.uid! });
+    const verb = how === 'created' ? 'created' : 'adopted existing';
+    log.info({ cluster: connection.name, attempt: record.attempt }, `${verb} mirror`);
+    await this.recordEvent(
+      origin,
+      'Normal',
+      how === 'created' ? 'MirrorCreated' : 'MirrorAdopted',
+      'Create',
+      `${verb} mirror Job on cluster ${connection.name} (attempt ${record.attempt})`,
+    );
+    return undefined;
   }
 
   /** Back to the queue for another cluster, carrying the counts reached so far. */
@@ -458,7 +502,8 @@ export class DispatchController {
   private async retireMirror(origin: V1Job, record: PlacementRecord | undefined): Promise<ReconcileResult> {
     const connection = record?.cluster ? this.registry.get(record.cluster) : undefined;
     const mirror = connection && record ? this.currentMirror(connection, origin, record) : undefined;
-    if (!connection || !mirror) return undefined;
+    // An unreachable cluster's mirror is retired when it is back (its return re-queues every Job).
+    if (!connection || !mirror || !connection.state.active) return undefined;
     const retireAt =
       (finishedAt(origin)?.getTime() ?? Date.now()) + this.options.config.mirrorRetentionSeconds * 1000;
     const wait = retireAt - Date.now();
@@ -474,6 +519,9 @@ export class DispatchController {
   ): Promise<void> {
     const key = jobKey(origin);
     for (const connection of this.registry.connections()) {
+      // An unreachable cluster must never hold up work on the reachable ones: its stale
+      // mirrors are deleted when it comes back, before it is Active (deleteStaleMirrorsOn).
+      if (!connection.state.active) continue;
       const mirror = connection.mirrors.get(key);
       if (!mirror) continue;
       const ownership = mirrorOwnership(mirror, this.options.originId, origin.metadata!.uid!);
@@ -483,7 +531,15 @@ export class DispatchController {
         ownership.attempt === record.attempt;
       if (ownership.kind === 'foreign' || current) continue;
       log.info({ cluster: connection.name, ownership }, 'deleting a stale mirror');
-      await deleteMirror(connection, mirror);
+      try {
+        await deleteMirror(connection, mirror);
+      } catch (err) {
+        // Left for the next reconcile (or the cluster's return); the rest goes on.
+        log.warn(
+          { cluster: connection.name, err: describeApiError(err) },
+          'could not delete a stale mirror yet',
+        );
+      }
     }
   }
 
@@ -491,6 +547,9 @@ export class DispatchController {
   private async deleteMirrorsOf(key: string, originUid: string, because: string): Promise<number> {
     let remaining = 0;
     for (const connection of this.registry.connections()) {
+      // Not counted as remaining: an unreachable cluster's mirrors of deleted origins are
+      // removed on its return (deleteStaleMirrorsOn) and by garbage collection.
+      if (!connection.state.active) continue;
       const mirror = connection.mirrors.get(key);
       if (!mirror) continue;
       const ownership = mirrorOwnership(mirror, this.options.originId, originUid);

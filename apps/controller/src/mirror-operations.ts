@@ -1,6 +1,6 @@
 import type { WorkerConnection } from '@jobrelay/clusters';
 import { describeApiError, isAlreadyExists, isNotFound } from '@jobrelay/kube';
-import { buildMirrorJob, mirrorOwnership } from '@jobrelay/mirror';
+import { buildMirrorJob, type MirrorContinuation, mirrorOwnership } from '@jobrelay/mirror';
 import type { V1Job } from '@kubernetes/client-node';
 
 export type CreateMirrorResult =
@@ -19,9 +19,18 @@ export type CreateMirrorResult =
 export async function createOrAdoptMirror(
   connection: WorkerConnection,
   origin: V1Job,
-  options: { originId: string; attempt: number; createNamespaces: boolean },
+  options: {
+    originId: string;
+    attempt: number;
+    createNamespaces: boolean;
+    continuation?: MirrorContinuation | undefined;
+  },
 ): Promise<CreateMirrorResult> {
-  const body = buildMirrorJob(origin, { originId: options.originId, attempt: options.attempt });
+  const body = buildMirrorJob(origin, {
+    originId: options.originId,
+    attempt: options.attempt,
+    ...(options.continuation ? { continuation: options.continuation } : {}),
+  });
   const namespace = body.metadata!.namespace!;
   const create = () => connection.batch.createNamespacedJob({ namespace, body });
   try {

@@ -1,5 +1,12 @@
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
-import { originLabel, originUidLabel, placementAttemptAnnotation } from './jobrelay-names.ts';
+import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
+import {
+  continuesFromAnnotation,
+  deadlineUsedAnnotation,
+  originLabel,
+  originUidLabel,
+  placementAttemptAnnotation,
+} from './jobrelay-names.ts';
 
 /** Labels the origin's apiserver generated from the origin's UID; the worker generates its own. */
 const generatedSelectorLabels = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
@@ -11,6 +18,8 @@ export interface MirrorIdentity {
   originId: string;
   /** The placement attempt that creates this mirror. */
   attempt: number;
+  /** What a re-placed Job's mirror takes over from earlier attempts (see continuation.ts). */
+  continuation?: MirrorContinuation;
 }
 
 function without(
@@ -25,7 +34,9 @@ function without(
 /**
  * The mirror of an origin Job for a worker cluster: same namespace and name, the spec minus
  * what the origin's apiserver generated or what must stay on the management cluster
- * (reference/job-api-rules.md, "Creating a mirror"), and our origin labels.
+ * (reference/job-api-rules.md, "Creating a mirror"), and our origin labels. A re-placed
+ * Job's mirror is created suspended until its status holds the progress it continues from,
+ * and gets only what is left of activeDeadlineSeconds.
  */
 export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
   const { metadata, spec } = origin;
@@ -56,6 +67,22 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
       },
     },
   };
+  const continuation = identity.continuation;
+  const continuationAnnotations: Record<string, string> = {};
+  if (continuation?.progress) {
+    mirrorSpec.suspend = true;
+    continuationAnnotations[continuesFromAnnotation] = JSON.stringify(continuation.progress);
+  }
+  if (
+    continuation?.deadlineUsedSeconds !== undefined &&
+    typeof mirrorSpec.activeDeadlineSeconds === 'number'
+  ) {
+    mirrorSpec.activeDeadlineSeconds = remainingDeadlineSeconds(
+      mirrorSpec.activeDeadlineSeconds,
+      continuation.deadlineUsedSeconds,
+    );
+    continuationAnnotations[deadlineUsedAnnotation] = String(continuation.deadlineUsedSeconds);
+  }
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -70,6 +97,7 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
       annotations: {
         ...without(metadata.annotations, droppedAnnotations),
         [placementAttemptAnnotation]: String(identity.attempt),
+        ...continuationAnnotations,
       },
     },
     spec: mirrorSpec,

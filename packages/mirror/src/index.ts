@@ -1,4 +1,13 @@
 export { buildMirrorJob, type MirrorIdentity } from './build-mirror-job.ts';
+export {
+  continuationFor,
+  deadlineUsedSeconds,
+  isSeedApplied,
+  type MirrorContinuation,
+  mirrorStatusSeed,
+  remainingDeadlineSeconds,
+  seededProgress,
+} from './continuation.ts';
 export { isJobFinished } from './job-finished.ts';
 export * from './jobrelay-names.ts';
 export { type MirrorOwnership, mirrorOwnership } from './mirror-ownership.ts';

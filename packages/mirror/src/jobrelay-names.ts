@@ -9,6 +9,10 @@ export const originLabel = 'jobrelay.dev/origin';
 export const originUidLabel = 'jobrelay.dev/origin-uid';
 /** On every mirror: which placement attempt created it; a mirror of an older attempt is stale. */
 export const placementAttemptAnnotation = 'jobrelay.dev/placement-attempt';
+/** On a re-placed Job's mirror: the progress of earlier attempts (JSON), seeded into its status. */
+export const continuesFromAnnotation = 'jobrelay.dev/continues-from';
+/** On a re-placed Job's mirror: seconds of activeDeadlineSeconds earlier attempts used. */
+export const deadlineUsedAnnotation = 'jobrelay.dev/deadline-used-seconds';
 
 /** On the origin: where the Job lives (JSON, see PlacementRecord). Written before any mirror exists. */
 export const placementAnnotation = 'jobrelay.dev/placement';

@@ -1,4 +1,5 @@
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+import { deadlineUsedSeconds, isSeedApplied, remainingDeadlineSeconds } from './continuation.ts';
 
 /** Spec fields the apiserver lets change on a running Job, so we propagate them. */
 const mutableFields = [
@@ -11,18 +12,25 @@ const mutableFields = [
 
 /**
  * The merge patch that brings a mirror's mutable spec in line with its origin, or undefined
- * when they agree. Immutable fields are never sent: they cannot differ from creation.
+ * when they agree. Immutable fields are never sent: they cannot differ from creation. A
+ * re-placed Job's mirror stays suspended until its status holds the progress it continues
+ * from, and its deadline is what is left of the origin's.
  */
 export function mirrorSpecUpdate(origin: V1Job, mirror: V1Job): Partial<V1JobSpec> | undefined {
   const patch: Record<string, unknown> = {};
   const want = origin.spec;
   const have = mirror.spec;
   if (!want || !have) return undefined;
-  if ((want.suspend ?? false) !== (have.suspend ?? false)) patch.suspend = want.suspend ?? false;
+  const suspend = (want.suspend ?? false) || !isSeedApplied(mirror);
+  if (suspend !== (have.suspend ?? false)) patch.suspend = suspend;
   for (const field of mutableFields) {
     // Both objects come from apiservers with defaults applied; an absent field has no opinion.
     if (field === 'suspend' || want[field] === undefined) continue;
-    if (want[field] !== have[field]) patch[field] = want[field];
+    const wanted =
+      field === 'activeDeadlineSeconds' && typeof want.activeDeadlineSeconds === 'number'
+        ? remainingDeadlineSeconds(want.activeDeadlineSeconds, deadlineUsedSeconds(mirror))
+        : want[field];
+    if (wanted !== have[field]) patch[field] = wanted;
   }
   // Indexed Jobs may change completions, but only together with parallelism, kept equal.
   if (

@@ -1,0 +1,141 @@
+import { type CarriedProgress, formatIndexIntervals, parseIndexIntervals } from '@jobrelay/status';
+import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
+import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
+
+/**
+ * What the mirror of a re-placed Job takes over from earlier attempts, so the Job keeps the
+ * limits it has on one cluster (docs/architecture.md, "Re-placement, per mode"):
+ *
+ * - `progress`: the origin's counters and index sets when it was re-placed. The mirror is
+ *   created suspended, these are written into its status, and only then is it resumed. The
+ *   worker's own Job controller reads its counters from status, so it runs only the remaining
+ *   work (completions minus those succeeded; no index that already completed or failed for
+ *   good), spends only the remaining backoffLimit and maxFailedIndexes, and a work queue
+ *   that had a success completes at once. The mirror's status then is the whole Job's.
+ * - `deadlineUsedSeconds`: how much of activeDeadlineSeconds the earlier attempts used (from
+ *   the origin's startTime to this mirror's creation); the mirror gets the rest.
+ */
+export interface MirrorContinuation {
+  progress?: CarriedProgress;
+  deadlineUsedSeconds?: number;
+}
+
+function hasProgress(progress: CarriedProgress): boolean {
+  return (
+    progress.succeeded > 0 ||
+    progress.failed > 0 ||
+    parseIndexIntervals(progress.completedIndexes).length > 0 ||
+    parseIndexIntervals(progress.failedIndexes).length > 0
+  );
+}
+
+/**
+ * The continuation for a new mirror of `origin` in placement `attempt`, given the progress
+ * carried from earlier attempts; undefined for a first attempt or one with nothing to take
+ * over. Indexes at or past `completions` are dropped: the mirror's status would be invalid.
+ */
+export function continuationFor(
+  origin: V1Job,
+  attempt: number,
+  carried: CarriedProgress,
+  now: Date,
+): MirrorContinuation | undefined {
+  if (attempt <= 1) return undefined;
+  const spec = origin.spec;
+  const continuation: MirrorContinuation = {};
+  const completions = spec?.completions ?? undefined;
+  const below = (text: string | undefined) =>
+    formatIndexIntervals(
+      parseIndexIntervals(text).filter((i) => completions === undefined || i < completions),
+    );
+  const indexed = spec?.completionMode === 'Indexed';
+  const perIndex = spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
+  const progress: CarriedProgress = {
+    succeeded: carried.succeeded,
+    failed: carried.failed,
+    ...(indexed && below(carried.completedIndexes)
+      ? { completedIndexes: below(carried.completedIndexes) }
+      : {}),
+    ...(indexed && perIndex && below(carried.failedIndexes)
+      ? { failedIndexes: below(carried.failedIndexes) }
+      : {}),
+  };
+  // An Indexed Job counts exactly its completed indexes as succeeded.
+  if (indexed) progress.succeeded = parseIndexIntervals(progress.completedIndexes).length;
+  if (hasProgress(progress)) continuation.progress = progress;
+
+  const startTime = origin.status?.startTime;
+  const suspended =
+    spec?.suspend === true ||
+    (origin.status?.conditions ?? []).some((c) => c.type === 'Suspended' && c.status === 'True');
+  if (typeof spec?.activeDeadlineSeconds === 'number' && startTime && !suspended) {
+    continuation.deadlineUsedSeconds = Math.max(
+      0,
+      Math.floor((now.getTime() - new Date(startTime).getTime()) / 1000),
+    );
+  }
+  return continuation.progress || continuation.deadlineUsedSeconds !== undefined ? continuation : undefined;
+}
+
+/** The deadline a mirror gets: what is left of the origin's, at least 1 s (0 is invalid). */
+export function remainingDeadlineSeconds(originDeadline: number, usedSeconds: number | undefined): number {
+  if (usedSeconds === undefined) return originDeadline;
+  return Math.max(1, originDeadline - usedSeconds);
+}
+
+/** The progress seeded into this mirror (its annotation), or undefined for a fresh mirror. */
+export function seededProgress(mirror: V1Job): CarriedProgress | undefined {
+  const text = mirror.metadata?.annotations?.[continuesFromAnnotation];
+  if (!text) return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<CarriedProgress>;
+    if (!Number.isInteger(value.succeeded) || !Number.isInteger(value.failed)) return undefined;
+    return {
+      succeeded: value.succeeded!,
+      failed: value.failed!,
+      ...(typeof value.completedIndexes === 'string' ? { completedIndexes: value.completedIndexes } : {}),
+      ...(typeof value.failedIndexes === 'string' ? { failedIndexes: value.failedIndexes } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Seconds of the deadline that earlier attempts used, from this mirror's annotation. */
+export function deadlineUsedSeconds(mirror: V1Job): number | undefined {
+  const value = Number(mirror.metadata?.annotations?.[deadlineUsedAnnotation]);
+  return Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+function includesAll(have: string | undefined, want: string | undefined): boolean {
+  const present = new Set(parseIndexIntervals(have));
+  return parseIndexIntervals(want).every((i) => present.has(i));
+}
+
+/**
+ * The status fields to write into a mirror so it continues from its seeded progress, or
+ * undefined when there is nothing to seed or its status already holds it (the worker's Job
+ * controller only ever adds to the counters and index sets, so "holds" is "at least").
+ */
+export function mirrorStatusSeed(mirror: V1Job): V1JobStatus | undefined {
+  const progress = seededProgress(mirror);
+  if (!progress) return undefined;
+  const status = mirror.status ?? {};
+  const held =
+    (status.succeeded ?? 0) >= progress.succeeded &&
+    (status.failed ?? 0) >= progress.failed &&
+    includesAll(status.completedIndexes, progress.completedIndexes) &&
+    includesAll(status.failedIndexes, progress.failedIndexes);
+  if (held) return undefined;
+  return {
+    succeeded: Math.max(status.succeeded ?? 0, progress.succeeded),
+    failed: Math.max(status.failed ?? 0, progress.failed),
+    ...(progress.completedIndexes !== undefined ? { completedIndexes: progress.completedIndexes } : {}),
+    ...(progress.failedIndexes !== undefined ? { failedIndexes: progress.failedIndexes } : {}),
+  };
+}
+
+/** Whether the mirror may run: it has no progress to take over, or its status holds it. */
+export function isSeedApplied(mirror: V1Job): boolean {
+  return mirrorStatusSeed(mirror) === undefined;
+}

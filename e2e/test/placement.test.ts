@@ -1,8 +1,10 @@
 // Placement a platform team can trust: selectors, pins, capacity, scoring policies,
 // explanations, cordon and drain, and a worker that is lost and comes back.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { placementAnnotation } from '@jobrelay/mirror';
-import { openSandbox, sandboxUp, stopSandboxProcess } from '@jobrelay/sandbox';
+import { openSandbox } from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -49,6 +51,16 @@ afterEach(async () => {
 afterAll(async () => {
   await controller?.kill('SIGTERM');
 });
+
+/** The pid of a process the sandbox started (from its state file). */
+function sandboxProcessPid(processName: string): number {
+  const state = JSON.parse(readFileSync(join(fleet.sandbox.dir, 'state.json'), 'utf8')) as {
+    processes: Record<string, { pid: number }>;
+  };
+  const pid = state.processes[processName]?.pid;
+  if (!pid) throw new Error(`the sandbox has no process ${processName}`);
+  return pid;
+}
 
 function placement(job: V1Job): { cluster?: string; attempt: number } {
   return JSON.parse(job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0}');
@@ -252,52 +264,63 @@ describe('cordon, drain and a lost worker', () => {
     await deleteJobs([name]);
   });
 
-  it('a lost worker’s Jobs move after the timeout; when it returns its stale mirror goes; the origin completes once', async () => {
+  it('a lost worker’s Jobs move after the timeout and complete elsewhere while it stays down; on its return its stale mirror goes', async () => {
     const lost = workers[1];
     await admin.patch(lost, { spec: { weight: 100 } });
     const name = uniqueName('lost');
     const origin = await dispatch({ name, pod: { runSeconds: 20 } });
     expect(await placedOn(name)).toBe(lost);
-    await waitForMirror(fleet, origin);
+    const { mirror: lostMirror } = await waitForMirror(fleet, origin);
     const started = await eventually('origin started', async () => {
       const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
       return job.status?.startTime ? job : undefined;
     });
 
-    await stopSandboxProcess(`${lost}/kube-apiserver`, fleet.sandbox.dir);
-    const inactive = await eventually('the worker marked not Active', async () => {
-      const wc = await admin.get(lost);
-      const active = wc.status?.conditions?.find((c) => c.type === 'Active');
-      return active?.status === 'False' ? active : undefined;
-    });
-    expect(inactive.reason).toBe('Unreachable');
-    const moved = await eventually(
-      'the Job placed again after the lost-worker timeout',
-      async () => {
-        const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
-        return placement(job).attempt === 2 && placement(job).cluster ? job : undefined;
-      },
-      { timeoutMs: 60_000 },
-    );
-    expect(placement(moved).cluster).not.toBe(lost);
-    // Counters and startTime are still valid after the move.
-    expect(moved.status?.startTime?.getTime()).toBe(started.status!.startTime!.getTime());
+    // Frozen, not killed: a stopped apiserver accepts connections and never answers, the
+    // hardest kind of loss (every call to it hangs until a timeout).
+    const apiserver = sandboxProcessPid(`${lost}/kube-apiserver`);
+    process.kill(apiserver, 'SIGSTOP');
+    try {
+      const inactive = await eventually('the worker marked not Active', async () => {
+        const wc = await admin.get(lost);
+        const active = wc.status?.conditions?.find((c) => c.type === 'Active');
+        return active?.status === 'False' ? active : undefined;
+      });
+      expect(inactive.reason).toBe('Unreachable');
+      const moved = await eventually(
+        'the Job placed again after the lost-worker timeout',
+        async () => {
+          const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
+          return placement(job).attempt === 2 && placement(job).cluster ? job : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      const movedTo = placement(moved).cluster!;
+      expect(movedTo).not.toBe(lost);
+      // Counters and startTime are still valid after the move.
+      expect(moved.status?.startTime?.getTime()).toBe(started.status!.startTime!.getTime());
+      // The stale mirror on the frozen worker cannot be deleted; that must not hold the Job up.
+      const done = await waitForFinishedJob(fleet.management, namespace, name, 120_000);
+      expect(isTrue(done, 'Complete')).toBe(true);
+      expect(done.status?.succeeded).toBe(1);
+      expect(placement(done).attempt).toBe(2);
+      expect(placement(done).cluster).toBe(movedTo);
+    } finally {
+      process.kill(apiserver, 'SIGCONT');
+    }
 
-    await sandboxUp({ dir: fleet.sandbox.dir, workers: 3 });
     await eventually(
       'the returned worker’s stale mirror removed',
       async () => {
         const list = await fleet.workers
           .get(lost)!
           .batch.listNamespacedJob({ namespace, fieldSelector: `metadata.name=${name}` });
-        return list.items.length === 0 ? true : undefined;
+        return list.items.some((j) => j.metadata?.uid === lostMirror.metadata?.uid) ? undefined : true;
       },
       { timeoutMs: 60_000 },
     );
-    const done = await waitForFinishedJob(fleet.management, namespace, name);
-    expect(isTrue(done, 'Complete')).toBe(true);
-    expect(done.status?.succeeded).toBe(1);
-    expect(placement(done).attempt).toBe(2);
+    const after = await fleet.management.batch.readNamespacedJob({ name, namespace });
+    expect(after.status?.succeeded).toBe(1);
     expect(openSandbox(fleet.sandbox.dir).workers).toHaveLength(3);
   });
 });

@@ -17,7 +17,16 @@ export interface ClusterClientOptions {
   qps: number;
   /** Requests allowed at once above the sustained rate. */
   burst: number;
+  /**
+   * Every request (watches aside, they have their own client) is abandoned after this long.
+   * A frozen apiserver accepts connections and never answers; without a bound, a reconcile
+   * waiting on it would hold its Job for minutes (undici's own limits are 300 s), long past
+   * the lost-worker timeout that should move the Job.
+   */
+  requestTimeoutMs?: number;
 }
+
+export const defaultWorkerRequestTimeoutMs = 15_000;
 
 export interface ClusterApiClients {
   batch: BatchV1Api;
@@ -52,6 +61,7 @@ export function makeClusterApiClients(
         async pre(context: RequestContext): Promise<RequestContext> {
           await bucket.take();
           requests += 1;
+          context.setSignal(AbortSignal.timeout(options.requestTimeoutMs ?? defaultWorkerRequestTimeoutMs));
           if (shared) context.setDispatcher(shared);
           else shared = context.getDispatcher();
           context.setHeaderParam('User-Agent', 'jobrelay');

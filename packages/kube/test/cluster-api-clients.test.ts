@@ -40,8 +40,10 @@ beforeAll(async () => {
     { cwd: dir, stdio: 'pipe' },
   );
   const cert = readFileSync(join(dir, 'cert.pem'));
-  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_request, res) => {
+  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (request, res) => {
     requests += 1;
+    // Stands in for a frozen apiserver (SIGSTOP): the connection is accepted, no answer comes.
+    if (request.url?.startsWith('/api/v1/namespaces/frozen')) return;
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ major: '1', minor: '35', gitVersion: 'v1.35.4' }));
   });
@@ -85,5 +87,16 @@ describe('makeClusterApiClients', () => {
     connections = 0;
     for (let i = 0; i < 3; i++) await plain.getCode();
     expect(connections).toBe(3);
+  });
+
+  it('abandons a request that gets no answer, instead of waiting on it for minutes', async () => {
+    const clients = makeClusterApiClients(kubeConfig, { qps: 1000, burst: 1000, requestTimeoutMs: 300 });
+    const outcome = await clients.core.readNamespace({ name: 'frozen' }).then(
+      () => 'answered',
+      (err: unknown) => (err as Error).name,
+    );
+    expect(outcome).toBe('TimeoutError');
+    // The pool still serves the next request.
+    expect((await clients.version.getCode()).gitVersion).toBe('v1.35.4');
   });
 });

@@ -1,0 +1,298 @@
+// A Job whose mirror is lost in the middle of its run is placed again and ends with a status
+// one cluster could have produced: the new mirror runs only the remaining work, spends only
+// the remaining backoff budget and deadline, and indexes decided earlier keep their verdict
+// (docs/architecture.md, "Re-placement, per mode"). The loss here is the mirror deleted on its
+// worker (a lost worker is in placement.test.ts); both end the attempt the same way.
+
+import { mergePatch } from '@jobrelay/kube';
+import {
+  continuesFromAnnotation,
+  deadlineUsedAnnotation,
+  originUidLabel,
+  placementAnnotation,
+} from '@jobrelay/mirror';
+import { parseIndexIntervals } from '@jobrelay/status';
+import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { type FleetSampler, jobControllerUidLabel, startFleetSampler } from '../src/fleet-sampler.ts';
+import {
+  condition,
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  isTrue,
+  type SandboxJobOptions,
+  sandboxJob,
+  testSandbox,
+  uniqueName,
+  waitForFinishedJob,
+} from '../src/kube-test-helpers.ts';
+
+let fleet: Fleet;
+let controller: ControllerProcess;
+let sampler: FleetSampler;
+let namespace: string;
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  namespace = await createTestNamespace(fleet.management, 'replace');
+  // Mirrors are kept long after their origin finished, so the new mirror and its pods can be read.
+  controller = startController(fleet.sandbox, ['--mirror-retention-seconds=600']);
+  sampler = await startFleetSampler(fleet, { namespaces: [namespace] });
+});
+
+afterAll(async () => {
+  await sampler?.stop();
+  await controller?.kill('SIGTERM');
+});
+
+interface PlacementRecord {
+  cluster?: string;
+  attempt: number;
+  mirrorUid?: string;
+  carried: { succeeded: number; failed: number; completedIndexes?: string; failedIndexes?: string };
+}
+
+function placementOf(job: V1Job): PlacementRecord {
+  return JSON.parse(job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0}');
+}
+
+async function readOrigin(name: string): Promise<V1Job> {
+  return fleet.management.batch.readNamespacedJob({ name, namespace });
+}
+
+/** The live mirror of `origin` on whichever worker holds it, with that worker's name. */
+async function liveMirror(origin: V1Job): Promise<{ cluster: string; mirror: V1Job } | undefined> {
+  for (const [cluster, clients] of fleet.workers) {
+    const list = await clients.batch.listNamespacedJob({
+      namespace,
+      labelSelector: `${originUidLabel}=${origin.metadata!.uid}`,
+    });
+    const mirror = list.items.find((m) => !m.metadata?.deletionTimestamp);
+    if (mirror) return { cluster, mirror };
+  }
+  return undefined;
+}
+
+interface LostMidway {
+  /** The origin as it was when its first mirror was deleted. */
+  atLoss: V1Job;
+  final: V1Job;
+  /** The second attempt's mirror, read after the origin finished. */
+  second: V1Job;
+  secondCluster: string;
+  /** Pods the second mirror ran, as the fleet sampler saw them while it ran. */
+  secondPods: { phase: string; index: string | undefined }[];
+}
+
+/**
+ * Dispatches a Job, waits until its origin shows `midway`, deletes the mirror on its worker
+ * (as a worker's admin or a crashed etcd might), and follows the Job to its end.
+ */
+async function loseMirrorMidway(
+  job: Omit<SandboxJobOptions, 'managedBy'>,
+  midway: (origin: V1Job) => boolean,
+): Promise<LostMidway> {
+  const created = await fleet.management.batch.createNamespacedJob({
+    namespace,
+    body: sandboxJob({ ...job, managedBy: dispatcherManagedBy }),
+  });
+  const first = await eventually(`${job.name}: first mirror`, () => liveMirror(created));
+  const atLoss = await eventually(
+    `${job.name}: midway`,
+    async () => {
+      const origin = await readOrigin(job.name);
+      return midway(origin) ? origin : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 200 },
+  );
+  expect(isTrue(atLoss, 'Complete') || isTrue(atLoss, 'Failed')).toBe(false);
+  await fleet.workers.get(first.cluster)!.batch.deleteNamespacedJob({
+    name: job.name,
+    namespace,
+    propagationPolicy: 'Background',
+    body: { propagationPolicy: 'Background', preconditions: { uid: first.mirror.metadata!.uid } },
+  });
+  const final = await waitForFinishedJob(fleet.management, namespace, job.name, 180_000);
+  const record = placementOf(final);
+  expect(record.attempt).toBe(2);
+  const second = await eventually(`${job.name}: second mirror`, () => liveMirror(created));
+  // The record names the mirror that ran: a later loss of it would be seen.
+  expect(record.mirrorUid).toBe(second.mirror.metadata!.uid);
+  expect(second.cluster).toBe(record.cluster);
+  // Finished pods stay until their Job is deleted, and the mirror is retained: list them all.
+  const pods = await fleet.workers.get(second.cluster)!.core.listNamespacedPod({
+    namespace,
+    labelSelector: `${jobControllerUidLabel}=${second.mirror.metadata!.uid}`,
+  });
+  const secondPods = pods.items.map((p) => ({
+    phase: p.status?.phase ?? '',
+    index: p.metadata?.annotations?.['batch.kubernetes.io/job-completion-index'],
+  }));
+  await sampler.settle();
+  // Never two mirrors of one origin at once, sampled while they ran.
+  expect(sampler.report().maxLiveMirrors(created.metadata!.uid!)).toBe(1);
+  return { atLoss, final, second: second.mirror, secondCluster: second.cluster, secondPods };
+}
+
+function conditionsOf(job: V1Job): string[] {
+  return (job.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+}
+
+function carriedOf(final: V1Job): PlacementRecord['carried'] {
+  return placementOf(final).carried;
+}
+
+const quick = (runSeconds: number): Pick<SandboxJobOptions, 'pod'> => ({ pod: { runSeconds } });
+
+describe.concurrent('a mirror lost in the middle of the run', () => {
+  it('NonIndexed with completions: the new mirror runs only the completions left', async () => {
+    const spec: Partial<V1JobSpec> = { completions: 6, parallelism: 2 };
+    const run = await loseMirrorMidway(
+      { name: uniqueName('fixed'), spec, ...quick(3) },
+      (o) => (o.status?.succeeded ?? 0) >= 2,
+    );
+    const carried = carriedOf(run.final);
+    expect(carried.succeeded).toBeGreaterThanOrEqual(2);
+    expect(JSON.parse(run.second.metadata!.annotations![continuesFromAnnotation]!)).toEqual(carried);
+    // The worker's own Job controller counted on from the seeded progress.
+    const succeededPods = run.secondPods.filter((p) => p.phase === 'Succeeded');
+    expect(succeededPods).toHaveLength(6 - carried.succeeded);
+    expect(run.second.status?.succeeded).toBe(6);
+    expect(run.final.status?.succeeded).toBe(6);
+    expect(run.final.status?.failed ?? 0).toBe(0);
+    expect(conditionsOf(run.final)).toEqual([
+      'SuccessCriteriaMet=True/CompletionsReached',
+      'Complete=True/CompletionsReached',
+    ]);
+    expect(run.final.status?.startTime?.getTime()).toBe(run.atLoss.status?.startTime?.getTime());
+  });
+
+  it('Indexed: completed indexes are not run again', async () => {
+    const spec: Partial<V1JobSpec> = { completions: 6, parallelism: 2, completionMode: 'Indexed' };
+    const run = await loseMirrorMidway(
+      { name: uniqueName('indexed'), spec, ...quick(3) },
+      (o) => parseIndexIntervals(o.status?.completedIndexes).length >= 2,
+    );
+    const done = parseIndexIntervals(carriedOf(run.final).completedIndexes);
+    expect(done.length).toBeGreaterThanOrEqual(2);
+    const rerun = run.secondPods.filter((p) => done.includes(Number(p.index)));
+    expect(rerun).toEqual([]);
+    expect(run.secondPods.filter((p) => p.phase === 'Succeeded')).toHaveLength(6 - done.length);
+    expect(run.final.status?.completedIndexes).toBe('0-5');
+    expect(run.final.status?.succeeded).toBe(6);
+    expect(conditionsOf(run.final)).toEqual([
+      'SuccessCriteriaMet=True/CompletionsReached',
+      'Complete=True/CompletionsReached',
+    ]);
+  });
+
+  it('backoffLimitPerIndex: a failed index stays failed and is not retried; the rest completes', async () => {
+    const spec: Partial<V1JobSpec> = {
+      completions: 4,
+      parallelism: 1,
+      completionMode: 'Indexed',
+      backoffLimitPerIndex: 0,
+    };
+    const run = await loseMirrorMidway(
+      { name: uniqueName('per-index'), spec, pod: { runSeconds: 3, failIndexes: '1' } },
+      (o) => o.status?.failedIndexes === '1',
+    );
+    expect(carriedOf(run.final).failedIndexes).toBe('1');
+    const rerun = run.secondPods.filter((p) => p.index === '0' || p.index === '1');
+    expect(rerun).toEqual([]);
+    expect(run.final.status?.failedIndexes).toBe('1');
+    expect(run.final.status?.completedIndexes).toBe('0,2,3');
+    expect(run.final.status?.succeeded).toBe(3);
+    expect(run.final.status?.failed).toBe(1);
+    expect(conditionsOf(run.final)).toEqual([
+      'FailureTarget=True/FailedIndexes',
+      'Failed=True/FailedIndexes',
+    ]);
+  });
+
+  it('backoffLimit: the new mirror gets only the failures left, not a fresh budget', async () => {
+    const spec: Partial<V1JobSpec> = { completions: 2, parallelism: 1, backoffLimit: 2 };
+    const run = await loseMirrorMidway(
+      { name: uniqueName('backoff'), spec, pod: { runSeconds: 1, exitCode: 1 } },
+      (o) => (o.status?.failed ?? 0) >= 1,
+    );
+    const carried = carriedOf(run.final);
+    expect(carried.failed).toBeGreaterThanOrEqual(1);
+    // One cluster fails the Job at the third failure; a fresh budget would have allowed three more.
+    expect(run.final.status?.failed).toBe(3);
+    expect(run.secondPods.filter((p) => p.phase === 'Failed')).toHaveLength(3 - carried.failed);
+    expect(conditionsOf(run.final)).toEqual([
+      'FailureTarget=True/BackoffLimitExceeded',
+      'Failed=True/BackoffLimitExceeded',
+    ]);
+  });
+
+  it('work queue: the failures so far count against backoffLimit', async () => {
+    const spec: Partial<V1JobSpec> = { parallelism: 1, backoffLimit: 1 };
+    const run = await loseMirrorMidway(
+      { name: uniqueName('queue'), spec, pod: { runSeconds: 1, exitCode: 1 } },
+      (o) => (o.status?.failed ?? 0) >= 1,
+    );
+    expect(carriedOf(run.final).failed).toBe(1);
+    expect(run.final.status?.failed).toBe(2);
+    expect(run.secondPods.filter((p) => p.phase === 'Failed')).toHaveLength(1);
+    expect(condition(run.final, 'Failed')?.reason).toBe('BackoffLimitExceeded');
+  });
+
+  it('activeDeadlineSeconds: the new mirror gets what is left of the deadline', async () => {
+    const deadline = 40;
+    const spec: Partial<V1JobSpec> = { activeDeadlineSeconds: deadline };
+    const run = await loseMirrorMidway({ name: uniqueName('deadline'), spec, ...quick(600) }, (o) => {
+      const started = o.status?.startTime?.getTime();
+      return started !== undefined && Date.now() - started >= 15_000;
+    });
+    const used = Number(run.second.metadata!.annotations![deadlineUsedAnnotation]);
+    expect(used).toBeGreaterThanOrEqual(15);
+    expect(run.second.spec?.activeDeadlineSeconds).toBe(deadline - used);
+    expect(conditionsOf(run.final)).toEqual([
+      'FailureTarget=True/DeadlineExceeded',
+      'Failed=True/DeadlineExceeded',
+    ]);
+    // Failed close to the origin's own deadline, not a whole deadline after the loss.
+    const failedAt = condition(run.final, 'Failed')!.lastTransitionTime!.getTime();
+    const startedAt = run.final.status!.startTime!.getTime();
+    expect(failedAt - startedAt).toBeLessThan((deadline + 12) * 1000);
+    expect(failedAt - startedAt).toBeGreaterThanOrEqual(deadline * 1000);
+  });
+});
+
+describe('the worker’s own Job controller continues from a seeded status', () => {
+  // The rule the per-mode cases rely on, checked on a worker directly: a work-queue Job that
+  // already had a success completes without starting another pod.
+  it('work queue with a success so far: completes at once, no new pod', async () => {
+    const worker = fleet.direct;
+    const name = uniqueName('seeded-queue');
+    const ns = await createTestNamespace(worker, 'seeded');
+    const job = sandboxJob({ name, spec: { parallelism: 2, suspend: true }, ...quick(1) });
+    const created = await worker.batch.createNamespacedJob({ namespace: ns, body: job });
+    await worker.batch.patchNamespacedJobStatus(
+      { name, namespace: ns, body: { status: { succeeded: 1 } } },
+      mergePatch,
+    );
+    await worker.batch.patchNamespacedJob(
+      { name, namespace: ns, body: { spec: { suspend: false } } },
+      mergePatch,
+    );
+    const done = await waitForFinishedJob(worker, ns, name, 60_000);
+    expect(conditionsOf(done)).toEqual([
+      'Suspended=True/JobSuspended',
+      'Suspended=False/JobResumed',
+      'SuccessCriteriaMet=True/CompletionsReached',
+      'Complete=True/CompletionsReached',
+    ]);
+    expect(done.status?.succeeded).toBe(1);
+    const pods = await worker.core.listNamespacedPod({
+      namespace: ns,
+      labelSelector: `${jobControllerUidLabel}=${created.metadata!.uid}`,
+    });
+    expect(pods.items).toHaveLength(0);
+  });
+});

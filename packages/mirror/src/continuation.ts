@@ -60,8 +60,12 @@ export function continuationFor(
       ? { failedIndexes: below(carried.failedIndexes) }
       : {}),
   };
-  // An Indexed Job counts exactly its completed indexes as succeeded.
+  // An Indexed Job counts exactly its completed indexes as succeeded, and every failed index
+  // failed at least once. The worker's controller adds an index to its set one status update
+  // before it counts the pod (the pod waits in uncountedTerminatedPods, which the origin does
+  // not carry), so a loss in between would otherwise leave a failed index with no failure.
   if (indexed) progress.succeeded = parseIndexIntervals(progress.completedIndexes).length;
+  progress.failed = Math.max(progress.failed, parseIndexIntervals(progress.failedIndexes).length);
   if (hasProgress(progress)) continuation.progress = progress;
 
   const startTime = origin.status?.startTime;

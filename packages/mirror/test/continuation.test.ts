@@ -76,6 +76,15 @@ describe('continuationFor', () => {
     expect(continuationFor(origin(spec), 3, carried, secondsLater(1))?.progress).toEqual(carried);
   });
 
+  it('counts at least one failure per failed index (lost before the worker counted the pod)', () => {
+    const spec = { completionMode: 'Indexed', completions: 4, backoffLimitPerIndex: 0 };
+    const carried = { succeeded: 1, failed: 0, completedIndexes: '0', failedIndexes: '1,3' };
+    expect(continuationFor(origin(spec), 2, carried, secondsLater(1))?.progress).toEqual({
+      ...carried,
+      failed: 2,
+    });
+  });
+
   it('drops failedIndexes without backoffLimitPerIndex, and indexes past completions', () => {
     const spec = { completionMode: 'Indexed', completions: 3 };
     const carried = { succeeded: 3, failed: 1, completedIndexes: '1,2,5', failedIndexes: '0' };

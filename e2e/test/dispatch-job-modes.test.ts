@@ -1,5 +1,7 @@
 // Every Job mode from the seeds, run twice: dispatched through jobrelay, and directly on one
-// worker. The origin's final status must match the direct run's, to the letter.
+// worker. The origin's final status must match the direct run's, to the letter, and the workers
+// must have run as many pods for it, of one mirror, as for the direct run: a sampler lists the
+// workers' mirrors and pods while the Jobs run, since both are deleted soon after they finish.
 
 import { mergePatch } from '@jobrelay/kube';
 import type { V1Job } from '@kubernetes/client-node';
@@ -14,12 +16,14 @@ import {
   runBothWays,
   waitForMirror,
 } from '../src/dispatch-fixtures.ts';
+import { expectRanOnce, type FleetSampler, startFleetSampler } from '../src/fleet-sampler.ts';
 import {
   condition,
   createTestNamespace,
   dispatcherManagedBy,
   eventually,
   isTrue,
+  type SandboxJobOptions,
   sandboxJob,
   testSandbox,
   uniqueName,
@@ -28,6 +32,7 @@ import {
 let fleet: Fleet;
 let controller: ControllerProcess;
 let namespaces: { origin: string; direct: string };
+let sampler: FleetSampler;
 
 beforeAll(async () => {
   fleet = fleetOf(testSandbox());
@@ -36,77 +41,112 @@ beforeAll(async () => {
     origin: await createTestNamespace(fleet.management, 'dispatch'),
     direct: await createTestNamespace(fleet.direct, 'direct'),
   };
+  sampler = await startFleetSampler(fleet, { namespaces: [namespaces.origin, namespaces.direct] });
 });
 
 afterAll(async () => {
+  const report = await sampler?.stop();
+  console.log(
+    `[job-modes] ${report?.samples} samples of the workers, longest gap ${report?.maxGapMs} ms, ${report?.watchGaps} watch gaps`,
+  );
   await controller?.kill('SIGTERM');
 });
 
-function expectSameOutcome(result: { origin: V1Job; direct: V1Job }): void {
+/** runBothWays, then one more sample of the workers, so every pod of both runs has been seen. */
+async function runObserved(
+  job: SandboxJobOptions,
+  during?: Parameters<typeof runBothWays>[3],
+): Promise<{ origin: V1Job; direct: V1Job }> {
+  const result = await runBothWays(fleet, namespaces, job, during);
+  await sampler.settle();
+  return result;
+}
+
+/**
+ * The origin ended as the direct run did, with `outcome`, and ran as the direct run did: one
+ * mirror, on the cluster it was placed on, never two at once, and as many pods as the direct run.
+ */
+function expectSameOutcome(result: { origin: V1Job; direct: V1Job }, outcome: 'Complete' | 'Failed'): void {
   expect(comparableStatus(result.origin)).toEqual(comparableStatus(result.direct));
-  expect(placedCluster(result.origin)).toMatch(/^worker-\d+$/);
+  expect(condition(result.origin, outcome)?.status).toBe('True');
+  const cluster = placedCluster(result.origin);
+  expect(cluster).toMatch(/^worker-\d+$/);
   const { startTime, completionTime } = result.origin.status ?? {};
-  if (completionTime) expect(completionTime.getTime()).toBeGreaterThanOrEqual(startTime!.getTime());
+  expect(startTime).toBeInstanceOf(Date);
+  // Only a Complete Job has a completionTime (the apiserver enforces both directions).
+  switch (outcome) {
+    case 'Complete':
+      expect(completionTime).toBeInstanceOf(Date);
+      expect(completionTime!.getTime()).toBeGreaterThanOrEqual(startTime!.getTime());
+      break;
+    case 'Failed':
+      expect(completionTime).toBeUndefined();
+      break;
+  }
+  const report = sampler.report();
+  const directPods = report.podsOfJob(result.direct.metadata!.uid!);
+  expect(directPods.length, 'pods of the direct run').toBeGreaterThan(0);
+  expectRanOnce(report, result.origin, { cluster: cluster!, pods: directPods.length });
 }
 
 describe.concurrent('every Job mode ends on the origin exactly as on a single cluster', () => {
   it('non-parallel', async () => {
-    const result = await runBothWays(fleet, namespaces, { name: uniqueName('single') });
-    expectSameOutcome(result);
+    const result = await runObserved({ name: uniqueName('single') });
+    expectSameOutcome(result, 'Complete');
     expect(condition(result.origin, 'Complete')?.reason).toBe('CompletionsReached');
   });
 
   it('fixed completions 5 with parallelism 2', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('fixed'),
       spec: { completions: 5, parallelism: 2 },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Complete');
     expect(result.origin.status?.succeeded).toBe(5);
   });
 
   it('work queue: parallelism 4 without completions', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('queue'),
       spec: { parallelism: 4 },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Complete');
     expect(isTrue(result.origin, 'Complete')).toBe(true);
   });
 
   it('Indexed with completions 5', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('indexed'),
       spec: { completions: 5, parallelism: 5, completionMode: 'Indexed' },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Complete');
     expect(result.origin.status?.completedIndexes).toBe('0-4');
   });
 
   it('backoffLimit exceeded', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('backoff'),
       spec: { backoffLimit: 1 },
       pod: { exitCode: 1 },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Failed');
     expect(condition(result.origin, 'Failed')?.reason).toBe('BackoffLimitExceeded');
     expect(result.origin.status?.failed).toBe(2);
   });
 
   it('backoffLimitPerIndex with failedIndexes', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('perindex'),
       spec: { completions: 4, parallelism: 4, completionMode: 'Indexed', backoffLimitPerIndex: 0 },
       pod: { failIndexes: '1,3' },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Failed');
     expect(result.origin.status).toMatchObject({ failedIndexes: '1,3', completedIndexes: '0,2' });
     expect(condition(result.origin, 'Failed')?.reason).toBe('FailedIndexes');
   });
 
   it('podFailurePolicy FailJob on an exit code', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('pfp'),
       spec: {
         backoffLimit: 6,
@@ -118,12 +158,12 @@ describe.concurrent('every Job mode ends on the origin exactly as on a single cl
       },
       pod: { exitCode: 42 },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Failed');
     expect(condition(result.origin, 'Failed')?.reason).toBe('PodFailurePolicy');
   });
 
   it('successPolicy', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('success'),
       spec: {
         completions: 3,
@@ -132,24 +172,24 @@ describe.concurrent('every Job mode ends on the origin exactly as on a single cl
         successPolicy: { rules: [{ succeededIndexes: '0', succeededCount: 1 }] },
       },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Complete');
     expect(condition(result.origin, 'Complete')?.reason).toBe('SuccessPolicy');
   });
 
   it('activeDeadlineSeconds (DeadlineExceeded)', async () => {
-    const result = await runBothWays(fleet, namespaces, {
+    const result = await runObserved({
       name: uniqueName('deadline'),
       spec: { activeDeadlineSeconds: 4 },
       pod: { runSeconds: 120 },
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Failed');
     expect(condition(result.origin, 'Failed')?.reason).toBe('DeadlineExceeded');
   });
 
   it('suspend, then resume', async () => {
     const name = uniqueName('suspend');
     const resume = { spec: { suspend: false } };
-    const result = await runBothWays(fleet, namespaces, { name, spec: { suspend: true } }, async () => {
+    const result = await runObserved({ name, spec: { suspend: true } }, async () => {
       // Suspended: not dispatched, and the origin says it is suspended, like the direct run.
       const suspended = await eventually('Suspended=True on both', async () => {
         const [origin, direct] = await Promise.all([
@@ -171,7 +211,7 @@ describe.concurrent('every Job mode ends on the origin exactly as on a single cl
         ),
       ]);
     });
-    expectSameOutcome(result);
+    expectSameOutcome(result, 'Complete');
     expect(condition(result.origin, 'Suspended')).toMatchObject({ status: 'False', reason: 'JobResumed' });
   });
 

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, findMirror, fleetOf, waitForMirror } from '../src/dispatch-fixtures.ts';
+import { expectRanOnce, type FleetSampler, startFleetSampler } from '../src/fleet-sampler.ts';
 import {
   createTestNamespace,
   dispatcherManagedBy,
@@ -17,6 +18,7 @@ import {
   uniqueName,
   waitForFinishedJob,
 } from '../src/kube-test-helpers.ts';
+import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
 let fleet: Fleet;
 let controller: ControllerProcess | undefined;
@@ -49,16 +51,20 @@ async function createDispatched(name: string, spec: Partial<V1JobSpec> = {}, run
   });
 }
 
-async function mirrorsOf(origin: V1Job): Promise<number> {
-  let count = 0;
-  for (const clients of fleet.workers.values()) {
-    const list = await clients.batch.listNamespacedJob({
-      namespace,
-      labelSelector: `jobrelay.dev/origin-uid=${origin.metadata!.uid}`,
-    });
-    count += list.items.length;
-  }
-  return count;
+/** Starts `controller` and waits until it sees every worker Active, so its first placement can choose among all. */
+async function startControllerWithWorkersActive(): Promise<void> {
+  controller = startController(fleet.sandbox);
+  const started = controller;
+  // Retried: the log file may not exist yet.
+  const url = await eventually('the controller’s health address', () => started.healthUrl());
+  await eventually('every worker Active in the controller', async () => {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    return fleet.sandbox.workers.every((w) =>
+      new RegExp(`^jobrelay_worker_cluster_active\\{cluster="${w.name}"\\} 1$`, 'm').test(metrics),
+    )
+      ? true
+      : undefined;
+  });
 }
 
 async function eventReasons(origin: V1Job): Promise<string[]> {
@@ -68,20 +74,42 @@ async function eventReasons(origin: V1Job): Promise<string[]> {
   return events.items.map((e) => e.reason ?? '');
 }
 
-/** Every origin completes exactly once, on its first placement, and never had two mirrors at once. */
-async function expectEachRanOnce(origins: V1Job[], completions: number): Promise<void> {
+/**
+ * Every origin completes exactly once, on its first placement: what the sampler saw on the
+ * workers while they ran is one mirror per origin (so never two at once), on the placed
+ * cluster, and exactly `completions` pods of it, all Succeeded.
+ */
+async function expectEachRanOnce(
+  origins: V1Job[],
+  completions: number,
+  sampler: FleetSampler,
+): Promise<void> {
   const finished = await Promise.all(
     origins.map((o) => waitForFinishedJob(fleet.management, namespace, o.metadata!.name!)),
+  );
+  // Their pods were all created before the origins finished and outlive that by the mirror
+  // retention time: one more sample has seen every one of them.
+  await sampler.settle();
+  const report = await sampler.stop();
+  console.log(
+    `[resilience] ${report.samples} samples of the workers (${report.incompleteSamples} incomplete), ` +
+      `longest gap ${report.maxGapMs} ms, ${report.watchGaps} watch gaps`,
   );
   for (const job of finished) {
     expect(isTrue(job, 'Complete'), job.metadata?.name).toBe(true);
     expect(job.status?.succeeded, job.metadata?.name).toBe(completions);
     expect(placementOf(job).attempt, job.metadata?.name).toBe(1);
+    const pods = expectRanOnce(report, job, { cluster: placementOf(job).cluster!, pods: completions });
+    expect(
+      pods.map((p) => p.phase),
+      job.metadata?.name,
+    ).toEqual(pods.map(() => 'Succeeded'));
   }
 }
 
 describe('a controller killed mid-dispatch', () => {
   it('restarts, relists, and neither loses a Job nor creates a second mirror', async () => {
+    const sampler = await startFleetSampler(fleet, { namespaces: [namespace] });
     controller = startController(fleet.sandbox);
     const origins = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
@@ -111,13 +139,13 @@ describe('a controller killed mid-dispatch', () => {
     expect(placedBeforeKill).toBeGreaterThan(0);
 
     controller = startController(fleet.sandbox);
-    await expectEachRanOnce(origins, 2);
-    for (const origin of origins) expect(await mirrorsOf(origin)).toBeLessThanOrEqual(1);
+    await expectEachRanOnce(origins, 2, sampler);
   });
 });
 
 describe('Redis flushed mid-run', () => {
   it('rebuilds the queue from Kubernetes: every Job still runs, once', async () => {
+    const sampler = await startFleetSampler(fleet, { namespaces: [namespace] });
     controller = startController(fleet.sandbox);
     const redis = new Redis(fleet.sandbox.redisUrl);
     try {
@@ -132,8 +160,7 @@ describe('Redis flushed mid-run', () => {
         }
       })();
       const [origins] = await Promise.all([creating, flushes]);
-      await expectEachRanOnce(origins, 1);
-      for (const origin of origins) expect(await mirrorsOf(origin)).toBeLessThanOrEqual(1);
+      await expectEachRanOnce(origins, 1, sampler);
     } finally {
       redis.disconnect();
     }
@@ -166,17 +193,24 @@ describe('a Job of the same name that jobrelay does not own', () => {
   }
 
   it('is left alone, and the Job runs on another cluster', async () => {
-    controller = startController(fleet.sandbox);
+    const admin = workerClusterAdmin(fleet);
     const name = uniqueName('collide');
     const [first] = fleet.sandbox.workers.map((w) => w.name) as [string];
     const foreign = await createForeign(first, name);
-    const origin = await createDispatched(name);
-    const done = await waitForFinishedJob(fleet.management, namespace, name);
-    expect(isTrue(done, 'Complete')).toBe(true);
-    expect(placementOf(done).cluster).not.toBe(first);
-    await expectUntouched(first, foreign);
-    if (placementOf(done).excludedClusters.includes(first)) {
+    // The placer's first choice is the cluster with the foreign Job, so the collision happens.
+    await admin.patch(first, { spec: { weight: 100 } });
+    try {
+      await startControllerWithWorkersActive();
+      const origin = await createDispatched(name);
+      const done = await waitForFinishedJob(fleet.management, namespace, name);
+      expect(isTrue(done, 'Complete')).toBe(true);
+      expect(placementOf(done).excludedClusters).toEqual([first]);
+      expect(placementOf(done).cluster).not.toBe(first);
+      expect(placementOf(done).attempt).toBe(2);
+      await expectUntouched(first, foreign);
       expect(await eventReasons(origin)).toContain('NameCollision');
+    } finally {
+      await admin.reset(first, []);
     }
   });
 

@@ -1,9 +1,11 @@
 // The status-rule validator (@jobrelay/status) against its oracle, a real kube-apiserver: a
 // reproducible sample of generated /status transitions, legal controller moves and single illegal
 // edits, is sent to real Jobs, and the validator must accept exactly the ones the apiserver
-// accepts. The Jobs carry a managedBy value nobody serves, so neither the built-in Job controller
-// nor jobrelay writes their status in between.
-import { type StatusRuleViolation, validateJobStatusTransition } from '@jobrelay/status';
+// accepts, and where both reject, name the same rules (the apiserver's error causes are mapped
+// to our rule ids). Every rule id must be seen rejecting a write at least once; targeted
+// examples make sure of it whatever the seed. The Jobs carry a managedBy value nobody serves, so
+// neither the built-in Job controller nor jobrelay writes their status in between.
+import { jobStatusRuleIds, type StatusRuleViolation, validateJobStatusTransition } from '@jobrelay/status';
 import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -282,7 +284,11 @@ interface Transition {
   newStatus: V1JobStatus;
   /** Only for the fixed examples: the verdict the apiserver is known to give. */
   expected?: 'accepted' | 'rejected';
+  /** Only for the rule examples: the rule the apiserver must name when it rejects the update. */
+  covers?: JobStatusRuleId;
 }
+
+type JobStatusRuleId = (typeof jobStatusRuleIds)[number];
 
 const transitionArbitrary: fc.Arbitrary<Transition> = fc
   .record({
@@ -431,6 +437,327 @@ const fixedExamples: Transition[] = [
   },
 ];
 
+// --- Rule examples: one write that breaks each rule, so that every rule id is seen at work ---
+
+const T2 = secondsAfterEpoch(180);
+const trueCondition = (type: string): V1JobCondition => ({
+  type,
+  status: 'True',
+  reason: 'Example',
+  message: 'a rule example',
+  lastTransitionTime: T1,
+});
+const conditions = (...types: string[]): V1JobCondition[] => types.map(trueCondition);
+const single: Partial<V1JobSpec> = { completions: 1, parallelism: 1 };
+const indexed: Partial<V1JobSpec> = { completionMode: 'Indexed', completions: 3, parallelism: 3 };
+const perIndex: Partial<V1JobSpec> = { ...indexed, backoffLimitPerIndex: 1 };
+const running: V1JobStatus = { startTime: T0, active: 1, ready: 0 };
+const failedJob: V1JobStatus = {
+  startTime: T0,
+  failed: 1,
+  conditions: conditions('FailureTarget', 'Failed'),
+};
+const completeJob: V1JobStatus = {
+  startTime: T0,
+  completionTime: T1,
+  succeeded: 1,
+  conditions: conditions('SuccessCriteriaMet', 'Complete'),
+};
+
+/**
+ * The one rule no update can reach through a v1.35 apiserver: its old status (Complete=True
+ * without SuccessCriteriaMet=True, as Jobs finished before v1.31 were stored) cannot be written,
+ * since 'complete-requires-success-criteria-met' refuses it. Its example shows exactly that.
+ */
+const unreachableRules: Partial<Record<JobStatusRuleId, JobStatusRuleId>> = {
+  'success-criteria-met-not-after-complete': 'complete-requires-success-criteria-met',
+};
+
+const ruleExamples: Transition[] = (
+  [
+    // A counter that does not fit an int32: the apiserver cannot decode it (400).
+    ['status-shape', single, running, { ...running, active: 2 ** 31 }],
+    ['counters-non-negative', single, running, { ...running, failed: -1 }],
+    [
+      'uncounted-pod-uids-valid',
+      single,
+      running,
+      { ...running, uncountedTerminatedPods: { succeeded: ['pod-a'], failed: ['pod-a'] } },
+    ],
+    [
+      'complete-excludes-failed',
+      single,
+      failedJob,
+      { ...failedJob, completionTime: T1, conditions: conditions('FailureTarget', 'Failed', 'Complete') },
+    ],
+    [
+      'complete-excludes-failure-target',
+      single,
+      running,
+      {
+        startTime: T0,
+        completionTime: T1,
+        succeeded: 1,
+        conditions: conditions('FailureTarget', 'Complete'),
+      },
+    ],
+    ['completion-time-requires-complete', single, running, { ...running, completionTime: T1 }],
+    [
+      'complete-requires-completion-time',
+      single,
+      running,
+      { startTime: T0, succeeded: 1, conditions: conditions('SuccessCriteriaMet', 'Complete') },
+    ],
+    [
+      'completion-time-not-before-start-time',
+      single,
+      { ...running, startTime: T1 },
+      { ...completeJob, startTime: T1, completionTime: T0 },
+    ],
+    [
+      'failed-requires-failure-target',
+      single,
+      running,
+      { startTime: T0, failed: 1, conditions: conditions('Failed') },
+    ],
+    [
+      'complete-requires-success-criteria-met',
+      single,
+      running,
+      { startTime: T0, completionTime: T1, succeeded: 1, conditions: conditions('Complete') },
+    ],
+    [
+      'finished-requires-no-active',
+      single,
+      { ...running, conditions: conditions('SuccessCriteriaMet') },
+      { ...completeJob, active: 1 },
+    ],
+    [
+      'finished-requires-start-time',
+      single,
+      {},
+      { failed: 1, conditions: conditions('FailureTarget', 'Failed') },
+    ],
+    [
+      'finished-requires-no-uncounted-pods',
+      single,
+      { ...running, conditions: conditions('SuccessCriteriaMet') },
+      { ...completeJob, uncountedTerminatedPods: { succeeded: ['pod-late'], failed: [] } },
+    ],
+    ['completed-indexes-format', indexed, running, { ...running, completedIndexes: '3' }],
+    ['failed-indexes-format', perIndex, running, { ...running, failedIndexes: '2,1' }],
+    [
+      'completed-indexes-require-indexed',
+      { completions: 3, parallelism: 3 },
+      running,
+      { ...running, completedIndexes: '0' },
+    ],
+    ['failed-indexes-require-backoff-limit-per-index', indexed, running, { ...running, failedIndexes: '0' }],
+    [
+      'failed-indexes-not-overlapping-completed',
+      perIndex,
+      running,
+      { ...running, completedIndexes: '0', failedIndexes: '0' },
+    ],
+    [
+      'finished-requires-no-terminating',
+      single,
+      { ...running, conditions: conditions('FailureTarget') },
+      { ...failedJob, terminating: 1 },
+    ],
+    ['ready-not-above-active', single, running, { ...running, ready: 2 }],
+    [
+      'success-criteria-met-excludes-failed',
+      single,
+      failedJob,
+      { ...failedJob, conditions: conditions('FailureTarget', 'Failed', 'SuccessCriteriaMet') },
+    ],
+    [
+      'success-criteria-met-excludes-failure-target',
+      single,
+      running,
+      { ...running, conditions: conditions('FailureTarget', 'SuccessCriteriaMet') },
+    ],
+    [
+      'success-policy-complete-requires-success-criteria-met',
+      { ...indexed, successPolicy: { rules: [{ succeededIndexes: '0' }] } },
+      running,
+      {
+        startTime: T0,
+        completionTime: T1,
+        succeeded: 1,
+        completedIndexes: '0',
+        conditions: conditions('Complete'),
+      },
+    ],
+    [
+      'terminal-condition-stays-true',
+      single,
+      failedJob,
+      { ...failedJob, conditions: conditions('FailureTarget') },
+    ],
+    ['failed-never-decreases', single, { ...running, failed: 2 }, { ...running, failed: 1 }],
+    [
+      'succeeded-never-decreases',
+      { completions: 3, parallelism: 1 },
+      { ...running, succeeded: 2 },
+      { ...running, succeeded: 1 },
+    ],
+    ['completion-time-immutable', single, completeJob, { ...completeJob, completionTime: T2 }],
+    ['start-time-immutable-unless-suspended', single, running, { ...running, startTime: T1 }],
+    [
+      'success-criteria-met-stays-true',
+      single,
+      { ...running, conditions: conditions('SuccessCriteriaMet') },
+      { ...running, conditions: [] },
+    ],
+    [
+      'success-criteria-met-not-after-complete',
+      single,
+      { startTime: T0, completionTime: T1, succeeded: 1, conditions: conditions('Complete') },
+      completeJob,
+    ],
+  ] satisfies [JobStatusRuleId, Partial<V1JobSpec>, V1JobStatus, V1JobStatus][]
+).map(([covers, spec, oldStatus, newStatus]) => ({
+  label: `[rule] ${covers}`,
+  covers,
+  spec,
+  oldStatus,
+  newStatus,
+}));
+
+// --- Which rules the apiserver names ---
+
+interface ApiserverCause {
+  field?: string;
+  message?: string;
+}
+
+/**
+ * How kube-apiserver v1.35.4 words each rule in the causes of its 422 (validation.go: the field
+ * path and the rule's own message). 'status-shape' has no cause: the apiserver cannot decode the
+ * body and answers 400. Typed over every rule id, so a new rule does not compile until mapped.
+ */
+const apiserverWording: Record<JobStatusRuleId, { field: RegExp; message: RegExp } | 'http-400'> = {
+  'status-shape': 'http-400',
+  'counters-non-negative': {
+    field: /^status\.(active|succeeded|failed|ready|terminating)$/,
+    message: /must be greater than or equal to 0/,
+  },
+  'uncounted-pod-uids-valid': {
+    field: /^status\.uncountedTerminatedPods\.(succeeded|failed)\[\d+\]$/,
+    message: /must not be empty|^Duplicate value/,
+  },
+  'complete-excludes-failed': {
+    field: /^status\.conditions$/,
+    message: /cannot set Complete=True and Failed=true conditions/,
+  },
+  'complete-excludes-failure-target': {
+    field: /^status\.conditions$/,
+    message: /cannot set Complete=True and FailureTarget=true conditions/,
+  },
+  'completion-time-requires-complete': {
+    field: /^status\.completionTime$/,
+    message: /cannot set completionTime when there is no Complete=True condition/,
+  },
+  'complete-requires-completion-time': {
+    field: /^status\.completionTime$/,
+    message: /completionTime is required for Complete jobs/,
+  },
+  'completion-time-not-before-start-time': {
+    field: /^status\.completionTime$/,
+    message: /must be equal to or after `startTime`/,
+  },
+  'failed-requires-failure-target': {
+    field: /^status\.conditions$/,
+    message: /cannot set Failed=True condition without the FailureTarget=true condition/,
+  },
+  'complete-requires-success-criteria-met': {
+    field: /^status\.conditions$/,
+    message: /cannot set Complete=True condition without the SuccessCriteriaMet=true condition/,
+  },
+  'finished-requires-no-active': {
+    field: /^status\.active$/,
+    message: /active>0 is invalid for finished job/,
+  },
+  'finished-requires-start-time': {
+    field: /^status\.startTime$/,
+    message: /startTime is required for finished job/,
+  },
+  'finished-requires-no-uncounted-pods': {
+    field: /^status\.uncountedTerminatedPods$/,
+    message: /must be empty for finished job/,
+  },
+  'completed-indexes-format': {
+    field: /^status\.completedIndexes$/,
+    message: /error parsing completedIndexes/,
+  },
+  'failed-indexes-format': { field: /^status\.failedIndexes$/, message: /error parsing failedIndexes/ },
+  'completed-indexes-require-indexed': {
+    field: /^status\.completedIndexes$/,
+    message: /cannot set non-empty completedIndexes when non-indexed completion mode/,
+  },
+  'failed-indexes-require-backoff-limit-per-index': {
+    field: /^status\.failedIndexes$/,
+    message: /cannot set non-null failedIndexes when backoffLimitPerIndex is null/,
+  },
+  'failed-indexes-not-overlapping-completed': {
+    field: /^status\.failedIndexes$/,
+    message: /failedIndexes and completedIndexes overlap at index/,
+  },
+  'finished-requires-no-terminating': {
+    field: /^status\.terminating$/,
+    message: /terminating>0 is invalid for finished job/,
+  },
+  'ready-not-above-active': { field: /^status\.ready$/, message: /cannot set more ready pods than active/ },
+  'success-criteria-met-excludes-failed': {
+    field: /^status\.conditions$/,
+    message: /cannot set SuccessCriteriaMet=True and Failed=true conditions/,
+  },
+  'success-criteria-met-excludes-failure-target': {
+    field: /^status\.conditions$/,
+    message: /cannot set SuccessCriteriaMet=True and FailureTarget=true conditions/,
+  },
+  'success-policy-complete-requires-success-criteria-met': {
+    field: /^status\.conditions$/,
+    message: /cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True/,
+  },
+  'terminal-condition-stays-true': {
+    field: /^status\.conditions$/,
+    message: /cannot disable the terminal (Failed|Complete|FailureTarget)=True condition/,
+  },
+  'failed-never-decreases': { field: /^status\.failed$/, message: /cannot decrease the failed counter/ },
+  'succeeded-never-decreases': {
+    field: /^status\.succeeded$/,
+    message: /cannot decrease the succeeded counter/,
+  },
+  'completion-time-immutable': { field: /^status\.completionTime$/, message: /field is immutable/ },
+  'start-time-immutable-unless-suspended': {
+    field: /^status\.startTime$/,
+    message: /startTime cannot be removed for unsuspended job/,
+  },
+  'success-criteria-met-stays-true': {
+    field: /^status\.conditions$/,
+    message: /cannot disable the SuccessCriteriaMet=True condition/,
+  },
+  'success-criteria-met-not-after-complete': {
+    field: /^status\.conditions$/,
+    message: /cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions/,
+  },
+};
+
+/** The rule id of one apiserver cause, or undefined when no rule's wording matches it. */
+function ruleOfCause(cause: ApiserverCause): JobStatusRuleId | undefined {
+  return jobStatusRuleIds.find((rule) => {
+    const wording = apiserverWording[rule];
+    return (
+      wording !== 'http-400' &&
+      wording.field.test(cause.field ?? '') &&
+      wording.message.test(cause.message ?? '')
+    );
+  });
+}
+
 // --- Sending them to the apiserver ---
 
 type Outcome =
@@ -445,21 +772,34 @@ interface Verdict {
   violations: StatusRuleViolation[];
   httpStatus: number;
   apiserverMessage?: string;
+  /** The rules the apiserver named, from its causes (422) or its refusal to decode (400). */
+  apiserverRules: JobStatusRuleId[];
+  /** Causes no rule's wording matches: a gap in apiserverWording, reported as a disagreement. */
+  unmappedCauses: ApiserverCause[];
   stored?: V1Job;
 }
 
-const agree = (verdict: Verdict): boolean =>
-  (verdict.violations.length === 0) === (verdict.httpStatus === 200);
+const sameRules = (verdict: Verdict): boolean => {
+  const ours = new Set(verdict.violations.map((v) => v.rule));
+  const theirs = new Set(verdict.apiserverRules);
+  return ours.size === theirs.size && [...ours].every((rule) => theirs.has(rule));
+};
 
-function apiserverMessageOf(body: unknown): string {
+/** The same verdict, and for a rejection the same rules, every cause accounted for. */
+const agree = (verdict: Verdict): boolean =>
+  (verdict.violations.length === 0) === (verdict.httpStatus === 200) &&
+  verdict.unmappedCauses.length === 0 &&
+  sameRules(verdict);
+
+function parsedBody(body: unknown): { message?: string; details?: { causes?: ApiserverCause[] } } {
   if (typeof body === 'string') {
     try {
-      return (JSON.parse(body) as { message?: string }).message ?? body;
+      return JSON.parse(body);
     } catch {
-      return body;
+      return { message: body };
     }
   }
-  return (body as { message?: string } | undefined)?.message ?? JSON.stringify(body);
+  return (body as { message?: string } | undefined) ?? {};
 }
 
 /** One /status write, judged first by the validator (against the stored job) and then by the apiserver. */
@@ -473,18 +813,46 @@ async function judge(clients: ClusterClients, stored: V1Job, newStatus: V1JobSta
       namespace: stored.metadata!.namespace!,
       body: { ...stored, status: newStatus },
     });
-    return { spec, oldStatus, newStatus, violations, httpStatus: 200, stored: written };
+    return {
+      spec,
+      oldStatus,
+      newStatus,
+      violations,
+      httpStatus: 200,
+      apiserverRules: [],
+      unmappedCauses: [],
+      stored: written,
+    };
   } catch (err) {
     const { code, body } = err as { code?: unknown; body?: unknown };
-    // 422 is the verdict we test; anything else (400, 409, 5xx) is a broken test, not a disagreement.
+    const parsed = parsedBody(body);
+    const message = parsed.message ?? JSON.stringify(body);
+    // A body it cannot decode as a Job is 'status-shape'.
+    if (code === 400 && /cannot be handled as a Job/.test(message)) {
+      return {
+        spec,
+        oldStatus,
+        newStatus,
+        violations,
+        httpStatus: 400,
+        apiserverMessage: message,
+        apiserverRules: ['status-shape'],
+        unmappedCauses: [],
+      };
+    }
+    // 422 is the verdict we test; anything else (another 400, 409, 5xx) is a broken test, not a disagreement.
     if (code !== 422) throw err;
+    const causes = parsed.details?.causes ?? [];
+    const named = causes.map((cause) => ({ cause, rule: ruleOfCause(cause) }));
     return {
       spec,
       oldStatus,
       newStatus,
       violations,
       httpStatus: 422,
-      apiserverMessage: apiserverMessageOf(body),
+      apiserverMessage: message,
+      apiserverRules: [...new Set(named.flatMap(({ rule }) => (rule ? [rule] : [])))],
+      unmappedCauses: named.filter(({ rule }) => !rule).map(({ cause }) => cause),
     };
   }
 }
@@ -519,6 +887,11 @@ function describeDisagreement(label: string, verdict: Verdict): string {
     `  new:  ${JSON.stringify(verdict.newStatus)}`,
     `  ${validatorSays}`,
     `  apiserver: ${verdict.httpStatus}${verdict.apiserverMessage ? ` ${verdict.apiserverMessage}` : ''}`,
+    `  apiserver rules: ${verdict.apiserverRules.join(', ') || '-'}${
+      verdict.unmappedCauses.length > 0
+        ? `; causes matching no rule: ${JSON.stringify(verdict.unmappedCauses)}`
+        : ''
+    }`,
   ].join('\n');
 }
 
@@ -540,7 +913,7 @@ describe('the status-rule validator and a real kube-apiserver', () => {
   it('agree on every one of a generated sample of /status transitions', { timeout: 180_000 }, async () => {
     console.log(`[agreement] fast-check seed ${SEED} (set JOBRELAY_AGREEMENT_SEED to try another)`);
     const generated = fc.sample(transitionArbitrary, { numRuns: GENERATED_SAMPLES, seed: SEED });
-    const transitions = [...fixedExamples, ...generated];
+    const transitions = [...fixedExamples, ...ruleExamples, ...generated];
     const began = Date.now();
 
     const outcomes = await mapConcurrently(
@@ -564,7 +937,7 @@ describe('the status-rule validator and a real kube-apiserver', () => {
     const tried = outcomes.filter((o) => o.kind === 'tried');
     const skipped = outcomes.filter((o) => o.kind === 'skipped');
     const accepted = tried.filter((o) => o.update.httpStatus === 200);
-    const rejected = tried.filter((o) => o.update.httpStatus === 422);
+    const rejected = tried.filter((o) => o.update.httpStatus !== 200);
     const byLabel = new Map<string, { accepted: number; rejected: number }>();
     for (const o of tried) {
       const entry = byLabel.get(o.transition.label) ?? { accepted: 0, rejected: 0 };
@@ -601,6 +974,55 @@ describe('the status-rule validator and a real kube-apiserver', () => {
       const verdict = outcome.update.httpStatus === 200 ? 'accepted' : 'rejected';
       expect(verdict, `${example.label}: ${outcome.update.apiserverMessage ?? ''}`).toBe(example.expected);
     }
+
+    // Each rule example is rejected by the rule it was written for, named by both sides (agreement
+    // above); the unreachable rule's example has its old status refused by the predicted rule.
+    const misses = ruleExamples.flatMap((example) => {
+      const outcome = outcomes[transitions.indexOf(example)];
+      const refusedBy = unreachableRules[example.covers!];
+      if (refusedBy) {
+        return outcome?.kind === 'skipped' && outcome.setup.apiserverRules.includes(refusedBy)
+          ? []
+          : [`${example.label}: expected the apiserver to refuse its old status by ${refusedBy}`];
+      }
+      if (outcome?.kind === 'tried' && outcome.update.apiserverRules.includes(example.covers!)) return [];
+      const got =
+        outcome?.kind === 'tried'
+          ? `apiserver ${outcome.update.httpStatus} naming ${outcome.update.apiserverRules.join(', ') || 'no rule'}`
+          : `old status refused: ${outcome?.setup.apiserverMessage}`;
+      return [`${example.label}: ${got}`];
+    });
+    expect(misses, `rule examples that missed their rule:\n${misses.join('\n')}`).toEqual([]);
+
+    // Every rule id seen rejecting a write (the unreachable one: seen refusing its precondition).
+    const judged = outcomes.flatMap((o) => (o.kind === 'tried' ? [o.setup, o.update] : [o.setup]));
+    const covered = new Set<string>([
+      ...judged.filter(agree).flatMap((v) => v.apiserverRules),
+      ...Object.entries(unreachableRules).flatMap(([rule, refusedBy]) =>
+        outcomes.some(
+          (o) =>
+            o.kind === 'skipped' &&
+            o.transition.covers === rule &&
+            agree(o.setup) &&
+            o.setup.apiserverRules.includes(refusedBy),
+        )
+          ? [rule]
+          : [],
+      ),
+    ]);
+    const uncovered = jobStatusRuleIds.filter((rule) => !covered.has(rule));
+    expect(uncovered, `rule ids never seen rejecting a write: ${uncovered.join(', ')}`).toEqual([]);
+    const fromGenerated = new Set(
+      outcomes
+        .filter((o) => o.transition.covers === undefined && !o.transition.expected)
+        .flatMap((o) => (o.kind === 'tried' ? [o.setup, o.update] : [o.setup]))
+        .filter(agree)
+        .flatMap((v) => v.apiserverRules),
+    );
+    console.log(
+      `[agreement] all ${jobStatusRuleIds.length} rule ids seen rejecting a write; the generated sample alone ` +
+        `reached ${fromGenerated.size}, missing: ${jobStatusRuleIds.filter((r) => !fromGenerated.has(r)).join(', ')}`,
+    );
 
     // A sample worth its name: large, mixed, and broad.
     expect(

@@ -161,7 +161,7 @@ async function main(): Promise<number> {
   );
   await registerSandboxWorkers(sandbox);
   say(
-    `${stamp()} registered ${sandbox.workers.map((w) => w.name).join(', ')} as WorkerClusters (kubeconfig Secrets in jobrelay-system)`,
+    `${stamp()} registered ${sandbox.workers.map((w) => w.name).join(', ')} as WorkerClusters with deploy/worker's RBAC (jobrelay-dispatcher kubeconfigs, not admin)`,
   );
   const controller = startSandboxApp(sandbox.dir, 'controller', [
     join(repositoryRoot, 'apps/controller/src/main.ts'),

@@ -9,3 +9,9 @@ export {
   type WorkerConnection,
   type WorkerConnectionState,
 } from './worker-cluster-registry.ts';
+export {
+  deniedPermissions,
+  summarizePermissions,
+  type WorkerPermission,
+  workerPermissions,
+} from './worker-permissions.ts';

@@ -7,6 +7,7 @@ import {
   makeClusterApiClients,
   mergePatch,
   ResilientInformer,
+  statusCodeOf,
   withTimeout,
 } from '@jobrelay/kube';
 import { isJobFinished, originLabel } from '@jobrelay/mirror';
@@ -17,6 +18,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   type V1Job,
+  type V1SelfSubjectAccessReview,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { classifyConnectionError } from './classify-connection-error.ts';
@@ -32,6 +34,7 @@ import {
   workerClusterPlural,
   workerClusterVersion,
 } from './worker-cluster.ts';
+import { deniedPermissions, summarizePermissions, workerPermissions } from './worker-permissions.ts';
 
 /** A health check that takes longer than this marks the cluster Unreachable. */
 const probeTimeoutMs = 5_000;
@@ -80,6 +83,8 @@ interface ConnectionEntry {
   kubernetesVersion?: string;
   /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
   clusterUid?: string;
+  /** The identity was found to hold every required permission (checked once per connection). */
+  permissionsChecked?: boolean;
   /** When this registration was first seen Active; the older of two twins is kept. */
   activeSince?: number;
   inactiveSince?: number;
@@ -364,6 +369,18 @@ export class WorkerClusterRegistry {
         );
         entry.clusterUid = kubeSystem?.metadata?.uid;
       }
+      if (!entry.permissionsChecked) {
+        // The capacity watches (nodes, pods) would otherwise fail in the background, forever
+        // retrying, while the cluster looked Active without capacity.
+        const denied = await this.deniedPermissions(clients, server, log);
+        if (denied.length > 0) {
+          return inactive(
+            activeReasons.forbidden,
+            `${server} denies the kubeconfig's identity ${summarizePermissions(denied)}: grant it the jobrelay-worker ClusterRole (kubectl apply -k deploy/worker)`,
+          );
+        }
+        entry.permissionsChecked = true;
+      }
     } catch (err) {
       const { reason, message } = classifyConnectionError(err, server);
       return inactive(reason, message);
@@ -392,6 +409,32 @@ export class WorkerClusterRegistry {
       reason: activeReasons.connected,
       message: `connected to ${server} (${entry.kubernetesVersion})`,
     };
+  }
+
+  /** Required permissions the worker denies; none when it cannot answer access reviews. */
+  private async deniedPermissions(clients: ClusterApiClients, server: string, log: Logger) {
+    // Through the worker's rate-limited clients and their one connection pool.
+    const authorization = {
+      createSelfSubjectAccessReview: ({ body }: { body: V1SelfSubjectAccessReview }) =>
+        clients.custom.createClusterCustomObject({
+          group: 'authorization.k8s.io',
+          version: 'v1',
+          plural: 'selfsubjectaccessreviews',
+          body,
+        }) as Promise<V1SelfSubjectAccessReview>,
+    };
+    const required = workerPermissions.filter((p) => p.required);
+    try {
+      return await withTimeout(deniedPermissions(authorization, required), probeTimeoutMs, server);
+    } catch (err) {
+      const status = statusCodeOf(err);
+      // An apiserver without the authorization API, or one that forbids self-reviews: the
+      // check is skipped (the watches log their own errors). Anything else (a timeout, a 401) is
+      // a connection error.
+      if (status !== 403 && status !== 404) throw err;
+      log.warn({ err: describeApiError(err) }, "cannot review the identity's permissions; not checked");
+      return [];
+    }
   }
 
   mirrorSelector(): string {
@@ -430,6 +473,7 @@ export class WorkerClusterRegistry {
     entry.secretVersion = undefined;
     entry.kubernetesVersion = undefined;
     entry.clusterUid = undefined;
+    entry.permissionsChecked = undefined;
     entry.activeSince = undefined;
     await Promise.all([mirrors?.stop(), capacity?.stop()]);
   }

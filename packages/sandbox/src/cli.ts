@@ -14,8 +14,9 @@ commands:
   status             list clusters, endpoints, pids and health
   env                print shell exports (KUBECONFIG, REDIS_URL, ...): eval "$(npm run -s sandbox -- env)"
   down               stop every process the sandbox started and remove its state
-  register-workers   register every worker with jobrelay on the management cluster
-                     (CRDs, kubeconfig Secrets in jobrelay-system, WorkerCluster objects)
+  register-workers   register every worker with jobrelay on the management cluster: CRDs;
+                     deploy/worker on each worker; a kubeconfig of its jobrelay-dispatcher
+                     ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects
   binaries           build the pinned Kubernetes binaries now (once; cached) and print where they are
 
 The sandbox lives in ${defaultSandboxDir()} (JOBRELAY_SANDBOX_DIR overrides).`;

@@ -41,13 +41,18 @@ export function readToken(layout: SandboxLayout, identity: Identity | ComponentI
   return readFileSync(layout.tokenFile(identity), 'utf8').trim();
 }
 
+export interface KubeconfigOptions {
+  clusterName: string;
+  server: string;
+  caPem: string;
+  user: string;
+  token: string;
+}
+
 /** A self-contained kubeconfig (CA and token inline): it works from anywhere and references no files. */
-export function writeKubeconfig(
-  path: string,
-  options: { clusterName: string; server: string; caPem: string; user: string; token: string },
-): void {
+export function kubeconfigYaml(options: KubeconfigOptions): string {
   const { clusterName, server, caPem, user, token } = options;
-  const kubeconfig = {
+  return stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [
@@ -59,7 +64,10 @@ export function writeKubeconfig(
     users: [{ name: user, user: { token } }],
     contexts: [{ name: clusterName, context: { cluster: clusterName, user } }],
     'current-context': clusterName,
-  };
+  });
+}
+
+export function writeKubeconfig(path: string, options: KubeconfigOptions): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, stringify(kubeconfig), { mode: 0o600 });
+  writeFileSync(path, kubeconfigYaml(options), { mode: 0o600 });
 }

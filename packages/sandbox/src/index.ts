@@ -1,6 +1,14 @@
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export { pinnedVersions } from './pinned-versions.ts';
-export { installCrds, registerSandboxWorkers, systemNamespace } from './register-workers.ts';
+export {
+  applyObjects,
+  dispatcherServiceAccount,
+  installCrds,
+  registerSandboxWorkers,
+  serviceAccountKubeconfig,
+  systemNamespace,
+  workerManifests,
+} from './register-workers.ts';
 export {
   openSandbox,
   type Sandbox,

@@ -5,15 +5,24 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { kubeconfigYaml } from './credentials.ts';
 import { waitFor } from './health-probes.ts';
 import type { Sandbox } from './sandbox.ts';
 import { repositoryRoot } from './sandbox-layout.ts';
 
 const crdDir = join(repositoryRoot, 'deploy', 'crds');
+const workerManifestDir = join(repositoryRoot, 'deploy', 'worker');
 export const systemNamespace = 'jobrelay-system';
+/** The identity deploy/worker creates on each worker: registered kubeconfigs authenticate as it. */
+export const dispatcherServiceAccount = 'jobrelay-dispatcher';
+/** Sandbox worker tokens outlive any fleet (the apiservers set no maximum). */
+const tokenLifetimeSeconds = 365 * 24 * 60 * 60;
 
 function isConflict(err: unknown): boolean {
   return (err as { code?: number }).code === 409;
@@ -50,17 +59,75 @@ export async function installCrds(kubeConfig: KubeConfig): Promise<void> {
   }
 }
 
+function loadKubeConfig(path: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(path);
+  return kubeConfig;
+}
+
+/** The objects `kubectl apply -k deploy/worker` applies, in order (its kustomization adds nothing else). */
+export function workerManifests(): KubernetesObject[] {
+  const kustomization = parse(readFileSync(join(workerManifestDir, 'kustomization.yaml'), 'utf8')) as {
+    resources?: string[];
+  };
+  return (kustomization.resources ?? []).flatMap((file) =>
+    parseAllDocuments(readFileSync(join(workerManifestDir, file), 'utf8'))
+      .map((doc) => doc.toJS() as KubernetesObject | null)
+      .filter((object): object is KubernetesObject => Boolean(object?.kind)),
+  );
+}
+
+/** Server-side applies objects as `kubectl apply --server-side` does: idempotent, our fields win. */
+export async function applyObjects(kubeConfig: KubeConfig, objects: KubernetesObject[]): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kubeConfig);
+  for (const object of objects) {
+    await api.patch(object, undefined, undefined, 'jobrelay-sandbox', true, PatchStrategy.ServerSideApply);
+  }
+}
+
+/**
+ * A kubeconfig for a ServiceAccount of a sandbox cluster: a TokenRequest token (as
+ * `kubectl create token` mints) and the cluster's CA, inline. Never the admin identity.
+ */
+export async function serviceAccountKubeconfig(
+  sandbox: Sandbox,
+  cluster: string,
+  serviceAccount = dispatcherServiceAccount,
+  namespace = systemNamespace,
+): Promise<string> {
+  const core = loadKubeConfig(sandbox.kubeconfigPath(cluster)).makeApiClient(CoreV1Api);
+  const request = await core.createNamespacedServiceAccountToken({
+    name: serviceAccount,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: tokenLifetimeSeconds } },
+  });
+  const token = request.status?.token;
+  if (!token)
+    throw new Error(`the TokenRequest for ${namespace}/${serviceAccount} on ${cluster} returned no token`);
+  const server = sandbox.clusters.find((c) => c.name === cluster)?.server;
+  if (!server) throw new Error(`no cluster ${cluster} in the sandbox`);
+  return kubeconfigYaml({
+    clusterName: cluster,
+    server,
+    caPem: sandbox.caPem,
+    user: `${namespace}-${serviceAccount}`,
+    token,
+  });
+}
+
 /**
  * Registers the sandbox's workers with jobrelay on the management cluster, as an admin
- * would: the CRDs, then per worker a kubeconfig Secret in jobrelay-system and a
- * WorkerCluster pointing at it. Idempotent.
+ * would with the shipped manifests: the CRDs; on each worker deploy/worker (the
+ * jobrelay-dispatcher ServiceAccount and its ClusterRole); then per worker a kubeconfig
+ * for that ServiceAccount in a Secret in jobrelay-system and a WorkerCluster pointing at it.
+ * So every test and the demo run with the permissions that ship, not an admin's. Idempotent
+ * (each call mints fresh tokens).
  */
 export async function registerSandboxWorkers(
   sandbox: Sandbox,
   workers = sandbox.workers.map((w) => w.name),
 ): Promise<void> {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
+  const kubeConfig = loadKubeConfig(sandbox.kubeconfigPath(sandbox.management.name));
   await installCrds(kubeConfig);
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -69,7 +136,10 @@ export async function registerSandboxWorkers(
   } catch (err) {
     if (!isConflict(err)) throw err;
   }
+  const manifests = workerManifests();
   for (const worker of workers) {
+    await applyObjects(loadKubeConfig(sandbox.kubeconfigPath(worker)), manifests);
+    const kubeconfig = await serviceAccountKubeconfig(sandbox, worker);
     const secretName = `${worker}-kubeconfig`;
     const secret = {
       metadata: {
@@ -78,7 +148,7 @@ export async function registerSandboxWorkers(
         labels: { 'jobrelay.dev/worker-cluster': worker },
       },
       type: 'Opaque',
-      stringData: { kubeconfig: readFileSync(sandbox.kubeconfigPath(worker), 'utf8') },
+      stringData: { kubeconfig },
     };
     try {
       await core.createNamespacedSecret({ namespace: systemNamespace, body: secret });

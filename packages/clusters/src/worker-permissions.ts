@@ -1,0 +1,99 @@
+import type { AuthorizationV1Api } from '@kubernetes/client-node';
+
+/** One (verb, resource) the controller uses on a worker cluster. */
+export interface WorkerPermission {
+  /** API group; `''` is the core group. */
+  group: string;
+  /** Resource, with its subresource when there is one: `jobs/status`, `pods/log`. */
+  resource: string;
+  verb: string;
+  /** Only these objects (RBAC resourceNames); absent means any. */
+  resourceNames?: string[];
+  /**
+   * The controller cannot work without it: the worker is not marked Active while it is
+   * missing. The others degrade one feature, which then reports its own error.
+   */
+  required: boolean;
+}
+
+function grant(
+  group: string,
+  resource: string,
+  verbs: string[],
+  options: { required: string[]; resourceNames?: string[] },
+): WorkerPermission[] {
+  return verbs.map((verb) => ({
+    group,
+    resource,
+    verb,
+    required: options.required.includes(verb),
+    ...(options.resourceNames ? { resourceNames: options.resourceNames } : {}),
+  }));
+}
+
+/**
+ * Every call the controller makes on a worker, and so exactly what deploy/worker/rbac.yaml
+ * grants (a unit test keeps them equal; the comments there say why each one is needed).
+ */
+export const workerPermissions: readonly WorkerPermission[] = [
+  // Mirror Jobs: the watch, the probe, create/adopt, spec changes, deletion.
+  ...grant('batch', 'jobs', ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'], {
+    required: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+  }),
+  // A re-placed mirror's progress (of earlier attempts) is seeded through the status subresource.
+  ...grant('batch', 'jobs/status', ['get', 'patch', 'update'], { required: ['patch'] }),
+  // Missing namespaces, with --create-namespaces (a Job then says why it cannot be created).
+  ...grant('', 'namespaces', ['create'], { required: [] }),
+  // kube-system's UID tells two registrations of one cluster apart (without it: no detection).
+  ...grant('', 'namespaces', ['get'], { required: [], resourceNames: ['kube-system'] }),
+  // Capacity: nodes' allocatable and running pods' requests, list+watch.
+  ...grant('', 'nodes', ['list', 'watch'], { required: ['list', 'watch'] }),
+  ...grant('', 'pods', ['list', 'watch'], { required: ['list', 'watch'] }),
+  // Pod logs of dispatched Jobs, for the admin API.
+  ...grant('', 'pods/log', ['get'], { required: [] }),
+];
+
+/**
+ * Which of `permissions` the worker's apiserver denies to the kubeconfig's identity, asked
+ * with SelfSubjectAccessReviews (which every authenticated identity may create), so a
+ * missing rule is reported by name when the cluster connects instead of leaving a watch
+ * failing in the background.
+ */
+export async function deniedPermissions(
+  authorization: Pick<AuthorizationV1Api, 'createSelfSubjectAccessReview'>,
+  permissions: readonly WorkerPermission[],
+): Promise<WorkerPermission[]> {
+  const answers = await Promise.all(
+    permissions.map(async (permission) => {
+      const [resource, subresource] = permission.resource.split('/');
+      const review = await authorization.createSelfSubjectAccessReview({
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: {
+            resourceAttributes: {
+              group: permission.group,
+              resource,
+              ...(subresource ? { subresource } : {}),
+              verb: permission.verb,
+              ...(permission.resourceNames ? { name: permission.resourceNames[0] } : {}),
+            },
+          },
+        },
+      });
+      return review.status?.allowed ? undefined : permission;
+    }),
+  );
+  return answers.filter((p): p is WorkerPermission => p !== undefined);
+}
+
+/** `list, watch nodes; patch jobs.batch/status`: permissions grouped by resource, kubectl style. */
+export function summarizePermissions(permissions: readonly WorkerPermission[]): string {
+  const byResource = new Map<string, string[]>();
+  for (const p of permissions) {
+    const [name, subresource] = p.resource.split('/');
+    const resource = `${name}${p.group ? `.${p.group}` : ''}${subresource ? `/${subresource}` : ''}`;
+    byResource.set(resource, [...(byResource.get(resource) ?? []), p.verb]);
+  }
+  return [...byResource].map(([resource, verbs]) => `${verbs.join(', ')} ${resource}`).join('; ');
+}

@@ -1,0 +1,170 @@
+// deploy/worker grants exactly what the controller uses on a worker (workerPermissions),
+// without wildcards, to the identity whose kubeconfig is registered.
+
+import { readFileSync } from 'node:fs';
+import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import {
+  deniedPermissions,
+  summarizePermissions,
+  type WorkerPermission,
+  workerPermissions,
+} from '../src/worker-permissions.ts';
+
+const workerDir = new URL('../../../deploy/worker/', import.meta.url);
+
+interface ManifestObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+}
+
+/** Every object `kubectl apply -k deploy/worker` applies. */
+function workerManifests(): ManifestObject[] {
+  const kustomization = parse(readFileSync(new URL('kustomization.yaml', workerDir), 'utf8')) as {
+    resources: string[];
+  };
+  return kustomization.resources.flatMap((file) =>
+    parseAllDocuments(readFileSync(new URL(file, workerDir), 'utf8')).map(
+      (doc) => doc.toJS() as ManifestObject,
+    ),
+  );
+}
+
+function ofKind<T>(kind: string): T[] {
+  return workerManifests().filter((o) => o.kind === kind) as T[];
+}
+
+/** One string per (group, resource, verb, resourceNames) a rule grants. */
+function expand(rule: V1PolicyRule): string[] {
+  const names = rule.resourceNames ? [...rule.resourceNames].sort().join(',') : '*';
+  return (rule.apiGroups ?? []).flatMap((group) =>
+    (rule.resources ?? []).flatMap((resource) =>
+      rule.verbs.map((verb) => `${group}|${resource}|${verb}|${names}`),
+    ),
+  );
+}
+
+function key(p: WorkerPermission): string {
+  const names = p.resourceNames ? [...p.resourceNames].sort().join(',') : '*';
+  return `${p.group}|${p.resource}|${p.verb}|${names}`;
+}
+
+describe('deploy/worker', () => {
+  it('has one ClusterRole and no namespaced Role', () => {
+    expect(ofKind<V1ClusterRole>('ClusterRole').map((r) => r.metadata?.name)).toEqual(['jobrelay-worker']);
+    expect(ofKind('Role')).toEqual([]);
+  });
+
+  it('uses no wildcard in any apiGroup, resource, verb or URL', () => {
+    const rules = ofKind<V1ClusterRole>('ClusterRole').flatMap((r) => r.rules ?? []);
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      const values = [
+        ...(rule.apiGroups ?? []),
+        ...(rule.resources ?? []),
+        ...rule.verbs,
+        ...(rule.nonResourceURLs ?? []),
+      ];
+      expect(
+        values.filter((v) => v.includes('*')),
+        JSON.stringify(rule),
+      ).toEqual([]);
+      expect(rule.nonResourceURLs, 'no non-resource URLs').toBeUndefined();
+      expect(rule.resources?.length, 'a rule names its resources').toBeGreaterThan(0);
+    }
+    expect(ofKind<V1ClusterRole>('ClusterRole').every((r) => r.aggregationRule === undefined)).toBe(true);
+  });
+
+  it('grants exactly the permissions the controller uses, each once', () => {
+    const granted = ofKind<V1ClusterRole>('ClusterRole').flatMap((r) => (r.rules ?? []).flatMap(expand));
+    expect(new Set(granted).size, 'no permission granted twice').toBe(granted.length);
+    expect([...granted].sort()).toEqual(workerPermissions.map(key).sort());
+  });
+
+  it('covers the calls the controller makes for capacity, mirrors and duplicate detection', () => {
+    const has = (group: string, resource: string, verb: string) =>
+      workerPermissions.some((p) => p.group === group && p.resource === resource && p.verb === verb);
+    for (const verb of ['list', 'watch']) {
+      expect(has('', 'nodes', verb), `${verb} nodes`).toBe(true);
+      expect(has('', 'pods', verb), `${verb} pods`).toBe(true);
+    }
+    for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'])
+      expect(has('batch', 'jobs', verb), `${verb} jobs`).toBe(true);
+    for (const verb of ['get', 'patch', 'update']) expect(has('batch', 'jobs/status', verb)).toBe(true);
+    expect(has('', 'namespaces', 'create')).toBe(true);
+    expect(
+      workerPermissions.find((p) => p.resource === 'namespaces' && p.verb === 'get')?.resourceNames,
+    ).toEqual(['kube-system']);
+    expect(has('', 'pods/log', 'get')).toBe(true);
+    // Nothing that writes pods or reads Secrets.
+    expect(
+      workerPermissions.filter((p) => p.resource === 'pods' && !['list', 'watch'].includes(p.verb)),
+    ).toEqual([]);
+    expect(workerPermissions.filter((p) => p.resource === 'secrets')).toEqual([]);
+  });
+
+  it('binds the ClusterRole to the jobrelay-dispatcher ServiceAccount in jobrelay-system', () => {
+    const bindings = ofKind<V1ClusterRoleBinding>('ClusterRoleBinding');
+    expect(bindings).toHaveLength(1);
+    expect(bindings[0]!.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'jobrelay-worker',
+    });
+    expect(bindings[0]!.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'jobrelay-dispatcher', namespace: 'jobrelay-system' },
+    ]);
+    const accounts = ofKind<ManifestObject>('ServiceAccount');
+    expect(accounts.map((a) => `${a.metadata.namespace}/${a.metadata.name}`)).toEqual([
+      'jobrelay-system/jobrelay-dispatcher',
+    ]);
+  });
+});
+
+describe('deniedPermissions', () => {
+  it('asks one access review per permission and returns the denied ones', async () => {
+    const asked: unknown[] = [];
+    const denied = await deniedPermissions(
+      {
+        createSelfSubjectAccessReview: async ({ body }) => {
+          asked.push(body.spec.resourceAttributes);
+          const allowed = body.spec.resourceAttributes?.resource !== 'nodes';
+          return { ...body, status: { allowed } };
+        },
+      },
+      workerPermissions.filter((p) => p.required),
+    );
+    expect(asked).toContainEqual({ group: '', resource: 'nodes', verb: 'watch' });
+    expect(asked).toContainEqual({ group: 'batch', resource: 'jobs', verb: 'create' });
+    expect(asked).toHaveLength(workerPermissions.filter((p) => p.required).length);
+    expect(summarizePermissions(denied)).toBe('list, watch nodes');
+  });
+
+  it('sends subresources and resource names the way the authorizer expects them', async () => {
+    const asked: unknown[] = [];
+    await deniedPermissions(
+      {
+        createSelfSubjectAccessReview: async ({ body }) => {
+          asked.push(body.spec.resourceAttributes);
+          return { ...body, status: { allowed: true } };
+        },
+      },
+      workerPermissions.filter((p) => p.resource === 'jobs/status' || p.resourceNames),
+    );
+    expect(asked).toContainEqual({ group: 'batch', resource: 'jobs', subresource: 'status', verb: 'patch' });
+    expect(asked).toContainEqual({ group: '', resource: 'namespaces', verb: 'get', name: 'kube-system' });
+  });
+
+  it('summarizes by resource, naming the group of non-core resources', () => {
+    const pick = (resource: string, verb: string) =>
+      workerPermissions.find((p) => p.resource === resource && p.verb === verb)!;
+    expect(summarizePermissions([pick('jobs', 'create'), pick('jobs', 'delete'), pick('pods', 'list')])).toBe(
+      'create, delete jobs.batch; list pods',
+    );
+    expect(summarizePermissions([pick('jobs/status', 'patch'), pick('pods/log', 'get')])).toBe(
+      'patch jobs.batch/status; get pods/log',
+    );
+  });
+});

@@ -6,6 +6,7 @@
 
 import { mergePatch } from '@jobrelay/kube';
 import {
+  buildMirrorJob,
   continuesFromAnnotation,
   deadlineUsedAnnotation,
   originUidLabel,
@@ -293,5 +294,66 @@ describe('the worker’s own Job controller continues from a seeded status', () 
       labelSelector: `${jobControllerUidLabel}=${created.metadata!.uid}`,
     });
     expect(pods.items).toHaveLength(0);
+  });
+});
+
+describe('a mirror created but not recorded (the controller died in between)', () => {
+  it('is recorded on the next reconcile, so that its later loss is seen and the Job placed again', async () => {
+    // A controller of its own (another managedBy value and origin id), started only once the
+    // state a dying controller leaves behind has been arranged.
+    const managedBy = 'jobrelay.dev/e2e-unrecorded';
+    const originId = 'e2e-unrecorded';
+    const cluster = fleet.sandbox.workers[0]!.name;
+    const worker = fleet.workers.get(cluster)!;
+    const name = uniqueName('unrecorded');
+    await fleet.management.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({ name, managedBy, spec: { completions: 1 }, pod: { runSeconds: 30 } }),
+    });
+    const record = { cluster, attempt: 1, carried: { succeeded: 0, failed: 0 }, excludedClusters: [] };
+    const placed = await fleet.management.batch.patchNamespacedJob(
+      {
+        name,
+        namespace,
+        body: { metadata: { annotations: { [placementAnnotation]: JSON.stringify(record) } } },
+      },
+      mergePatch,
+    );
+    await worker.core.createNamespace({ body: { metadata: { name: namespace } } }).catch((err: unknown) => {
+      if ((err as { code?: number }).code !== 409) throw err;
+    });
+    const made = await worker.batch.createNamespacedJob({
+      namespace,
+      body: buildMirrorJob(placed, { originId, attempt: 1 }),
+    });
+
+    const restarted = startController(fleet.sandbox, [
+      `--managed-by=${managedBy}`,
+      `--origin-id=${originId}`,
+    ]);
+    try {
+      const recorded = await eventually('the mirror’s UID recorded', async () => {
+        const origin = await readOrigin(name);
+        return placementOf(origin).mirrorUid ? origin : undefined;
+      });
+      expect(placementOf(recorded).mirrorUid).toBe(made.metadata!.uid);
+      expect(placementOf(recorded).attempt).toBe(1);
+      await worker.batch.deleteNamespacedJob({
+        name,
+        namespace,
+        propagationPolicy: 'Background',
+        body: { propagationPolicy: 'Background', preconditions: { uid: made.metadata!.uid } },
+      });
+      const final = await waitForFinishedJob(fleet.management, namespace, name, 120_000);
+      expect(placementOf(final).attempt).toBe(2);
+      expect(placementOf(final).mirrorUid).not.toBe(made.metadata!.uid);
+      expect(conditionsOf(final)).toEqual([
+        'SuccessCriteriaMet=True/CompletionsReached',
+        'Complete=True/CompletionsReached',
+      ]);
+      expect(final.status?.succeeded).toBe(1);
+    } finally {
+      await restarted.kill('SIGTERM');
+    }
   });
 });

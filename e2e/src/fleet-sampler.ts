@@ -56,8 +56,9 @@ export interface FleetSampler {
   /** A snapshot of what has been seen so far. */
   report(): FleetSampleReport;
   /**
-   * Resolves after a complete sample that began after this call, and a list of every worker's
-   * pods merged into the record: whatever exists now has been seen.
+   * Resolves after a complete sample that began after this call (so it waits while a worker is
+   * away), and a list of every worker's pods merged into the record: whatever exists now has
+   * been seen.
    */
   settle(): Promise<void>;
   /** Stops sampling and watching, and returns the final report. */
@@ -296,7 +297,12 @@ export async function startFleetSampler(
     const sampled = new Promise<void>((resolve) => sampleWaiters.push({ after: Date.now(), resolve }));
     await Promise.all(
       clusters.map(async (cluster) => {
-        for (const pod of (await list(cluster, 'pods')).items) record(cluster, 'pods', pod);
+        try {
+          for (const pod of (await list(cluster, 'pods')).items) record(cluster, 'pods', pod);
+        } catch {
+          // A worker that is away (a lost-worker test) is counted, not fatal.
+          failures[cluster] = (failures[cluster] ?? 0) + 1;
+        }
       }),
     );
     await sampled;

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 
@@ -52,10 +52,12 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
-    logs: () => readFileSync(logFile, 'utf8'),
+    logs: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
     async healthUrl() {
       for (let i = 0; i < 100; i++) {
-        const match = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(readFileSync(logFile, 'utf8'));
+        // The log file appears only once the stream has opened it.
+        const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+        const match = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(log);
         if (match) return match[1]!;
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -38,7 +38,12 @@ afterAll(async () => {
   await controller?.kill('SIGTERM');
 });
 
-function placementOf(job: V1Job): { cluster?: string; attempt: number; excludedClusters: string[] } {
+function placementOf(job: V1Job): {
+  cluster?: string;
+  attempt: number;
+  excludedClusters: string[];
+  mirrorUid?: string;
+} {
   return JSON.parse(
     job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0,"excludedClusters":[]}',
   );
@@ -237,6 +242,7 @@ describe('a Job of the same name that jobrelay does not own', () => {
 describe('a mirror that vanishes before its origin finished', () => {
   it('is placed again; the origin keeps its first startTime and completes once', async () => {
     controller = startController(fleet.sandbox);
+    const sampler = await startFleetSampler(fleet, { namespaces: [namespace] });
     const name = uniqueName('vanish');
     const origin = await createDispatched(name, { completions: 1 }, 6);
     const { cluster, mirror } = await waitForMirror(fleet, origin);
@@ -256,8 +262,14 @@ describe('a mirror that vanishes before its origin finished', () => {
     expect(done.status?.succeeded).toBe(1);
     expect(done.status?.startTime?.getTime()).toBe(started.status!.startTime!.getTime());
     expect(await eventReasons(origin)).toContain('Replacing');
-    const current = await findMirror(fleet, origin);
-    if (current) expect(current.mirror.metadata?.uid).not.toBe(mirror.metadata?.uid);
+    const report = await sampler.stop();
+    // Exactly two mirrors ever: the vanished one and its replacement, never both at once.
+    const mirrors = report.mirrorsOf(origin.metadata!.uid!);
+    expect(mirrors.map((m) => m.uid)).toHaveLength(2);
+    expect(mirrors.map((m) => m.uid)).toContain(mirror.metadata!.uid);
+    expect(placementOf(done).mirrorUid).not.toBe(mirror.metadata!.uid);
+    expect(mirrors.map((m) => m.uid)).toContain(placementOf(done).mirrorUid);
+    expect(report.maxLiveMirrors(origin.metadata!.uid!, { includeTerminating: false })).toBe(1);
   });
 });
 

@@ -91,7 +91,11 @@ export function translateMirrorStatus(
   const succeededNow = indexed ? indexes.completed.length : carried.succeeded + (from.succeeded ?? 0);
   const failedNow = carried.failed + (from.failed ?? 0);
 
-  const conditions = mergeConditions(was.conditions ?? [], from.conditions ?? [], origin.spec?.suspend === true);
+  const conditions = mergeConditions(
+    was.conditions ?? [],
+    from.conditions ?? [],
+    origin.spec?.suspend === true,
+  );
   // Created suspended, then resumed before placement: the mirror starts unsuspended and
   // never reports Suspended, so the origin's own Suspended=True is flipped here, as the
   // built-in controller would on resume.
@@ -153,6 +157,10 @@ export function translateMirrorStatus(
     terminating: finished ? 0 : (from.terminating ?? 0),
     succeeded: Math.max(was.succeeded ?? 0, succeededNow),
     failed: Math.max(was.failed ?? 0, failedNow),
+    // Empty, as the built-in controller keeps it once it has counted its pods (it never leaves
+    // the field out after its first sync): the origin counts only the mirror's counted pods, and
+    // the mirror's own pod UIDs mean nothing on the management cluster.
+    uncountedTerminatedPods: {},
     conditions,
   };
   if (startTime) status.startTime = startTime;

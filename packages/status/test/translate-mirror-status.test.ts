@@ -565,7 +565,7 @@ describe('translateMirrorStatus', () => {
     expect(translated.conditions).toEqual([failureTarget]);
   });
 
-  it('leaves uncountedTerminatedPods out: the origin counts only counted pods', () => {
+  it("writes uncountedTerminatedPods empty, never the mirror's pods: the origin counts only counted pods", () => {
     const translated = translateMirrorStatus(
       origin(nonIndexed, { startTime: at(0) }),
       mirror({
@@ -576,7 +576,7 @@ describe('translateMirrorStatus', () => {
       firstAttempt,
       NOW,
     );
-    expect(translated.uncountedTerminatedPods).toBeUndefined();
+    expect(translated.uncountedTerminatedPods).toEqual({});
     expect(translated).toMatchObject({ succeeded: 0, failed: 0 });
   });
 
@@ -600,6 +600,116 @@ describe('translateMirrorStatus', () => {
     const before = structuredClone({ originJob, mirrorJob });
     translateMirrorStatus(originJob, mirrorJob, { succeeded: 1, failed: 0, completedIndexes: '0' }, NOW);
     expect({ originJob, mirrorJob }).toEqual(before);
+  });
+});
+
+// --- Regressions from the status differential (e2e/src/status-differential.ts) ---
+
+/**
+ * A status as the API server returns it: Go leaves out zero counters that are not pointers
+ * (active, succeeded, failed), an empty completedIndexes and no conditions; ready,
+ * terminating, failedIndexes and uncountedTerminatedPods are pointers and stay.
+ */
+function asStored(status: V1JobStatus): V1JobStatus {
+  const stored: V1JobStatus = { ...status };
+  for (const counter of ['active', 'succeeded', 'failed'] as const)
+    if (!stored[counter]) delete stored[counter];
+  if (!stored.completedIndexes) delete stored.completedIndexes;
+  if (!stored.conditions?.length) delete stored.conditions;
+  return stored;
+}
+
+function finishedAt(seconds: number, type: 'Failed' | 'Complete', reason: string, message: string) {
+  const first = type === 'Failed' ? 'FailureTarget' : 'SuccessCriteriaMet';
+  return [first, type].map((t) => ({
+    type: t,
+    status: 'True',
+    reason,
+    message,
+    lastProbeTime: at(seconds),
+    lastTransitionTime: at(seconds),
+  }));
+}
+
+// Final statuses the worker's built-in Job controller wrote for Jobs of seed 20261130 (times
+// shifted to the epoch). Run directly, the Job ends with exactly this status; through jobrelay
+// the origin must end with it too. Before the fix the origin had no uncountedTerminatedPods.
+const finalStatuses: Array<{ name: string; spec: V1JobSpec; running: V1JobStatus; final: V1JobStatus }> = [
+  {
+    name: 'Indexed, backoffLimitPerIndex 1, indexes 0 and 4 failing (j009)',
+    spec: { ...indexed, completions: 5, parallelism: 4, backoffLimitPerIndex: 1, maxFailedIndexes: 4 },
+    running: { startTime: at(0), active: 2, ready: 2, terminating: 0, succeeded: 3, failed: 2 },
+    final: {
+      completedIndexes: '1-3',
+      conditions: finishedAt(15, 'Failed', 'FailedIndexes', 'Job has failed indexes'),
+      failed: 4,
+      failedIndexes: '0,4',
+      ready: 0,
+      startTime: at(0),
+      succeeded: 3,
+      terminating: 0,
+      uncountedTerminatedPods: {},
+    },
+  },
+  {
+    name: 'Indexed, successPolicy succeededCount 2, parallelism 1 (j014)',
+    spec: { ...indexed, completions: 4, parallelism: 1, successPolicy: { rules: [{ succeededCount: 2 }] } },
+    running: { startTime: at(0), active: 1, ready: 1, terminating: 0, succeeded: 1, completedIndexes: '0' },
+    final: {
+      completedIndexes: '0,1',
+      completionTime: at(4),
+      conditions: finishedAt(4, 'Complete', 'SuccessPolicy', 'Matched rules at index 0'),
+      ready: 0,
+      startTime: at(0),
+      succeeded: 2,
+      terminating: 0,
+      uncountedTerminatedPods: {},
+    },
+  },
+  {
+    name: 'work queue of 2, podFailurePolicy FailJob on the exit code (j018)',
+    spec: {
+      template: {},
+      parallelism: 2,
+      backoffLimit: 3,
+      podFailurePolicy: {
+        rules: [
+          { action: 'Count', onExitCodes: { containerName: 'main', operator: 'In', values: [99] } },
+          { action: 'FailJob', onExitCodes: { containerName: 'main', operator: 'NotIn', values: [0, 99] } },
+        ],
+      },
+    },
+    running: { startTime: at(0), active: 2, ready: 2, terminating: 0 },
+    final: {
+      conditions: finishedAt(
+        2,
+        'Failed',
+        'PodFailurePolicy',
+        'Container main for pod ml/train-4fgkn failed with exit code 42 matching FailJob rule at index 1',
+      ),
+      failed: 2,
+      ready: 0,
+      startTime: at(0),
+      terminating: 0,
+      uncountedTerminatedPods: {},
+    },
+  },
+];
+
+describe('translateMirrorStatus ends the origin with the mirror’s final status, whole', () => {
+  it.each(finalStatuses)('$name', ({ spec, running, final }) => {
+    // The origin as jobrelay wrote it while the mirror ran, then the mirror's final status.
+    const runningOrigin = translateMirrorStatus(origin(spec), mirror(running, spec), firstAttempt, NOW);
+    const translated = translateMirrorStatus(
+      origin(spec, runningOrigin),
+      mirror(final, spec),
+      firstAttempt,
+      NOW,
+    );
+    expect(asStored(translated)).toEqual(final);
+    expect(validateJobStatusTransition({ spec, oldStatus: runningOrigin, newStatus: translated })).toEqual(
+      [],
+    );
   });
 });
 

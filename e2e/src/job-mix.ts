@@ -29,7 +29,9 @@ export type MidRunStep =
   /** Lower spec.parallelism. */
   | { kind: 'scale-down'; parallelism: number }
   /** Delete the running pod of the lowest completion index (any, for NonIndexed). */
-  | { kind: 'delete-pod' };
+  | { kind: 'delete-pod' }
+  /** Suspend, then resume once every run is suspended with no pod active. */
+  | { kind: 'suspend-resume' };
 
 export interface MixedJob {
   /** Position in the mix (0-based): the same seed always gives the same Job at the same place. */
@@ -180,7 +182,7 @@ const families: Record<string, Family> = {
       pod: { exitCode },
     };
   },
-  // Lower parallelism while the first pods run (6 s): the controller deletes the extra pods and
+  // Lower parallelism while the first pods run (8 s): the controller deletes the extra pods and
   // runs the rest to the end; it does not count the pods it deleted itself (measured: failed
   // stays 0, with or without a rule on them). Tests that the change reaches the mirror in time.
   'scale-down': (d) => {
@@ -195,12 +197,12 @@ const families: Record<string, Family> = {
         ...(completions === undefined ? {} : { completions }),
         ...(indexed ? { completionMode: 'Indexed' } : {}),
       },
-      pod: { runSeconds: 6 },
+      pod: { runSeconds: 8 },
       step: { kind: 'scale-down', parallelism: d.int(1, parallelism - 1) },
     };
   },
   // One running pod deleted from outside (as an eviction would), the one of the lowest index,
-  // while the Job is far from finished (pods run 6 s): with a podFailurePolicy the controller
+  // while the Job is far from finished (pods run 8 s): with a podFailurePolicy the controller
   // judges the pod only once KWOK has ended it (exit code 137 with DisruptionTarget, written
   // together), so every rule meets the same pod: Ignore leaves it out and replaces it, Count
   // counts it, FailIndex fails its index, FailJob fails the Job (the other pods of the wave are
@@ -229,10 +231,29 @@ const families: Record<string, Family> = {
         ...(action === 'FailIndex' || (indexed && d.chance(0.3))
           ? { backoffLimitPerIndex: d.int(0, 1) }
           : {}),
-        ...(rules ? { podFailurePolicy: { rules } } : {}),
+        ...(rules
+          ? { podFailurePolicy: { rules } }
+          : { podReplacementPolicy: d.pick(['TerminatingOrFailed', 'Failed'] as const) }),
       },
-      pod: { runSeconds: 6 },
+      pod: { runSeconds: 8 },
       step: { kind: 'delete-pod' },
+    };
+  },
+  // Suspended while the first pods run (8 s), resumed once every run shows Suspended=True with
+  // no pod left: suspending deletes the running pods, which the controller does not count, and
+  // the resumed Job starts over from the indexes or counts it had.
+  'suspend-running': (d) => {
+    const parallelism = d.int(1, 3);
+    const indexed = d.chance(0.5);
+    return {
+      spec: {
+        parallelism,
+        completions: d.int(parallelism, parallelism + 1),
+        ...(indexed ? { completionMode: 'Indexed' } : {}),
+        ...(indexed && d.chance(0.3) ? { backoffLimitPerIndex: 1 } : {}),
+      },
+      pod: { runSeconds: 8 },
+      step: { kind: 'suspend-resume' },
     };
   },
   // Count or FailJob on the pods the deadline kills (exit code 137): the deadline passes while
@@ -421,6 +442,7 @@ function describe(spec: Partial<V1JobSpec>, pod: MixedPod): string {
     'maxFailedIndexes',
     'activeDeadlineSeconds',
     'suspend',
+    'podReplacementPolicy',
   ] as const) {
     if (spec[key] !== undefined) parts.push(`${key}=${spec[key]}`);
   }
@@ -474,8 +496,8 @@ export function generateJobMix(seed: number, count: number): MixedJob[] {
         describe(spec, pod) +
         (step?.kind === 'scale-down'
           ? `, then parallelism=${step.parallelism}`
-          : step?.kind === 'delete-pod'
-            ? ', then one pod deleted'
+          : step
+            ? `, then ${step.kind === 'delete-pod' ? 'one pod deleted' : 'suspended and resumed'}`
             : ''),
     });
   }

@@ -13,7 +13,7 @@ import https from 'node:https';
 import { mergePatch } from '@jobrelay/kube';
 import { clusterPinAnnotation } from '@jobrelay/mirror';
 import type { Sandbox } from '@jobrelay/sandbox';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1JobSpec } from '@kubernetes/client-node';
 import { generateJobMix, type MidRunStep, type MixedJob } from './job-mix.ts';
 import {
   type ClusterClients,
@@ -246,12 +246,20 @@ interface Side {
   pods: ClusterClients;
 }
 
+async function patchSpec(side: Side, name: string, spec: Partial<V1JobSpec>): Promise<void> {
+  await side.clients.batch.patchNamespacedJob(
+    { name, namespace: side.poller.namespace, body: { spec } },
+    mergePatch,
+  );
+}
+
 async function takeStep(side: Side, name: string, step: MidRunStep): Promise<void> {
   const namespace = side.poller.namespace;
-  if (step.kind === 'scale-down') {
-    await side.clients.batch.patchNamespacedJob(
-      { name, namespace, body: { spec: { parallelism: step.parallelism } } },
-      mergePatch,
+  if (step.kind !== 'delete-pod') {
+    await patchSpec(
+      side,
+      name,
+      step.kind === 'scale-down' ? { parallelism: step.parallelism } : { suspend: true },
     );
     return;
   }
@@ -305,24 +313,28 @@ async function runOne(
       await Promise.all(
         all.map((side) => side.poller.waitFor(job.name, 'Suspended=True', isSuspended, timeoutMs)),
       );
-      await Promise.all(
-        all.map((side) =>
-          side.clients.batch.patchNamespacedJob(
-            { name: job.name, namespace: side.poller.namespace, body: { spec: { suspend: false } } },
-            mergePatch,
-          ),
-        ),
-      );
+      await Promise.all(all.map((side) => patchSpec(side, job.name, { suspend: false })));
     }
     if (job.step) {
       const step = job.step;
-      // Taken while every first pod runs, on each run; the origin's change goes through jobrelay.
+      // Taken on each run as soon as all its first pods are ready (the origin's: its mirror's,
+      // as jobrelay reports them), so at the same point of each run; the origin's change goes
+      // through jobrelay to the mirror.
       const wave = Math.min(job.spec.parallelism ?? 1, job.spec.completions ?? Number.MAX_SAFE_INTEGER);
       const running = (j: RawJob) => Number(j.status?.ready ?? 0) >= wave;
       await Promise.all(
-        all.map((side) => side.poller.waitFor(job.name, `${wave} ready pods`, running, timeoutMs)),
+        all.map(async (side) => {
+          await side.poller.waitFor(job.name, `${wave} ready pods`, running, timeoutMs);
+          await takeStep(side, job.name, step);
+        }),
       );
-      await Promise.all(all.map((side) => takeStep(side, job.name, step)));
+      if (step.kind === 'suspend-resume') {
+        const suspended = (j: RawJob) => isSuspended(j) && !j.status?.active && !j.status?.terminating;
+        await Promise.all(
+          all.map((side) => side.poller.waitFor(job.name, 'suspended, no pod', suspended, timeoutMs)),
+        );
+        await Promise.all(all.map((side) => patchSpec(side, job.name, { suspend: false })));
+      }
     }
     await Promise.all(
       all.map((side) =>

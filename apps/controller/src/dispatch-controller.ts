@@ -581,7 +581,14 @@ export class DispatchController {
       lastProbeTime: now,
       lastTransitionTime: now,
     };
+    // What the built-in controller writes for a Job created suspended, field for field.
+    const perIndex =
+      origin.spec?.backoffLimitPerIndex !== undefined && origin.spec?.backoffLimitPerIndex !== null;
     const result = await writeOriginStatus(this.batch, origin, {
+      ready: 0,
+      terminating: 0,
+      uncountedTerminatedPods: {},
+      ...(perIndex ? { failedIndexes: '' } : {}),
       ...origin.status,
       conditions: [...conditions.filter((c) => c.type !== 'Suspended'), suspended],
     });

@@ -28,7 +28,8 @@ export function finishDecidedJob(origin: V1Job, now: Date): V1JobStatus | undefi
     active: 0,
     ready: 0,
     terminating: 0,
-    uncountedTerminatedPods: undefined,
+    // Empty, as the built-in controller leaves it once it has counted its pods.
+    uncountedTerminatedPods: {},
     startTime: status.startTime ?? at,
     ...(final.type === 'Complete' ? { completionTime: status.completionTime ?? at } : {}),
     conditions: [...conditions, final],

@@ -824,7 +824,8 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
     return { updates, replaced };
   });
 
-describe('translateMirrorStatus over a model of the worker and re-placement', () => {
+// Hundreds of generated journeys per property: a loaded 2-core machine needs more than 5 s.
+describe('translateMirrorStatus over a model of the worker and re-placement', { timeout: 60_000 }, () => {
   it('writes only origin statuses the API server accepts, one after the other', () => {
     fc.assert(
       fc.property(journeyArbitrary, ({ updates }) => {

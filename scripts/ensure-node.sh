@@ -27,6 +27,7 @@ jobrelay_ensure_node() {
 jobrelay_ensure_dependencies() {
   local root=$1
   if [ ! -d "$root/node_modules" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
-    (cd "$root" && npm ci --no-audit --no-fund)
+    # To stderr: `eval "$(npm run -s sandbox -- env)"` reads stdout.
+    (cd "$root" && npm ci --no-audit --no-fund >&2)
   fi
 }

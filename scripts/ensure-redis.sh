@@ -67,10 +67,15 @@ jobrelay_find_cached_redis() {
   return 1
 }
 
+# True where Debian packages can be installed: root, with apt-get.
+jobrelay_can_apt() {
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
+}
+
 # apt-get update (once per shell) and apt-get install of the given packages, as root only.
 # Prints apt's output only when it fails. Returns non-zero when apt is not possible or fails.
 jobrelay_apt_install() {
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+  jobrelay_can_apt || return 1
   local log
   log=$(mktemp "${TMPDIR:-/tmp}/jobrelay-apt.XXXXXX")
   if { [ -n "${jobrelay_apt_updated:-}" ] || apt-get update >"$log" 2>&1; } &&
@@ -174,7 +179,7 @@ jobrelay_redis_via_apt() {
     printf '%s\n' /usr/bin/redis-server
     return 0
   fi
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || return 1
+  jobrelay_can_apt || return 1
   echo "Redis: installing Debian's redis-server with apt-get ($1)" >&2
   jobrelay_apt_install redis-server || return 1
   if ! jobrelay_redis_usable /usr/bin/redis-server; then
@@ -258,7 +263,7 @@ jobrelay_ensure_redis() {
 # openssl creates the sandbox's certificates. Debian's openssl package, as root, if missing.
 jobrelay_ensure_openssl() {
   command -v openssl >/dev/null 2>&1 && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if jobrelay_can_apt; then
     echo 'openssl: not on PATH: installing Debian'"'"'s openssl with apt-get (as root)' >&2
     jobrelay_apt_install openssl && return 0
   fi

@@ -75,7 +75,7 @@ const timeFields = new Set(['startTime', 'completionTime', 'lastProbeTime', 'las
  * What is compared of a Job's status: all of it, as the API server returned it, with
  * timestamps replaced by "<time>" and pod names in condition messages made run-independent.
  */
-export function comparableStatus(status: JsonObject | undefined, namespace: string, jobName: string): Json {
+export function maskedStatus(status: JsonObject | undefined, namespace: string, jobName: string): Json {
   const podName = new RegExp(`\\b${namespace}/${jobName}-((?:\\d+-)?)[a-z0-9]{5}\\b`, 'g');
   const mask = (value: Json, key?: string): Json => {
     if (key !== undefined && timeFields.has(key) && value !== null) return '<time>';
@@ -347,7 +347,7 @@ async function runOne(
       [sides.origin, sides.direct, sides.again].map((side) => side.poller.read(job.name)),
     );
     verdict.outcome = finishedCondition(direct!) ?? '?';
-    const view = (side: Side, raw: RawJob) => comparableStatus(raw.status, side.poller.namespace, job.name);
+    const view = (side: Side, raw: RawJob) => maskedStatus(raw.status, side.poller.namespace, job.name);
     const originView = view(sides.origin, origin!);
     const directView = view(sides.direct, direct!);
     const againView = view(sides.again, again!);

@@ -1,8 +1,16 @@
 import { mergePatch } from '@jobrelay/kube';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Fleet } from './dispatch-fixtures.ts';
+import { eventually } from './kube-test-helpers.ts';
 
 const group = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'workerclusters' } as const;
+
+export interface WorkerClusterCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
 
 export interface WorkerClusterPatch {
   labels?: Record<string, string | null>;
@@ -31,12 +39,27 @@ export function workerClusterAdmin(fleet: Fleet) {
       spec: Record<string, unknown>;
       status?: {
         capacity?: { free?: Record<string, string>; allocatable?: Record<string, string> };
-        conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+        conditions?: WorkerClusterCondition[];
         connectionAttempts?: number;
         nextAttemptTime?: string;
       };
     }> {
       return (await custom.getClusterCustomObject({ ...group, name })) as never;
+    },
+    /** The WorkerCluster's Active condition, once `predicate` holds for it (60 s at most). */
+    async activeCondition(
+      name: string,
+      predicate: (c: WorkerClusterCondition) => boolean,
+    ): Promise<WorkerClusterCondition> {
+      return eventually(
+        `WorkerCluster ${name} Active condition`,
+        async () => {
+          const wc = await this.get(name);
+          const condition = wc.status?.conditions?.find((c) => c.type === 'Active');
+          return condition && predicate(condition) ? condition : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
     },
     /** Back to a plain registration: no test labels, weight 1, not cordoned or drained, no limits. */
     async reset(name: string, testLabels: string[]): Promise<void> {

@@ -1,10 +1,8 @@
 // Placement a platform team can trust: selectors, pins, capacity, scoring policies,
 // explanations, cordon and drain, and a worker that is lost and comes back.
 
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { placementAnnotation } from '@jobrelay/mirror';
-import { openSandbox } from '@jobrelay/sandbox';
+import { openSandbox, sandboxStatus } from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -52,14 +50,11 @@ afterAll(async () => {
   await controller?.kill('SIGTERM');
 });
 
-/** The pid of a process the sandbox started (from its state file). */
-function sandboxProcessPid(processName: string): number {
-  const state = JSON.parse(readFileSync(join(fleet.sandbox.dir, 'state.json'), 'utf8')) as {
-    processes: Record<string, { pid: number }>;
-  };
-  const pid = state.processes[processName]?.pid;
-  if (!pid) throw new Error(`the sandbox has no process ${processName}`);
-  return pid;
+/** The pid of a running process of the sandbox. */
+async function sandboxProcessPid(processName: string): Promise<number> {
+  const process = (await sandboxStatus(fleet.sandbox.dir))?.find((p) => p.name === processName);
+  if (!process?.running || !process.pid) throw new Error(`the sandbox has no running ${processName}`);
+  return process.pid;
 }
 
 function placement(job: V1Job): { cluster?: string; attempt: number } {
@@ -278,7 +273,7 @@ describe('cordon, drain and a lost worker', () => {
 
     // Frozen, not killed: a stopped apiserver accepts connections and never answers, the
     // hardest kind of loss (every call to it hangs until a timeout).
-    const apiserver = sandboxProcessPid(`${lost}/kube-apiserver`);
+    const apiserver = await sandboxProcessPid(`${lost}/kube-apiserver`);
     process.kill(apiserver, 'SIGSTOP');
     try {
       const inactive = await eventually('the worker marked not Active', async () => {

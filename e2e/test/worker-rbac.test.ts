@@ -81,20 +81,8 @@ afterAll(async () => {
   for (const object of workerObjects.reverse()) await objects.delete(object).catch(() => {});
 });
 
-async function activeCondition(
-  name: string,
-  predicate: (c: { status: string; reason?: string; message?: string }) => boolean,
-) {
-  return eventually(
-    `WorkerCluster ${name} Active condition`,
-    async () => {
-      const wc = await workerClusterAdmin(fleet).get(name);
-      const condition = wc.status?.conditions?.find((c) => c.type === 'Active');
-      return condition && predicate(condition) ? condition : undefined;
-    },
-    { timeoutMs: 60_000 },
-  );
-}
+const activeCondition: ReturnType<typeof workerClusterAdmin>['activeCondition'] = (name, predicate) =>
+  workerClusterAdmin(fleet).activeCondition(name, predicate);
 
 /**
  * deploy/worker's objects for another ServiceAccount on worker-1, with `resource` taken

@@ -14,13 +14,6 @@ import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
 import { eventually, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
 import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
-
 let fleet: Fleet;
 let custom: CustomObjectsApi;
 let controller: ControllerProcess;
@@ -69,17 +62,8 @@ async function putSecret(name: string, kubeconfig: string | undefined): Promise<
   await fleet.management.core.createNamespacedSecret({ namespace: systemNamespace, body });
 }
 
-async function activeCondition(name: string, predicate: (c: Condition) => boolean): Promise<Condition> {
-  return eventually(
-    `WorkerCluster ${name} Active condition`,
-    async () => {
-      const wc = await workerClusterAdmin(fleet).get(name);
-      const condition = wc.status?.conditions?.find((c) => c.type === 'Active');
-      return condition && predicate(condition) ? condition : undefined;
-    },
-    { timeoutMs: 60_000 },
-  );
-}
+const activeCondition: ReturnType<typeof workerClusterAdmin>['activeCondition'] = (name, predicate) =>
+  workerClusterAdmin(fleet).activeCondition(name, predicate);
 
 describe('the Active condition of a WorkerCluster', () => {
   it('says which Secret is missing, then checks the kubeconfig once it arrives', async () => {

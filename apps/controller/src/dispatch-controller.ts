@@ -20,7 +20,12 @@ import {
   seededProgress,
 } from '@jobrelay/mirror';
 import { noProgress, PlacementQueue, type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
-import { finishDecidedJob, translateMirrorStatus, writeOriginStatus } from '@jobrelay/status';
+import {
+  finishDecidedJob,
+  translateMirrorStatus,
+  usesBackoffLimitPerIndex,
+  writeOriginStatus,
+} from '@jobrelay/status';
 import { BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
@@ -582,13 +587,11 @@ export class DispatchController {
       lastTransitionTime: now,
     };
     // What the built-in controller writes for a Job created suspended, field for field.
-    const perIndex =
-      origin.spec?.backoffLimitPerIndex !== undefined && origin.spec?.backoffLimitPerIndex !== null;
     const result = await writeOriginStatus(this.batch, origin, {
       ready: 0,
       terminating: 0,
       uncountedTerminatedPods: {},
-      ...(perIndex ? { failedIndexes: '' } : {}),
+      ...(usesBackoffLimitPerIndex(origin.spec) ? { failedIndexes: '' } : {}),
       ...origin.status,
       conditions: [...conditions.filter((c) => c.type !== 'Suspended'), suspended],
     });

@@ -23,14 +23,11 @@ export async function createOrAdoptMirror(
     originId: string;
     attempt: number;
     createNamespaces: boolean;
-    continuation?: MirrorContinuation | undefined;
+    continuation?: MirrorContinuation;
   },
 ): Promise<CreateMirrorResult> {
-  const body = buildMirrorJob(origin, {
-    originId: options.originId,
-    attempt: options.attempt,
-    ...(options.continuation ? { continuation: options.continuation } : {}),
-  });
+  const { originId, attempt, continuation } = options;
+  const body = buildMirrorJob(origin, { originId, attempt, continuation });
   const namespace = body.metadata!.namespace!;
   const create = () => connection.batch.createNamespacedJob({ namespace, body });
   try {

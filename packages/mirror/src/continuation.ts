@@ -1,4 +1,9 @@
-import { type CarriedProgress, formatIndexIntervals, parseIndexIntervals } from '@jobrelay/status';
+import {
+  type CarriedProgress,
+  formatIndexIntervals,
+  parseIndexIntervals,
+  usesBackoffLimitPerIndex,
+} from '@jobrelay/status';
 import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
 
@@ -49,16 +54,13 @@ export function continuationFor(
       parseIndexIntervals(text).filter((i) => completions === undefined || i < completions),
     );
   const indexed = spec?.completionMode === 'Indexed';
-  const perIndex = spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
+  const completedIndexes = indexed ? below(carried.completedIndexes) : '';
+  const failedIndexes = indexed && usesBackoffLimitPerIndex(spec) ? below(carried.failedIndexes) : '';
   const progress: CarriedProgress = {
     succeeded: carried.succeeded,
     failed: carried.failed,
-    ...(indexed && below(carried.completedIndexes)
-      ? { completedIndexes: below(carried.completedIndexes) }
-      : {}),
-    ...(indexed && perIndex && below(carried.failedIndexes)
-      ? { failedIndexes: below(carried.failedIndexes) }
-      : {}),
+    ...(completedIndexes ? { completedIndexes } : {}),
+    ...(failedIndexes ? { failedIndexes } : {}),
   };
   // An Indexed Job counts exactly its completed indexes as succeeded, and every failed index
   // failed at least once. The worker's controller adds an index to its set one status update

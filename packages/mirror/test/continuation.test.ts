@@ -43,7 +43,7 @@ function origin(spec: Partial<V1JobSpec>, status: V1JobStatus = { startTime: sta
 /** The mirror as the worker's apiserver returns it right after creation: no status yet. */
 function created(origin: V1Job, attempt: number, carried: CarriedProgress, now: Date): V1Job {
   const continuation = continuationFor(origin, attempt, carried, now);
-  return buildMirrorJob(origin, { originId: 'mgmt', attempt, ...(continuation ? { continuation } : {}) });
+  return buildMirrorJob(origin, { originId: 'mgmt', attempt, continuation });
 }
 
 describe('continuationFor', () => {

@@ -8,4 +8,8 @@ export {
 } from './job-status-rules.ts';
 export { jobStatusSchema, parseJobStatus } from './job-status-schema.ts';
 export { type StatusWriteResult, sameJobStatus, writeOriginStatus } from './origin-status-writer.ts';
-export { type CarriedProgress, translateMirrorStatus } from './translate-mirror-status.ts';
+export {
+  type CarriedProgress,
+  translateMirrorStatus,
+  usesBackoffLimitPerIndex,
+} from './translate-mirror-status.ts';

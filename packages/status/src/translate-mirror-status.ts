@@ -22,6 +22,11 @@ const terminalConditionTypes = new Set(['FailureTarget', 'Failed', 'SuccessCrite
 const failurePath = new Set(['FailureTarget', 'Failed']);
 const successPath = new Set(['SuccessCriteriaMet', 'Complete']);
 
+/** Whether the Job counts failures per index (spec.backoffLimitPerIndex set; 0 counts too). */
+export function usesBackoffLimitPerIndex(spec: V1Job['spec']): boolean {
+  return spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
+}
+
 function isTrue(conditions: V1JobCondition[] | undefined, type: string): boolean {
   return (conditions ?? []).some((c) => c.type === type && c.status === 'True');
 }
@@ -83,8 +88,7 @@ export function translateMirrorStatus(
   const from = mirror.status ?? {};
   const indexed = origin.spec?.completionMode === 'Indexed';
 
-  const perIndexBackoff =
-    origin.spec?.backoffLimitPerIndex !== undefined && origin.spec?.backoffLimitPerIndex !== null;
+  const perIndexBackoff = usesBackoffLimitPerIndex(origin.spec);
   const indexes = mergeIndexes(carried, from, perIndexBackoff);
   const completedIndexes = indexed ? formatIndexIntervals(indexes.completed) : undefined;
   const failedIndexes = perIndexBackoff ? formatIndexIntervals(indexes.failed) : undefined;

@@ -238,3 +238,37 @@ export function chooseWorkerCluster(
     message: `placed on ${best.name} by ${request.policy} (score ${best.score}${others}); ${feasible.length}/${total} clusters feasible.${filtered}`,
   };
 }
+
+/** One cluster's verdict for one Job: why it cannot take it, or its score. */
+export interface ClusterVerdict {
+  name: string;
+  eligible: boolean;
+  /** The weighted score, for eligible clusters. */
+  score: number | null;
+  /** Why not, for the others, in the words of chooseWorkerCluster's message. */
+  reason: string | null;
+}
+
+/**
+ * Every candidate's verdict, as chooseWorkerCluster sees it (same filters, same scores), for
+ * people asking "why not that cluster?" (the API's placement preview). Eligible ones first, in
+ * chooseWorkerCluster's ranking order; the rest by name.
+ */
+export function clusterVerdicts(
+  candidates: readonly ClusterCandidate[],
+  request: PlacementRequest,
+): ClusterVerdict[] {
+  const decision = chooseWorkerCluster(candidates, request);
+  const ranking = decision.kind === 'placed' ? decision.ranking : [];
+  const eligible = ranking.map((r) => ({ name: r.name, eligible: true, score: r.score, reason: null }));
+  const rejected = candidates
+    .filter((candidate) => !ranking.some((r) => r.name === candidate.name))
+    .map((candidate) => {
+      const why = filter(candidate, request)!;
+      // "1 cordoned" -> "cordoned": the count means nothing for one cluster.
+      const reason = renderRejection(1, [why]).replace(/^1 /, '');
+      return { name: candidate.name, eligible: false, score: null, reason };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+  return [...eligible, ...rejected];
+}

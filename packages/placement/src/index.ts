@@ -1,6 +1,8 @@
 export {
   type ClusterCandidate,
+  type ClusterVerdict,
   chooseWorkerCluster,
+  clusterVerdicts,
   type PlacementDecision,
   type PlacementRequest,
   type ScoredCluster,
@@ -14,6 +16,17 @@ export {
   labelsMatch,
   parseLabelSelector,
 } from './label-selector.ts';
+export {
+  type ClusterLoad,
+  clusterCandidates,
+  clusterLoad,
+  jobPodRequests,
+  type PlacementClusterInput,
+  type PlacementRequestResult,
+  type PodsByJob,
+  placementRequestFor,
+  waitingSince,
+} from './placement-inputs.ts';
 export {
   type PlacementOutcome,
   PlacementQueue,

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type ClusterCandidate,
   chooseWorkerCluster,
+  clusterVerdicts,
   type PlacementDecision,
   type PlacementRequest,
   type ScoringPolicy,
@@ -1103,6 +1104,34 @@ describe('chooseWorkerCluster: properties', () => {
     );
     // The generators must reach every branch often enough for the property to mean something.
     for (const count of Object.values(seen)) expect(count).toBeGreaterThan(30);
+  });
+
+  it('clusterVerdicts agrees with chooseWorkerCluster: the same eligible clusters and scores, a reason for every other one', () => {
+    fc.assert(
+      fc.property(candidates, request, (cs, r) => {
+        const decision = chooseWorkerCluster(cs, r);
+        const verdicts = clusterVerdicts(cs, r);
+        expect(verdicts.map((v) => v.name).sort()).toEqual(cs.map((c) => c.name).sort());
+        const eligible = verdicts.filter((v) => v.eligible);
+        expect(eligible).toEqual(
+          (decision.kind === 'placed' ? decision.ranking : []).map((s) => ({
+            ...s,
+            eligible: true,
+            reason: null,
+          })),
+        );
+        expect(verdicts.slice(0, eligible.length)).toEqual(eligible);
+        for (const verdict of verdicts.filter((v) => !v.eligible)) {
+          expect(verdict.score).toBeNull();
+          expect(verdict.reason).toMatch(/^[a-z]/);
+          expect(passesEveryFilter(cs.find((c) => c.name === verdict.name)!, r)).toBe(false);
+          // Each reason is one of those the decision's message counts.
+          if (decision.kind === 'unschedulable' && !verdict.reason!.startsWith('insufficient'))
+            expect(decision.message).toContain(verdict.reason);
+        }
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('is deterministic: the same inputs in any order give the same cluster', () => {

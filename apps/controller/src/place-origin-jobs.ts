@@ -6,31 +6,23 @@ import {
   type RecordedEvent,
   type ResilientInformer,
 } from '@jobrelay/kube';
+import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
-  clusterPinAnnotation,
-  clusterSelectorAnnotation,
-  placementAnnotation,
-  placementPolicyAnnotation,
-  unschedulableAnnotation,
-} from '@jobrelay/mirror';
-import {
-  addResources,
   type ClusterCandidate,
+  type ClusterLoad,
   chooseWorkerCluster,
-  jobPodsAtOnce,
+  clusterCandidates,
+  clusterLoad,
+  jobPodRequests,
   noProgress,
   type PlacementOutcome,
   type PlacementQueue,
   type PlacementRecord,
-  type PlacementRequest,
   type PlacementTask,
-  parseLabelSelector,
   parsePlacementRecord,
-  podRequests,
+  placementRequestFor,
   type Resources,
-  type ScoringPolicy,
-  scaleResources,
-  scoringPolicies,
+  waitingSince,
 } from '@jobrelay/placement';
 import { writeOriginStatus } from '@jobrelay/status';
 import type { BatchV1Api, V1Job, V1JobCondition } from '@kubernetes/client-node';
@@ -47,9 +39,6 @@ export type RecordOriginEvent = (
   action: string,
   note: string,
 ) => Promise<void>;
-
-/** By cluster name: unfinished jobrelay Jobs placed there, and the requests assumed on it. */
-export type ClusterLoad = Map<string, { jobs: number; assumed: Resources }>;
 
 export interface OriginPlacerOptions {
   /** The management cluster's origin Jobs (managed ones only): the load on each cluster is counted from them. */
@@ -123,7 +112,9 @@ export class OriginPlacer {
     if (parsed.kind === 'unreadable') return 'not-needed';
     const previous = parsed.kind === 'ok' ? parsed.record : undefined;
     if (previous?.cluster) return 'not-needed';
-    const request = this.placementRequest(origin, previous);
+    const request = placementRequestFor(origin, previous, this.options.config.placementPolicy, (job) =>
+      this.podRequestsOf(job),
+    );
     const decision =
       request.kind === 'invalid'
         ? { kind: 'unschedulable' as const, message: request.message }
@@ -163,28 +154,10 @@ export class OriginPlacer {
    * placements does not all land on the cluster that looked emptiest a moment ago.
    */
   loadByCluster(): ClusterLoad {
-    const byCluster: ClusterLoad = new Map();
     const capacities = new Map(this.options.registry.clusters().map((c) => [c.name, c.capacity]));
-    for (const job of this.options.origins.list()) {
-      if (isFinished(job)) continue;
-      const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
-      const cluster =
-        (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ??
-        this.assumedPlacements.get(job.metadata!.uid!);
-      if (!cluster) continue;
-      const entry = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
-      entry.jobs += 1;
-      if (!isSuspended(job)) {
-        // Pods already counted by the worker's capacity (its pod watch) are not assumed again;
-        // the mirror's status can run ahead of that watch, so it is not used here.
-        const counted = capacities.get(cluster)?.podsByJob.get(jobKey(job)) ?? 0;
-        const outstanding = Math.max(0, jobPodsAtOnce(job.spec!) - counted);
-        if (outstanding > 0)
-          entry.assumed = addResources(entry.assumed, scaleResources(this.podRequestsOf(job), outstanding));
-      }
-      byCluster.set(cluster, entry);
-    }
-    return byCluster;
+    return clusterLoad(this.options.origins.list(), capacities, this.assumedPlacements, (job) =>
+      this.podRequestsOf(job),
+    );
   }
 
   /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */
@@ -196,82 +169,19 @@ export class OriginPlacer {
     }, 500);
   }
 
-  /** What the Job asks of a cluster, from its spec and its jobrelay.dev/* annotations. */
-  private placementRequest(
-    origin: V1Job,
-    previous: PlacementRecord | undefined,
-  ): { kind: 'ok'; request: PlacementRequest } | { kind: 'invalid'; message: string } {
-    const annotations = origin.metadata?.annotations ?? {};
-    const selectorText = annotations[clusterSelectorAnnotation];
-    let clusterSelector: PlacementRequest['clusterSelector'];
-    if (selectorText !== undefined && selectorText.trim() !== '') {
-      const parsed = parseLabelSelector(selectorText);
-      if (!parsed.ok) {
-        return {
-          kind: 'invalid',
-          message: `annotation ${clusterSelectorAnnotation} is not a valid label selector: ${parsed.problem}`,
-        };
-      }
-      clusterSelector = parsed.selector;
-    }
-    const policy = annotations[placementPolicyAnnotation] ?? this.options.config.placementPolicy;
-    if (!(scoringPolicies as readonly string[]).includes(policy)) {
-      return {
-        kind: 'invalid',
-        message: `annotation ${placementPolicyAnnotation} must be one of ${scoringPolicies.join(', ')}, got ${JSON.stringify(policy)}`,
-      };
-    }
-    const pin = annotations[clusterPinAnnotation]?.trim();
-    return {
-      kind: 'ok',
-      request: {
-        namespace: origin.metadata!.namespace!,
-        excludedClusters: previous?.excludedClusters ?? [],
-        ...(clusterSelector ? { clusterSelector } : {}),
-        ...(pin ? { pinnedCluster: pin } : {}),
-        podRequests: this.podRequestsOf(origin),
-        pods: jobPodsAtOnce(origin.spec!),
-        policy: policy as ScoringPolicy,
-      },
-    };
-  }
-
   /** One pod's requests; the template is immutable, so computed once per origin. */
   private podRequestsOf(origin: V1Job): Resources {
     const uid = origin.metadata!.uid!;
     let requests = this.podRequestsCache.get(uid);
     if (!requests) {
-      requests = origin.spec?.template.spec ? podRequests(origin.spec.template.spec) : {};
+      requests = jobPodRequests(origin);
       this.podRequestsCache.set(uid, requests);
     }
     return requests;
   }
 
   private candidates(): ClusterCandidate[] {
-    const load = this.loadByCluster();
-    return this.options.registry.clusters().map((cluster) => {
-      const here = load.get(cluster.name);
-      return {
-        name: cluster.name,
-        labels: cluster.labels,
-        active: cluster.state.active,
-        inactiveReason: cluster.state.reason,
-        cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
-        weight: cluster.spec.weight ?? 1,
-        allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
-        ...(cluster.spec.maxActiveJobs !== undefined ? { maxActiveJobs: cluster.spec.maxActiveJobs } : {}),
-        activeJobs: here?.jobs ?? 0,
-        ...(cluster.capacity
-          ? {
-              capacity: {
-                nodes: cluster.capacity.nodes,
-                allocatable: cluster.capacity.allocatable,
-                assumed: here?.assumed ?? {},
-              },
-            }
-          : {}),
-      };
-    });
+    return clusterCandidates(this.options.registry.clusters(), this.loadByCluster());
   }
 
   /** The Job says why it waits (annotation), written only when the reason changes. */
@@ -302,9 +212,7 @@ export class OriginPlacer {
   ): Promise<boolean> {
     const timeoutMs = this.options.config.placementTimeoutSeconds * 1000;
     if (timeoutMs <= 0) return false;
-    const since = new Date(
-      previous?.waitingSince ?? origin.metadata?.creationTimestamp ?? Date.now(),
-    ).getTime();
+    const since = waitingSince(origin, previous)?.getTime() ?? Date.now();
     if (Date.now() - since < timeoutMs) return false;
     // Whole seconds: the apiserver stores no more, and a finer startTime would not compare equal.
     const now = new Date(Math.floor(Date.now() / 1000) * 1000);

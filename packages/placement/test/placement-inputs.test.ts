@@ -1,0 +1,323 @@
+import type { V1Job } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { chooseWorkerCluster } from '../src/choose-worker-cluster.ts';
+import {
+  clusterCandidates,
+  clusterLoad,
+  jobPodRequests,
+  type PlacementClusterInput,
+  placementRequestFor,
+  waitingSince,
+} from '../src/placement-inputs.ts';
+import { formatPlacementRecord, noProgress, type PlacementRecord } from '../src/placement-record.ts';
+import type { Resources } from '../src/resource-quantity.ts';
+
+const Gi = 2 ** 30;
+
+/** A managed origin Job: one pod asking for `cpu` and 1Gi, `parallelism` at once. */
+function job(
+  name: string,
+  options: {
+    annotations?: Record<string, string>;
+    cpu?: string;
+    parallelism?: number;
+    completions?: number;
+    suspend?: boolean;
+    finished?: boolean;
+    createdAt?: string;
+  } = {},
+): V1Job {
+  return {
+    metadata: {
+      name,
+      namespace: 'team-a',
+      uid: `uid-${name}`,
+      annotations: options.annotations ?? {},
+      ...(options.createdAt ? { creationTimestamp: new Date(options.createdAt) } : {}),
+    },
+    spec: {
+      managedBy: 'jobrelay.dev/dispatcher',
+      ...(options.parallelism !== undefined ? { parallelism: options.parallelism } : {}),
+      ...(options.completions !== undefined ? { completions: options.completions } : {}),
+      ...(options.suspend !== undefined ? { suspend: options.suspend } : {}),
+      template: {
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              resources: { requests: { cpu: options.cpu ?? '1', memory: '1Gi' } },
+            },
+          ],
+        },
+      },
+    },
+    ...(options.finished
+      ? { status: { conditions: [{ type: 'Complete', status: 'True' }] } }
+      : { status: {} }),
+  };
+}
+
+function placedOn(cluster: string): Record<string, string> {
+  return {
+    'jobrelay.dev/placement': formatPlacementRecord({
+      attempt: 1,
+      carried: noProgress,
+      excludedClusters: [],
+      cluster,
+    }),
+  };
+}
+
+function cluster(name: string, overrides: Partial<PlacementClusterInput> = {}): PlacementClusterInput {
+  return {
+    name,
+    labels: {},
+    spec: {},
+    state: { active: true, reason: 'Connected' },
+    capacity: {
+      nodes: [{ name: `${name}-node`, free: { cpu: 4000, memory: 16 * Gi } }],
+      allocatable: { cpu: 4000, memory: 16 * Gi },
+    },
+    ...overrides,
+  };
+}
+
+describe('placementRequestFor', () => {
+  it('reads the pin, the selector and the policy annotation, and the pods that run at once', () => {
+    const result = placementRequestFor(
+      job('pinned', {
+        annotations: {
+          'jobrelay.dev/cluster': ' worker-2 ',
+          'jobrelay.dev/cluster-selector': 'region=eu',
+          'jobrelay.dev/placement-policy': 'binpack',
+        },
+        cpu: '500m',
+        parallelism: 3,
+        completions: 2,
+      }),
+      undefined,
+      'spread',
+    );
+    expect(result).toEqual({
+      kind: 'ok',
+      request: {
+        namespace: 'team-a',
+        excludedClusters: [],
+        pinnedCluster: 'worker-2',
+        clusterSelector: { requirements: [{ key: 'region', operator: 'Equals', values: ['eu'] }] },
+        podRequests: { cpu: 500, memory: Gi },
+        pods: 2,
+        policy: 'binpack',
+      },
+    });
+  });
+
+  it('takes the default policy, no pin and no selector when the annotations are absent or blank', () => {
+    const result = placementRequestFor(
+      job('plain', { annotations: { 'jobrelay.dev/cluster-selector': '  ', 'jobrelay.dev/cluster': ' ' } }),
+      undefined,
+      'binpack',
+    );
+    expect(result.kind).toBe('ok');
+    if (result.kind !== 'ok') return;
+    expect(result.request.policy).toBe('binpack');
+    expect(result.request).not.toHaveProperty('pinnedCluster');
+    expect(result.request).not.toHaveProperty('clusterSelector');
+    expect(result.request.pods).toBe(1);
+  });
+
+  it("keeps the previous attempt's excluded clusters", () => {
+    const previous: PlacementRecord = { attempt: 2, carried: noProgress, excludedClusters: ['worker-1'] };
+    const result = placementRequestFor(job('again'), previous, 'spread');
+    expect(result.kind === 'ok' && result.request.excludedClusters).toEqual(['worker-1']);
+  });
+
+  it('names the annotation when the selector does not parse', () => {
+    const result = placementRequestFor(
+      job('bad-selector', { annotations: { 'jobrelay.dev/cluster-selector': 'region in eu' } }),
+      undefined,
+      'spread',
+    );
+    expect(result.kind).toBe('invalid');
+    expect(result.kind === 'invalid' && result.message).toMatch(
+      /^annotation jobrelay\.dev\/cluster-selector is not a valid label selector: \S/,
+    );
+  });
+
+  it('names the allowed policies when the policy annotation is unknown', () => {
+    const result = placementRequestFor(
+      job('bad-policy', { annotations: { 'jobrelay.dev/placement-policy': 'random' } }),
+      undefined,
+      'spread',
+    );
+    expect(result).toEqual({
+      kind: 'invalid',
+      message: 'annotation jobrelay.dev/placement-policy must be one of spread, binpack, got "random"',
+    });
+  });
+
+  it("uses the caller's pod requests, so a cache is honoured", () => {
+    const seen: string[] = [];
+    const result = placementRequestFor(job('cached'), undefined, 'spread', (j) => {
+      seen.push(j.metadata!.name!);
+      return { cpu: 7 };
+    });
+    expect(seen).toEqual(['cached']);
+    expect(result.kind === 'ok' && result.request.podRequests).toEqual({ cpu: 7 });
+  });
+});
+
+describe('clusterLoad', () => {
+  it('counts unfinished Jobs per cluster and assumes the requests of pods not yet seen', () => {
+    const origins = [
+      job('a', { annotations: placedOn('worker-1'), parallelism: 2 }),
+      job('b', { annotations: placedOn('worker-1') }),
+      job('done', { annotations: placedOn('worker-1'), finished: true }),
+      job('waiting'),
+    ];
+    // One of a's two pods is already running there (the worker's pod watch counts it).
+    const capacities = new Map([['worker-1', { podsByJob: new Map([['team-a/a', 1]]) }]]);
+    const load = clusterLoad(origins, capacities, new Map());
+    expect([...load.keys()]).toEqual(['worker-1']);
+    expect(load.get('worker-1')).toEqual({ jobs: 2, assumed: { cpu: 2000, memory: 2 * Gi } });
+  });
+
+  it('counts placements written but not yet in the cache, by origin UID', () => {
+    const load = clusterLoad([job('fresh', { cpu: '2' })], new Map(), new Map([['uid-fresh', 'worker-2']]));
+    expect(load.get('worker-2')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: Gi } });
+  });
+
+  it('counts a suspended Job against maxActiveJobs but assumes none of its requests', () => {
+    const load = clusterLoad(
+      [job('paused', { annotations: placedOn('worker-1'), suspend: true })],
+      new Map(),
+      new Map(),
+    );
+    expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
+  });
+
+  it('assumes nothing once every pod runs', () => {
+    const capacities = new Map([['worker-1', { podsByJob: new Map([['team-a/a', 3]]) }]]);
+    const load = clusterLoad(
+      [job('a', { annotations: placedOn('worker-1'), parallelism: 3 })],
+      capacities,
+      new Map(),
+    );
+    expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
+  });
+});
+
+describe('clusterCandidates', () => {
+  it('maps spec, state, capacity and load onto the candidate', () => {
+    const inputs = [
+      cluster('worker-1', {
+        labels: { region: 'eu' },
+        spec: { weight: 2, maxActiveJobs: 5, allowedNamespaces: ['team-a'] },
+      }),
+      cluster('worker-2', { spec: { drain: true }, state: { active: false, reason: 'Unreachable' } }),
+      cluster('worker-3', { spec: { unschedulable: true }, capacity: undefined }),
+    ];
+    const load = new Map([['worker-1', { jobs: 3, assumed: { cpu: 1000 } }]]);
+    expect(clusterCandidates(inputs, load)).toEqual([
+      {
+        name: 'worker-1',
+        labels: { region: 'eu' },
+        active: true,
+        inactiveReason: 'Connected',
+        cordoned: false,
+        weight: 2,
+        allowedNamespaces: ['team-a'],
+        maxActiveJobs: 5,
+        activeJobs: 3,
+        capacity: {
+          nodes: [{ name: 'worker-1-node', free: { cpu: 4000, memory: 16 * Gi } }],
+          allocatable: { cpu: 4000, memory: 16 * Gi },
+          assumed: { cpu: 1000 },
+        },
+      },
+      {
+        name: 'worker-2',
+        labels: {},
+        active: false,
+        inactiveReason: 'Unreachable',
+        cordoned: true,
+        weight: 1,
+        allowedNamespaces: [],
+        activeJobs: 0,
+        capacity: {
+          nodes: [{ name: 'worker-2-node', free: { cpu: 4000, memory: 16 * Gi } }],
+          allocatable: { cpu: 4000, memory: 16 * Gi },
+          assumed: {},
+        },
+      },
+      {
+        name: 'worker-3',
+        labels: {},
+        active: true,
+        inactiveReason: 'Connected',
+        cordoned: true,
+        weight: 1,
+        allowedNamespaces: [],
+        activeJobs: 0,
+      },
+    ]);
+  });
+
+  it('together with clusterLoad, steers a burst away from the cluster its placements fill', () => {
+    // Two equal clusters; a 3-cpu Job was just placed on worker-1 (not yet in the cache).
+    const clusters = [cluster('worker-1'), cluster('worker-2')];
+    const origins = [job('first', { cpu: '3' }), job('second', { cpu: '3' })];
+    const assumed = new Map([['uid-first', 'worker-1']]);
+    const request = placementRequestFor(origins[1]!, undefined, 'spread');
+    if (request.kind !== 'ok') throw new Error(request.message);
+    const decision = chooseWorkerCluster(
+      clusterCandidates(clusters, clusterLoad(origins, new Map(), assumed)),
+      request.request,
+    );
+    expect(decision.kind === 'placed' && decision.cluster).toBe('worker-2');
+    // Without the assumed placement the tie is broken by name: worker-1. So the load decided.
+    const blind = chooseWorkerCluster(clusterCandidates(clusters, new Map()), request.request);
+    expect(blind.kind === 'placed' && blind.cluster).toBe('worker-1');
+  });
+});
+
+describe('waitingSince', () => {
+  const created = '2025-03-01T10:00:00.000Z';
+
+  it("is the record's waitingSince when the Job was placed again", () => {
+    const record: PlacementRecord = {
+      attempt: 2,
+      carried: noProgress,
+      excludedClusters: [],
+      waitingSince: '2025-03-01T11:30:00.000Z',
+    };
+    expect(waitingSince(job('a', { createdAt: created }), record)?.toISOString()).toBe(
+      '2025-03-01T11:30:00.000Z',
+    );
+  });
+
+  it("is the Job's creation for a first attempt, or when the record's time is damaged", () => {
+    const first = job('a', { createdAt: created });
+    expect(waitingSince(first, undefined)?.toISOString()).toBe(created);
+    const damaged: PlacementRecord = {
+      attempt: 2,
+      carried: noProgress,
+      excludedClusters: [],
+      waitingSince: 'yesterday-ish',
+    };
+    expect(waitingSince(first, damaged)?.toISOString()).toBe(created);
+  });
+
+  it('is undefined when nothing says when', () => {
+    expect(waitingSince(job('a'), undefined)).toBeUndefined();
+  });
+});
+
+describe('jobPodRequests', () => {
+  it("is one pod's requests, and nothing for a Job without a pod spec", () => {
+    expect(jobPodRequests(job('a', { cpu: '250m' }))).toEqual<Resources>({ cpu: 250, memory: Gi });
+    expect(jobPodRequests({ metadata: { name: 'bare' } })).toEqual({});
+  });
+});

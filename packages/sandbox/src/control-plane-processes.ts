@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
 import { httpOk, redisPing } from './health-probes.ts';
 import type { RequiredBinary } from './pinned-versions.ts';
 import type { SandboxPki } from './pki.ts';
@@ -9,6 +10,29 @@ import type { ClusterState, SandboxState } from './sandbox-state.ts';
 
 /** KWOK stage documents: how fake pods run, succeed and fail as their annotations ask. */
 export const kwokStagesFile = fileURLToPath(new URL('../kwok/stages.yaml', import.meta.url));
+/** What `kubectl logs` shows for every simulated container (CRI log format, fixed timestamps). */
+export const simulatedLogSource = fileURLToPath(
+  new URL('../kwok/simulated-container-log.txt', import.meta.url),
+);
+
+/**
+ * kwok's second --config: one ClusterLogs (no selector: every pod, no containers: every
+ * container) pointing at the sandbox's copy of the simulated log. Written at each `up`
+ * because kwok needs an absolute path; the copy keeps a follow's file watch inside the
+ * sandbox directory instead of the source tree.
+ */
+export function writeKwokLogsConfig(layout: SandboxLayout): void {
+  copyFileSync(simulatedLogSource, layout.simulatedLogFile);
+  writeFileSync(
+    layout.kwokLogsConfig,
+    stringify({
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'ClusterLogs',
+      metadata: { name: 'sandbox-simulated-log' },
+      spec: { logs: [{ logsFile: layout.simulatedLogFile }] },
+    }),
+  );
+}
 
 /** Start order: a process starts only after every process of an earlier tier is healthy. */
 export type Tier = 'storage' | 'apiserver' | 'controllers';
@@ -130,6 +154,12 @@ function clusterProcesses(ctx: ProcessContext, cluster: ClusterState, etcdUrl: s
         '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
         '--service-cluster-ip-range=10.0.0.0/24',
         `--token-auth-file=${layout.tokenAuthFile}`,
+        // Pod logs: the apiserver calls the node's "kubelet", which is kwok's server at the
+        // node's InternalIP (127.0.0.1) and daemonEndpoints port (kwok's --node-port). The
+        // Hostname address (the node's name) would be tried first and does not resolve.
+        '--kubelet-preferred-address-types=InternalIP',
+        // kwok serves the sandbox's certificate there, so the connection is verified.
+        `--kubelet-certificate-authority=${pki.caCert}`,
         '--profiling=false',
       ],
       endpoint: server,
@@ -183,12 +213,21 @@ function clusterProcesses(ctx: ProcessContext, cluster: ClusterState, etcdUrl: s
         `--kubeconfig=${layout.componentKubeconfig(cluster.name, 'kwok')}`,
         '--manage-all-nodes=true',
         `--config=${kwokStagesFile}`,
+        // ClusterLogs: every container's log is the simulated one (writeKwokLogsConfig).
+        `--config=${layout.kwokLogsConfig}`,
+        // The kubelet-like server (healthz, container logs). TLS and plain HTTP share the port.
         `--server-address=127.0.0.1:${cluster.kwokPort}`,
+        // Written into each node's status.daemonEndpoints.kubeletEndpoint.Port (node-initialize
+        // stage): where the apiserver connects for logs.
+        `--node-port=${cluster.kwokPort}`,
+        `--tls-cert-file=${pki.servingCert}`,
+        `--tls-private-key-file=${pki.servingKey}`,
         // Node leases like a real kubelet's.
         '--node-lease-duration-seconds=40',
         // The default /24 of pod IPs runs out when many finished pods are kept.
         '--cidr=10.128.0.0/16',
-        // Nodes need an InternalIP, or pods get an empty hostIP. Nothing connects to it.
+        // Nodes need an InternalIP, or pods get an empty hostIP; the apiserver reaches the
+        // node's kwok server for pod logs at this address.
         '--node-ip=127.0.0.1',
       ],
       // KWOK also reads $KWOK_WORKDIR/kwok.yaml (default ~/.kwok): keep a user's own config out.

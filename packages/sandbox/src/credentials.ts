@@ -13,11 +13,16 @@ interface TokenUser {
 /**
  * Static-token users of every sandbox apiserver. `viewer` gets the built-in `view`
  * ClusterRole at bootstrap; `nobody` gets nothing (only what every authenticated user has).
+ * fleet-admin, team-a and jobrelay-api get deploy/api's roles on the management cluster from
+ * installApiAccess() (api-access.ts); no groups, so RBAC bindings alone decide what they may do.
  */
 const tokenUsers: TokenUser[] = [
   { identity: 'admin', user: 'admin', groups: ['system:masters'] },
   { identity: 'viewer', user: 'viewer', groups: [] },
   { identity: 'nobody', user: 'nobody', groups: [] },
+  { identity: 'fleet-admin', user: 'fleet-admin', groups: [] },
+  { identity: 'team-a', user: 'team-a', groups: [] },
+  { identity: 'jobrelay-api', user: 'jobrelay-api', groups: [] },
   { identity: 'kube-controller-manager', user: 'system:kube-controller-manager', groups: ['system:masters'] },
   { identity: 'kube-scheduler', user: 'system:kube-scheduler', groups: ['system:masters'] },
   { identity: 'kwok', user: 'system:kwok', groups: ['system:masters'] },

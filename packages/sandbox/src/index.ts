@@ -1,16 +1,17 @@
+export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } from './api-access.ts';
+export { applyObjects, systemNamespace } from './apply-objects.ts';
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export { pinnedVersions } from './pinned-versions.ts';
 export {
-  applyObjects,
   dispatcherServiceAccount,
   installCrds,
   registerSandboxWorkers,
   serviceAccountKubeconfig,
-  systemNamespace,
   workerManifests,
 } from './register-workers.ts';
 export {
   openSandbox,
+  recordSandboxApi,
   type Sandbox,
   type SandboxCluster,
   sandboxDown,

@@ -6,11 +6,11 @@ import {
   CustomObjectsApi,
   KubeConfig,
   type KubernetesObject,
-  KubernetesObjectApi,
-  PatchStrategy,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
+import { installApiAccess } from './api-access.ts';
+import { applyObjects, systemNamespace } from './apply-objects.ts';
 import { kubeconfigYaml } from './credentials.ts';
 import { waitFor } from './health-probes.ts';
 import type { Sandbox } from './sandbox.ts';
@@ -18,7 +18,6 @@ import { repositoryRoot } from './sandbox-layout.ts';
 
 const crdDir = join(repositoryRoot, 'deploy', 'crds');
 const workerManifestDir = join(repositoryRoot, 'deploy', 'worker');
-export const systemNamespace = 'jobrelay-system';
 /** The identity deploy/worker creates on each worker: registered kubeconfigs authenticate as it. */
 export const dispatcherServiceAccount = 'jobrelay-dispatcher';
 /** Sandbox worker tokens outlive any fleet (the apiservers set no maximum). */
@@ -77,14 +76,6 @@ export function workerManifests(): KubernetesObject[] {
   );
 }
 
-/** Server-side applies objects as `kubectl apply --server-side` does: idempotent, our fields win. */
-export async function applyObjects(kubeConfig: KubeConfig, objects: KubernetesObject[]): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kubeConfig);
-  for (const object of objects) {
-    await api.patch(object, undefined, undefined, 'jobrelay-sandbox', true, PatchStrategy.ServerSideApply);
-  }
-}
-
 /**
  * A kubeconfig for a ServiceAccount of a sandbox cluster: a TokenRequest token (as
  * `kubectl create token` mints) and the cluster's CA, inline. Never the admin identity.
@@ -120,8 +111,9 @@ export async function serviceAccountKubeconfig(
  * would with the shipped manifests: the CRDs; on each worker deploy/worker (the
  * jobrelay-dispatcher ServiceAccount and its ClusterRole); then per worker a kubeconfig
  * for that ServiceAccount in a Secret in jobrelay-system and a WorkerCluster pointing at it.
- * So every test and the demo run with the permissions that ship, not an admin's. Idempotent
- * (each call mints fresh tokens).
+ * So every test and the demo run with the permissions that ship, not an admin's. Also
+ * installs the admin API's RBAC and the sandbox identities' bindings (installApiAccess).
+ * Idempotent (each call mints fresh tokens).
  */
 export async function registerSandboxWorkers(
   sandbox: Sandbox,
@@ -136,6 +128,7 @@ export async function registerSandboxWorkers(
   } catch (err) {
     if (!isConflict(err)) throw err;
   }
+  await installApiAccess(sandbox);
   const manifests = workerManifests();
   for (const worker of workers) {
     await applyObjects(loadKubeConfig(sandbox.kubeconfigPath(worker)), manifests);

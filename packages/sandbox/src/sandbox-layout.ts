@@ -9,8 +9,21 @@ export function defaultSandboxDir(): string {
   return resolve(process.env.JOBRELAY_SANDBOX_DIR ?? join(repositoryRoot, '.sandbox'));
 }
 
-export type Identity = 'admin' | 'viewer' | 'nobody';
-export const userIdentities: readonly Identity[] = ['admin', 'viewer', 'nobody'];
+/**
+ * Static-token users with a kubeconfig per cluster. admin/viewer/nobody: cluster-admin, the
+ * built-in `view`, nothing. The rest exist for the admin API (deploy/api), bound on the
+ * management cluster by installApiAccess(): fleet-admin (jobrelay-admin), team-a
+ * (jobrelay-viewer in namespace team-a only) and jobrelay-api (the API process itself).
+ */
+export type Identity = 'admin' | 'viewer' | 'nobody' | 'fleet-admin' | 'team-a' | 'jobrelay-api';
+export const userIdentities: readonly Identity[] = [
+  'admin',
+  'viewer',
+  'nobody',
+  'fleet-admin',
+  'team-a',
+  'jobrelay-api',
+];
 
 /** Identities the sandbox's own components use; all cluster-admin, never handed to tests. */
 export type ComponentIdentity = 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
@@ -61,6 +74,15 @@ export class SandboxLayout {
 
   componentKubeconfig(cluster: string, component: ComponentIdentity): string {
     return join(this.componentsDir, `${cluster}-${component}.kubeconfig`);
+  }
+
+  /** kwok's second --config file: the ClusterLogs document pointing at simulatedLogFile. */
+  get kwokLogsConfig(): string {
+    return join(this.componentsDir, 'kwok-logs.yaml');
+  }
+  /** The log every simulated container shows, copied here from packages/sandbox/kwok. */
+  get simulatedLogFile(): string {
+    return join(this.componentsDir, 'simulated-container.log');
   }
 
   kwokWorkDir(cluster: string): string {

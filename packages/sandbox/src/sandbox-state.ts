@@ -34,6 +34,8 @@ export interface SandboxState {
   clusters: ClusterState[];
   /** Process name (`etcd`, `redis`, `<cluster>/<component>`) to what was started. */
   processes: Record<string, RecordedProcess>;
+  /** The admin API started for this sandbox (by the demo), so `env` can point at it. */
+  api?: { url: string };
 }
 
 /**

@@ -1,7 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapCluster } from './cluster-bootstrap.ts';
-import { apiserverUrl, type ProcessSpec, sandboxProcesses, type Tier } from './control-plane-processes.ts';
+import {
+  apiserverUrl,
+  type ProcessSpec,
+  sandboxProcesses,
+  type Tier,
+  writeKwokLogsConfig,
+} from './control-plane-processes.ts';
 import { ensureTokens, readToken, writeKubeconfig } from './credentials.ts';
 import { waitFor } from './health-probes.ts';
 import { resolveKubeBinaries } from './kube-binaries.ts';
@@ -33,6 +39,8 @@ export interface Sandbox {
   binariesDir: string;
   kubeconfigPath(cluster: string, identity?: Identity): string;
   token(identity: Identity): string;
+  /** The admin API's URL once one was started for this sandbox (recordSandboxApi). */
+  apiUrl?: string;
 }
 
 export interface UpOptions {
@@ -81,6 +89,7 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
   writeState(layout.stateFile, state);
   writeAllKubeconfigs(layout, state, readFileSync(pki.caCert, 'utf8'));
   for (const cluster of state.clusters) mkdirSync(layout.kwokWorkDir(cluster.name), { recursive: true });
+  writeKwokLogsConfig(layout);
 
   const specs = sandboxProcesses(contextFor(layout, state));
   const started: string[] = [];
@@ -171,7 +180,17 @@ export function openSandbox(dir: string = defaultSandboxDir()): Sandbox {
     binariesDir: state.binariesDir,
     kubeconfigPath: (cluster, identity = 'admin') => layout.kubeconfig(cluster, identity),
     token: (identity) => readToken(layout, identity),
+    ...(state.api ? { apiUrl: state.api.url } : {}),
   };
+}
+
+/** Records where the admin API of this sandbox listens, for `env` (JOBRELAY_API_URL). */
+export function recordSandboxApi(dir: string, url: string): void {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  if (!state) throw new Error(`no sandbox at ${layout.dir}: start one with \`npm run sandbox -- up\``);
+  state.api = { url };
+  writeState(layout.stateFile, state);
 }
 
 export interface ProcessStatus {
@@ -299,5 +318,11 @@ export function sandboxEnv(sandbox: Sandbox): string {
     const variable = `JOBRELAY_${cluster.name.toUpperCase().replaceAll('-', '_')}_KUBECONFIG`;
     lines.push(`export ${variable}=${shellQuote(sandbox.kubeconfigPath(cluster.name))}`);
   }
+  // The admin API's callers: its URL and a kubeconfig whose token a client can present to it.
+  // Never the token itself: this output ends up in terminals, scrollback and CI logs.
+  lines.push(
+    `export JOBRELAY_FLEET_ADMIN_KUBECONFIG=${shellQuote(sandbox.kubeconfigPath(sandbox.management.name, 'fleet-admin'))}`,
+  );
+  if (sandbox.apiUrl) lines.push(`export JOBRELAY_API_URL=${shellQuote(sandbox.apiUrl)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -5,7 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureTokens, readToken, writeKubeconfig } from '../src/credentials.ts';
-import { SandboxLayout } from '../src/sandbox-layout.ts';
+import { SandboxLayout, userIdentities } from '../src/sandbox-layout.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -17,10 +17,11 @@ describe('ensureTokens', () => {
   it('makes a distinct token per identity, stable across calls', () => {
     const layout = new SandboxLayout(dir);
     ensureTokens(layout);
-    const first = ['admin', 'viewer', 'nobody'].map((id) => readToken(layout, id as 'admin'));
-    expect(new Set(first).size).toBe(3);
+    const first = userIdentities.map((id) => readToken(layout, id));
+    expect(userIdentities).toEqual(['admin', 'viewer', 'nobody', 'fleet-admin', 'team-a', 'jobrelay-api']);
+    expect(new Set(first).size).toBe(userIdentities.length);
     ensureTokens(layout);
-    expect(['admin', 'viewer', 'nobody'].map((id) => readToken(layout, id as 'admin'))).toEqual(first);
+    expect(userIdentities.map((id) => readToken(layout, id))).toEqual(first);
   });
 
   it('writes a token file that grants cluster-admin to admin only', () => {
@@ -31,6 +32,10 @@ describe('ensureTokens', () => {
     expect(byUser.get('admin')).toContain('"system:masters"');
     expect(byUser.get('viewer')).toMatch(/,""$/);
     expect(byUser.get('nobody')).toMatch(/,""$/);
+    // The admin API's identities get their rights from RBAC bindings only, never from a group.
+    for (const user of ['fleet-admin', 'team-a', 'jobrelay-api']) {
+      expect(byUser.get(user)).toBe(`${readToken(layout, user as 'fleet-admin')},${user},${user},""`);
+    }
     expect(statSync(layout.tokenAuthFile).mode & 0o077).toBe(0);
   });
 });

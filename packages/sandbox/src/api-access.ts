@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { parse, parseAllDocuments } from 'yaml';
+import { applyObjects, systemNamespace } from './apply-objects.ts';
+import type { Sandbox } from './sandbox.ts';
+import { repositoryRoot } from './sandbox-layout.ts';
+
+const apiManifestDir = join(repositoryRoot, 'deploy', 'api');
+/** The namespace the `team-a` identity may read in, and nowhere else. */
+export const teamNamespace = 'team-a';
+
+/** The objects `kubectl apply -k deploy/api` applies, in order (its kustomization adds nothing else). */
+export function apiManifests(): KubernetesObject[] {
+  const kustomization = parse(readFileSync(join(apiManifestDir, 'kustomization.yaml'), 'utf8')) as {
+    resources?: string[];
+  };
+  return (kustomization.resources ?? []).flatMap((file) =>
+    parseAllDocuments(readFileSync(join(apiManifestDir, file), 'utf8'))
+      .map((doc) => doc.toJS() as KubernetesObject | null)
+      .filter((object): object is KubernetesObject => Boolean(object?.kind)),
+  );
+}
+
+const rbacGroup = 'rbac.authorization.k8s.io';
+
+function user(name: string) {
+  return [{ apiGroup: rbacGroup, kind: 'User', name }];
+}
+
+function clusterRoleBinding(name: string, clusterRole: string, userName: string): KubernetesObject {
+  return {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { 'jobrelay.dev/sandbox': 'true' } },
+    roleRef: { apiGroup: rbacGroup, kind: 'ClusterRole', name: clusterRole },
+    subjects: user(userName),
+  } as KubernetesObject;
+}
+
+function roleBinding(
+  name: string,
+  namespace: string,
+  role: { kind: 'Role' | 'ClusterRole'; name: string },
+  userName: string,
+): KubernetesObject {
+  return {
+    apiVersion: `${rbacGroup}/v1`,
+    kind: 'RoleBinding',
+    metadata: { name, namespace, labels: { 'jobrelay.dev/sandbox': 'true' } },
+    roleRef: { apiGroup: rbacGroup, ...role },
+    subjects: user(userName),
+  } as KubernetesObject;
+}
+
+/**
+ * The sandbox identities' bindings to deploy/api's roles. They live here, not in deploy/api:
+ * they bind the sandbox's static-token users, which a real cluster does not have. The
+ * `jobrelay-api` user gets what deploy/api grants its ServiceAccount, so the API run as a
+ * local process (with a static token) has exactly the shipped permissions.
+ */
+export function sandboxApiBindings(): KubernetesObject[] {
+  return [
+    clusterRoleBinding('sandbox-fleet-admin', 'jobrelay-admin', 'fleet-admin'),
+    roleBinding(
+      'sandbox-fleet-admin-credentials',
+      systemNamespace,
+      { kind: 'ClusterRole', name: 'jobrelay-admin-credentials' },
+      'fleet-admin',
+    ),
+    // Next to the built-in `view` the viewer has since bootstrap (which has no WorkerClusters).
+    clusterRoleBinding('sandbox-viewer-jobrelay', 'jobrelay-viewer', 'viewer'),
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: teamNamespace } },
+    // A RoleBinding: team-a reads Jobs, logs and Events of its namespace only. The role's
+    // workerclusters rule grants nothing this way (WorkerClusters are cluster-scoped).
+    roleBinding('sandbox-team-a', teamNamespace, { kind: 'ClusterRole', name: 'jobrelay-viewer' }, 'team-a'),
+    clusterRoleBinding('sandbox-jobrelay-api', 'jobrelay-api', 'jobrelay-api'),
+    roleBinding(
+      'sandbox-jobrelay-api',
+      systemNamespace,
+      { kind: 'Role', name: 'jobrelay-api' },
+      'jobrelay-api',
+    ),
+  ];
+}
+
+/**
+ * Installs the admin API's RBAC on the management cluster as an admin would
+ * (`kubectl apply -k deploy/api`, server-side) and binds the sandbox identities to it:
+ * fleet-admin → jobrelay-admin (+ jobrelay-admin-credentials in jobrelay-system), viewer →
+ * jobrelay-viewer, team-a → jobrelay-viewer in namespace team-a only, jobrelay-api → the API's
+ * own roles. Expects jobrelay-system to exist (registerSandboxWorkers creates it first).
+ * Idempotent.
+ */
+export async function installApiAccess(sandbox: Sandbox): Promise<void> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
+  await applyObjects(kubeConfig, [...apiManifests(), ...sandboxApiBindings()]);
+}

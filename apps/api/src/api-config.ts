@@ -1,0 +1,142 @@
+import { isIP } from 'node:net';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+export const apiConfigSchema = z.object({
+  /** Kubeconfig of the management cluster for the API's own identity; default: in-cluster, $KUBECONFIG, ~/.kube/config. */
+  kubeconfig: z.string().min(1).optional(),
+  /** host:port to listen on; port 0 picks a free one (logged). */
+  address: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:8090')
+    .default('127.0.0.1:8090'),
+  tlsCertFile: z.string().min(1).optional(),
+  tlsKeyFile: z.string().min(1).optional(),
+  /** Plain HTTP on an address other than loopback: bearer tokens would cross the network in clear. */
+  allowInsecureHttp: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
+  managedBy: z.string().min(1).default('jobrelay.dev/dispatcher'),
+  systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
+  /** The controller's `jobrelay.dev/origin`; default: the kube-system namespace UID, as the controller derives it. */
+  originId: z.string().max(63).regex(labelValue, 'must be a valid label value').optional(),
+  redisUrl: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .default('redis://127.0.0.1:6379'),
+  placementPolicy: z.enum(['spread', 'binpack']).default('spread'),
+  allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
+  /** How long TokenReview and SubjectAccessReview answers are reused (0 to 10). */
+  authCacheSeconds: z.coerce.number().int().min(0).max(10).default(5),
+  /** Requests per minute per caller (by identity; by address before authentication). */
+  rateLimitPerMinute: z.coerce.number().int().min(1).max(1_000_000).default(1200),
+  /** Largest request body accepted; a kubeconfig is a few KiB. */
+  bodyLimitBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(1024 * 1024),
+  /** A request whose headers and body take longer than this to arrive is cut off. */
+  requestTimeoutSeconds: z.coerce.number().int().min(1).max(600).default(30),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+});
+
+export type ApiConfig = z.infer<typeof apiConfigSchema>;
+
+const flags = {
+  kubeconfig: ['kubeconfig', 'kubeconfig of the management cluster (the API’s own identity)'],
+  address: ['address', 'host:port to listen on (default 127.0.0.1:8090; port 0 picks one)'],
+  'tls-cert-file': ['tlsCertFile', 'serve HTTPS with this certificate (PEM)'],
+  'tls-key-file': ['tlsKeyFile', 'and this private key (PEM)'],
+  'allow-insecure-http': ['allowInsecureHttp', 'allow plain HTTP on a non-loopback address (true|false)'],
+  'managed-by': ['managedBy', 'the controller’s spec.managedBy value (default jobrelay.dev/dispatcher)'],
+  'system-namespace': ['systemNamespace', 'where kubeconfig Secrets live (default jobrelay-system)'],
+  'origin-id': ['originId', 'the controller’s origin id (default: the kube-system namespace UID)'],
+  'redis-url': ['redisUrl', 'the controller’s Redis (default redis://127.0.0.1:6379)'],
+  'placement-policy': [
+    'placementPolicy',
+    'the controller’s default scoring policy, for previews (spread|binpack)',
+  ],
+  'allow-exec-plugins': [
+    'allowExecPlugins',
+    'accept exec credential plugins in registered kubeconfigs (true|false)',
+  ],
+  'auth-cache-seconds': [
+    'authCacheSeconds',
+    'reuse TokenReview/SubjectAccessReview answers this long (0-10, default 5)',
+  ],
+  'rate-limit-per-minute': ['rateLimitPerMinute', 'requests per minute per caller (default 1200)'],
+  'body-limit-bytes': ['bodyLimitBytes', 'largest request body (default 1048576)'],
+  'request-timeout-seconds': [
+    'requestTimeoutSeconds',
+    'cut off requests slower than this to arrive (default 30)',
+  ],
+  'log-level': ['logLevel', 'trace|debug|info|warn|error|fatal (default info)'],
+} as const satisfies Record<string, readonly [keyof ApiConfig, string]>;
+
+const booleanFields: ReadonlySet<keyof ApiConfig> = new Set(['allowInsecureHttp', 'allowExecPlugins']);
+
+export const apiUsage = `usage: jobrelay-api [--flag value ...]   (npm run api -- --help)
+
+The admin REST API of jobrelay. Every flag can also be set by an environment variable:
+--redis-url is JOBRELAY_REDIS_URL.
+
+${Object.entries(flags)
+  .map(([flag, [, help]]) => `  --${flag.padEnd(24)} ${help}`)
+  .join('\n')}`;
+
+export class ConfigError extends Error {}
+
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  return bare === '::1';
+}
+
+/** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
+export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig {
+  let values: Record<string, string | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: Object.fromEntries(Object.keys(flags).map((flag) => [flag, { type: 'string' as const }])),
+      strict: true,
+    }).values as Record<string, string | undefined>;
+  } catch (err) {
+    throw new ConfigError(`invalid arguments: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const raw: Record<string, unknown> = {};
+  for (const [flag, [field]] of Object.entries(flags)) {
+    const value = values[flag] ?? env[`JOBRELAY_${flag.toUpperCase().replaceAll('-', '_')}`];
+    if (value === undefined || value === '') continue;
+    raw[field] = booleanFields.has(field)
+      ? ['true', '1'].includes(value)
+        ? true
+        : ['false', '0'].includes(value)
+          ? false
+          : value
+      : value;
+  }
+  const parsed = apiConfigSchema.safeParse(raw);
+  const fieldToFlag = new Map(Object.entries(flags).map(([flag, [field]]) => [field as string, flag]));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `--${fieldToFlag.get(String(issue.path[0])) ?? String(issue.path[0])}: ${issue.message}`,
+    );
+    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const config = parsed.data;
+  if (Boolean(config.tlsCertFile) !== Boolean(config.tlsKeyFile)) {
+    throw new ConfigError('invalid configuration:\n  --tls-cert-file and --tls-key-file go together');
+  }
+  const host = config.address.slice(0, config.address.lastIndexOf(':'));
+  if (!config.tlsCertFile && !isLoopback(host) && !config.allowInsecureHttp) {
+    throw new ConfigError(
+      `invalid configuration:\n  --address ${config.address} is not loopback: serve HTTPS (--tls-cert-file, --tls-key-file), or accept bearer tokens in clear with --allow-insecure-http=true`,
+    );
+  }
+  return config;
+}

@@ -1,0 +1,67 @@
+import type { WorkerCluster } from '@jobrelay/clusters';
+import { z } from 'zod';
+
+export const clusterSchema = z
+  .object({
+    name: z.string(),
+    labels: z.record(z.string(), z.string()),
+    active: z.boolean().describe("The controller's Active condition."),
+    reason: z.string().describe('Reason of the Active condition, e.g. Connected, Unreachable, Forbidden.'),
+    message: z.string(),
+    kubernetesVersion: z.string().nullable(),
+    cordoned: z.boolean(),
+    draining: z.boolean(),
+    weight: z.number(),
+    maxActiveJobs: z.number().int().nullable(),
+    allowedNamespaces: z.array(z.string()),
+    capacity: z
+      .object({
+        nodes: z.number().int(),
+        allocatable: z.record(z.string(), z.string()),
+        free: z.record(z.string(), z.string()),
+      })
+      .nullable(),
+    jobsPlaced: z.number().int().describe('Unfinished dispatched Jobs placed on this cluster.'),
+    placementsPerMinute: z
+      .number()
+      .describe('Placements onto this cluster per minute, over the last 5 minutes.'),
+    lastHeartbeatTime: z.string().nullable(),
+    createdAt: z.string().nullable(),
+  })
+  .meta({ id: 'Cluster' });
+
+export type ClusterView = z.infer<typeof clusterSchema>;
+
+export function activeCondition(wc: WorkerCluster) {
+  return wc.status?.conditions?.find((c) => c.type === 'Active');
+}
+
+/** A WorkerCluster as admins see it: the controller's status plus what the API counts itself. */
+export function clusterView(
+  wc: WorkerCluster & { metadata: { creationTimestamp?: string | Date } },
+  counts: { jobsPlaced: number; placementsPerMinute: number },
+): ClusterView {
+  const active = activeCondition(wc);
+  const capacity = wc.status?.capacity;
+  const created = wc.metadata.creationTimestamp;
+  return {
+    name: wc.metadata.name,
+    labels: wc.metadata.labels ?? {},
+    active: active?.status === 'True',
+    reason: active?.reason ?? 'Unknown',
+    message: active?.message ?? 'the controller has not reported on this cluster yet',
+    kubernetesVersion: wc.status?.kubernetesVersion ?? null,
+    cordoned: wc.spec.unschedulable === true || wc.spec.drain === true,
+    draining: wc.spec.drain === true,
+    weight: wc.spec.weight ?? 1,
+    maxActiveJobs: wc.spec.maxActiveJobs ?? null,
+    allowedNamespaces: wc.spec.allowedNamespaces ?? [],
+    capacity: capacity
+      ? { nodes: capacity.nodes ?? 0, allocatable: capacity.allocatable ?? {}, free: capacity.free ?? {} }
+      : null,
+    jobsPlaced: counts.jobsPlaced,
+    placementsPerMinute: counts.placementsPerMinute,
+    lastHeartbeatTime: wc.status?.lastHeartbeatTime ?? null,
+    createdAt: created === undefined ? null : created instanceof Date ? created.toISOString() : created,
+  };
+}

@@ -1,0 +1,6 @@
+export { AccessReviewer, type Caller, describePermission, type Permission } from './access-review.ts';
+export { type ApiConfig, apiUsage, ConfigError, loadApiConfig } from './api-config.ts';
+export { ApiMetrics } from './api-metrics.ts';
+export { type ApiApp, type ApiDependencies, buildApi } from './build-api.ts';
+export { FleetView, type FleetViewOptions } from './fleet-view.ts';
+export { apiLogRedaction } from './log-redaction.ts';

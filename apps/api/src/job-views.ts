@@ -1,0 +1,110 @@
+import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  waitingSince as attemptWaitingSince,
+  type PlacementRecord,
+  parsePlacementRecord,
+} from '@jobrelay/placement';
+import type { V1Job } from '@kubernetes/client-node';
+import { z } from 'zod';
+
+export const jobPhases = ['pending', 'running', 'succeeded', 'failed', 'suspended'] as const;
+export type JobPhase = (typeof jobPhases)[number];
+
+export const jobSummarySchema = z
+  .object({
+    namespace: z.string(),
+    name: z.string(),
+    uid: z.string(),
+    phase: z.enum(jobPhases),
+    cluster: z.string().nullable().describe('Where it is placed now; null while it waits.'),
+    attempt: z.number().int().nullable().describe('1 for the first placement, +1 per re-placement.'),
+    placedAt: z.string().nullable(),
+    waitingSince: z.string().nullable().describe('While unplaced: since when this attempt waits.'),
+    createdAt: z.string().nullable(),
+    completions: z.number().int().nullable(),
+    parallelism: z.number().int().nullable(),
+    active: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    reason: z.string().nullable().describe('The terminal condition reason, or why it waits for a cluster.'),
+    labels: z.record(z.string(), z.string()),
+  })
+  .meta({ id: 'JobSummary' });
+
+export type JobSummary = z.infer<typeof jobSummarySchema>;
+
+function timestamp(value: Date | string | undefined): string | null {
+  if (value === undefined) return null;
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+/** The placement record, parsed once per object version (informers replace objects on change). */
+const records = new WeakMap<V1Job, PlacementRecord | undefined>();
+export function placementOf(job: V1Job): PlacementRecord | undefined {
+  if (records.has(job)) return records.get(job);
+  const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
+  const record = parsed.kind === 'ok' ? parsed.record : undefined;
+  records.set(job, record);
+  return record;
+}
+
+function terminalCondition(job: V1Job) {
+  return job.status?.conditions?.find(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
+}
+
+/**
+ * pending: waiting for a cluster (or placed, its mirror not yet made); running: placed on a
+ * cluster; succeeded / failed: the origin has its terminal condition; suspended: spec.suspend.
+ */
+export function jobPhase(job: V1Job): JobPhase {
+  const terminal = terminalCondition(job);
+  if (terminal) return terminal.type === 'Complete' ? 'succeeded' : 'failed';
+  if (job.spec?.suspend === true) return 'suspended';
+  return placementOf(job)?.cluster ? 'running' : 'pending';
+}
+
+/** While unplaced: when the current attempt started waiting for a cluster (as the controller counts it). */
+export function waitingSince(job: V1Job): string | null {
+  const record = placementOf(job);
+  if (record?.cluster) return null;
+  return attemptWaitingSince(job, record)?.toISOString() ?? null;
+}
+
+const summaries = new WeakMap<V1Job, JobSummary>();
+
+/** What lists show of a dispatched Job; computed once per object version. */
+export function jobSummary(job: V1Job): JobSummary {
+  const cached = summaries.get(job);
+  if (cached) return cached;
+  const record = placementOf(job);
+  const phase = jobPhase(job);
+  const terminal = terminalCondition(job);
+  const summary: JobSummary = {
+    namespace: job.metadata?.namespace ?? '',
+    name: job.metadata?.name ?? '',
+    uid: job.metadata?.uid ?? '',
+    phase,
+    cluster: record?.cluster ?? null,
+    attempt: record?.attempt ?? null,
+    placedAt: record?.cluster ? (record.placedAt ?? null) : null,
+    waitingSince: phase === 'pending' ? waitingSince(job) : null,
+    createdAt: timestamp(job.metadata?.creationTimestamp),
+    completions: job.spec?.completions ?? null,
+    parallelism: job.spec?.parallelism ?? null,
+    active: job.status?.active ?? 0,
+    succeeded: job.status?.succeeded ?? 0,
+    failed: job.status?.failed ?? 0,
+    reason:
+      terminal?.reason ??
+      (phase === 'pending' ? (job.metadata?.annotations?.[unschedulableAnnotation] ?? null) : null),
+    labels: job.metadata?.labels ?? {},
+  };
+  summaries.set(job, summary);
+  return summary;
+}
+
+export function jobKeyOf(job: V1Job): string {
+  return `${job.metadata?.namespace}/${job.metadata?.name}`;
+}

@@ -1,0 +1,14 @@
+/** Credentials never reach the logs, whatever an error object or request carries. */
+export const apiLogRedaction = {
+  paths: [
+    '*.token',
+    '*.kubeconfig',
+    'body.kubeconfig',
+    'req.headers.authorization',
+    '*.headers.authorization',
+    '*.headers.Authorization',
+    'err.config',
+    'err.headers',
+  ],
+  censor: '[redacted]',
+};

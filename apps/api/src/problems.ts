@@ -1,0 +1,106 @@
+import { z } from 'zod';
+
+/** Stable problem codes: `type` is `${problemTypeBase}<code>`; clients and the plugin match on `code`. */
+export const problemCodes = {
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  'validation-failed': 400,
+  'bad-request': 400,
+  'method-not-allowed': 405,
+  'payload-too-large': 413,
+  'unsupported-media-type': 415,
+  conflict: 409,
+  'already-exists': 409,
+  'cluster-has-jobs': 409,
+  'kubeconfig-refused': 422,
+  'rate-limited': 429,
+  unavailable: 503,
+  'upstream-error': 502,
+  internal: 500,
+} as const;
+
+export type ProblemCode = keyof typeof problemCodes;
+
+export const problemTypeBase = 'https://jobrelay.dev/problems/';
+
+/** A permission the caller lacks, as a SubjectAccessReview names it. */
+export const permissionSchema = z.object({
+  verb: z.string(),
+  group: z.string().optional(),
+  resource: z.string().optional(),
+  subresource: z.string().optional(),
+  namespace: z.string().optional(),
+  name: z.string().optional(),
+  nonResourceURL: z.string().optional(),
+});
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+    instance: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    missingPermission: permissionSchema.optional(),
+    reason: z.string().optional(),
+  })
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+
+export type Problem = z.infer<typeof problemSchema>;
+
+const titles: Record<ProblemCode, string> = {
+  unauthenticated: 'Unauthenticated',
+  forbidden: 'Forbidden',
+  'not-found': 'Not found',
+  'validation-failed': 'Validation failed',
+  'bad-request': 'Bad request',
+  'method-not-allowed': 'Method not allowed',
+  'payload-too-large': 'Payload too large',
+  'unsupported-media-type': 'Unsupported media type',
+  conflict: 'Conflict',
+  'already-exists': 'Already exists',
+  'cluster-has-jobs': 'The cluster still has Jobs',
+  'kubeconfig-refused': 'Kubeconfig refused',
+  'rate-limited': 'Too many requests',
+  unavailable: 'Service unavailable',
+  'upstream-error': 'Kubernetes API error',
+  internal: 'Internal error',
+};
+
+/** Thrown by handlers; the error handler renders it as application/problem+json. */
+export class ApiProblem extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly extra: Partial<Pick<Problem, 'errors' | 'missingPermission' | 'reason'>>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    extra: ApiProblem['extra'] = {},
+    headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.code = code;
+    this.status = problemCodes[code];
+    this.extra = extra;
+    this.headers = headers;
+  }
+
+  toProblem(instance: string | undefined): Problem {
+    return {
+      type: `${problemTypeBase}${this.code}`,
+      title: titles[this.code],
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+      ...(instance ? { instance } : {}),
+      ...this.extra,
+    };
+  }
+}
+
+export const problemContentType = 'application/problem+json';

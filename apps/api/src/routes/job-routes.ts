@@ -1,0 +1,393 @@
+import { PassThrough, Writable } from 'node:stream';
+import { describeApiError, statusCodeOf } from '@jobrelay/kube';
+import { originUidLabel } from '@jobrelay/mirror';
+import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
+import { Log, type V1Job } from '@kubernetes/client-node';
+import { z } from 'zod';
+import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import { jobKeyOf, jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
+import { pageQuerySchema, paginate } from '../pagination.ts';
+import { ApiProblem, problemSchema } from '../problems.ts';
+import { onEvents, onJobs, podLogs, rawParams, rawQuery } from './permissions.ts';
+
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const namespaceName = z.string().max(63).regex(dns1123Label, 'must be a namespace name');
+export const jobName = z.string().max(253).regex(dns1123Subdomain, 'must be a Job name');
+const jobParams = z.object({ namespace: namespaceName, name: jobName });
+const errors = { '4xx': problemSchema, '5xx': problemSchema };
+
+/** Events of a Job that tell its placement story, oldest first. */
+const placementReasons = new Set([
+  'Placed',
+  'FailedPlacement',
+  'PlacementTimeout',
+  'Replacing',
+  'MirrorCreated',
+  'MirrorAdopted',
+  'NameCollision',
+  'NamespaceMissing',
+  'FinishedWithoutMirror',
+  'PlacementUnreadable',
+]);
+
+const eventSchema = z.object({
+  type: z.string(),
+  reason: z.string(),
+  message: z.string(),
+  at: z.string().nullable(),
+  count: z.number().int(),
+  source: z.string().nullable(),
+});
+
+const jobDetailSchema = jobSummarySchema
+  .extend({
+    placement: z.record(z.string(), z.unknown()).nullable().describe('The jobrelay.dev/placement record.'),
+    history: z
+      .array(eventSchema)
+      .describe('Placement Events (Placed, Replacing, MirrorCreated, ...), oldest first.'),
+    mirror: z
+      .object({
+        cluster: z.string(),
+        uid: z.string().nullable(),
+        createdAt: z.string().nullable(),
+        status: z.record(z.string(), z.unknown()),
+      })
+      .nullable()
+      .describe("The mirror Job on its worker, from the API's watch of that worker."),
+    mirrorUnavailable: z.string().nullable().describe('Why the mirror is not shown, when it is not.'),
+    status: z.record(z.string(), z.unknown()).describe("The origin Job's status."),
+    events: z
+      .array(eventSchema)
+      .nullable()
+      .describe('All Events of the Job; null without list events in its namespace.'),
+    waiting: z.object({ reason: z.string(), since: z.string().nullable() }).nullable(),
+  })
+  .meta({ id: 'JobDetail' });
+
+function iso(value: Date | string | undefined | null): string | null {
+  if (value === undefined || value === null) return null;
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+/** Dates to strings, recursively, so a status is plain JSON. */
+function plain(value: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value ?? {})) as Record<string, unknown>;
+}
+
+export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
+  const { fleet } = deps;
+
+  const dispatched = (namespace: string, name: string): V1Job => {
+    const job = fleet.job(namespace, name);
+    if (!job) {
+      throw new ApiProblem(
+        'not-found',
+        `no dispatched Job ${namespace}/${name}: it does not exist, or its spec.managedBy is not jobrelay's`,
+      );
+    }
+    return job;
+  };
+
+  app.get(
+    '/api/v1/jobs',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'List dispatched Jobs',
+        querystring: pageQuerySchema.extend({
+          namespace: namespaceName
+            .optional()
+            .describe('Only this namespace (needs list jobs there; without it, in all).'),
+          cluster: z.string().max(63).optional().describe('Only Jobs placed on this cluster.'),
+          phase: z.enum(jobPhases).optional(),
+          labelSelector: z.string().max(4096).optional().describe('Over the Jobs’ labels.'),
+        }),
+        response: {
+          200: z.object({ items: z.array(jobSummarySchema), continue: z.string().optional() }),
+          ...errors,
+        },
+      },
+      config: { permissions: (request) => [onJobs('list', rawQuery(request, 'namespace'))] },
+    },
+    async (request) => {
+      const { namespace, cluster, phase, labelSelector, limit } = request.query;
+      const selector = labelSelector ? parseLabelSelector(labelSelector) : undefined;
+      if (selector && !selector.ok) {
+        throw new ApiProblem('validation-failed', `labelSelector: ${selector.problem}`, {
+          errors: [{ path: 'querystring.labelSelector', message: selector.problem }],
+        });
+      }
+      const items = [];
+      for (const job of fleet.jobs()) {
+        if (namespace && job.metadata?.namespace !== namespace) continue;
+        const summary = jobSummary(job);
+        if (cluster && summary.cluster !== cluster) continue;
+        if (phase && summary.phase !== phase) continue;
+        if (selector?.ok && !labelsMatch(selector.selector, summary.labels)) continue;
+        items.push(summary);
+      }
+      return paginate(
+        items,
+        (item) => `${item.namespace}/${item.name}`,
+        { limit, continue: request.query.continue },
+        { namespace, cluster, phase, labelSelector },
+      );
+    },
+  );
+
+  app.get(
+    '/api/v1/namespaces/:namespace/jobs/:name',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary:
+          'One dispatched Job: placement, history, the mirror’s status on its worker, Events, why it waits',
+        params: jobParams,
+        response: { 200: jobDetailSchema, ...errors },
+      },
+      config: {
+        permissions: (request) => {
+          const { namespace, name } = rawParams(request);
+          return [onJobs('get', namespace, name)];
+        },
+      },
+    },
+    async (request) => {
+      const { namespace, name } = request.params;
+      const job = dispatched(namespace, name);
+      const summary = jobSummary(job);
+      const record = placementOf(job);
+      // Events only for callers who may read them through kubectl too.
+      const mayReadEvents = await deps.access.allowed(request.caller!, onEvents('list', namespace));
+      let events: z.infer<typeof eventSchema>[] | null = null;
+      if (mayReadEvents) {
+        const list = await fleet.core.listNamespacedEvent({
+          namespace,
+          fieldSelector: `involvedObject.uid=${job.metadata!.uid}`,
+        });
+        events = list.items
+          .map((event) => ({
+            type: event.type ?? 'Normal',
+            reason: event.reason ?? '',
+            message: event.message ?? '',
+            at: iso(
+              event.eventTime ??
+                event.lastTimestamp ??
+                event.firstTimestamp ??
+                event.metadata?.creationTimestamp,
+            ),
+            count: event.count ?? event.series?.count ?? 1,
+            source: event.reportingComponent || event.source?.component || null,
+          }))
+          .sort((a, b) => (a.at ?? '').localeCompare(b.at ?? ''));
+      }
+      let mirror: z.infer<typeof jobDetailSchema>['mirror'] = null;
+      let mirrorUnavailable: string | null = null;
+      if (record?.cluster) {
+        const connection = fleet.registry.get(record.cluster);
+        const found = connection?.mirrors.get(jobKeyOf(job));
+        if (!connection) mirrorUnavailable = `cluster ${record.cluster} is not connected to the API`;
+        else if (!found || found.metadata?.labels?.[originUidLabel] !== job.metadata?.uid)
+          mirrorUnavailable = `no mirror on ${record.cluster} (not created yet, or removed after the Job finished)`;
+        else
+          mirror = {
+            cluster: record.cluster,
+            uid: found.metadata?.uid ?? null,
+            createdAt: iso(found.metadata?.creationTimestamp),
+            status: plain(found.status),
+          };
+      } else mirrorUnavailable = 'the Job is not placed';
+      const waiting =
+        summary.phase === 'pending'
+          ? { reason: summary.reason ?? fleet.preview(job).message, since: summary.waitingSince }
+          : null;
+      return {
+        ...summary,
+        placement: record ? plain(record) : null,
+        history: (events ?? []).filter((event) => placementReasons.has(event.reason)),
+        mirror,
+        mirrorUnavailable,
+        status: plain(job.status),
+        events,
+        waiting,
+      };
+    },
+  );
+
+  app.get(
+    '/api/v1/namespaces/:namespace/jobs/:name/logs',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: "Logs of the Job's pods on its worker, streamed through the API",
+        description:
+          'text/plain. With several pods or containers each line is prefixed with `[pod/container] `. `follow=true` streams until the pods end or the client leaves.',
+        params: jobParams,
+        querystring: z.object({
+          follow: z.enum(['true', 'false']).optional(),
+          container: z.string().max(63).regex(dns1123Label, 'must be a container name').optional(),
+          pod: z.string().max(253).regex(dns1123Subdomain, 'must be a pod name').optional(),
+          tailLines: z.coerce.number().int().min(0).max(100_000).optional(),
+        }),
+        response: errors,
+      },
+      config: {
+        permissions: (request) => {
+          const { namespace, name } = rawParams(request);
+          return [onJobs('get', namespace, name), ...(namespace ? [podLogs(namespace)] : [])];
+        },
+      },
+    },
+    async (request, reply) => {
+      const { namespace, name } = request.params;
+      const { follow, container, pod: onlyPod, tailLines } = request.query;
+      const job = dispatched(namespace, name);
+      const cluster = placementOf(job)?.cluster;
+      if (!cluster)
+        throw new ApiProblem(
+          'conflict',
+          `${namespace}/${name} is not placed on a cluster yet: no pods, no logs`,
+        );
+      const connection = fleet.registry.get(cluster);
+      if (!connection?.state.active) {
+        throw new ApiProblem(
+          'unavailable',
+          `cluster ${cluster} is not reachable from the API now; retry later`,
+          {},
+          { 'retry-after': '5' },
+        );
+      }
+      const mirror = connection.mirrors.get(jobKeyOf(job));
+      if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== job.metadata?.uid) {
+        throw new ApiProblem(
+          'not-found',
+          `no mirror of ${namespace}/${name} on ${cluster}: not created yet, or removed after the Job finished`,
+        );
+      }
+      const pods = (
+        await connection.core.listNamespacedPod({
+          namespace,
+          labelSelector: `batch.kubernetes.io/controller-uid=${mirror.metadata!.uid}`,
+        })
+      ).items
+        .filter((pod) => !onlyPod || pod.metadata?.name === onlyPod)
+        .sort((a, b) =>
+          iso(a.metadata?.creationTimestamp)!.localeCompare(iso(b.metadata?.creationTimestamp)!),
+        );
+      const streams = pods.flatMap((pod) =>
+        (pod.spec?.containers ?? [])
+          .filter((c) => !container || c.name === container)
+          .map((c) => ({ pod: pod.metadata!.name!, container: c.name })),
+      );
+      if (streams.length === 0) {
+        throw new ApiProblem(
+          'not-found',
+          onlyPod || container
+            ? `no pod${onlyPod ? ` ${onlyPod}` : ''}${container ? ` with container ${container}` : ''} of ${namespace}/${name} on ${cluster}`
+            : `${namespace}/${name} has no pods on ${cluster} (yet, or any more)`,
+        );
+      }
+      const prefix = streams.length > 1;
+      const output = new PassThrough();
+      const logs = new Log(connection.kubeConfig);
+      const controllers: AbortController[] = [];
+      // Writes after the client left are dropped, never thrown.
+      output.on('error', () => {});
+      request.raw.on('close', () => {
+        for (const c of controllers) c.abort();
+        output.end();
+      });
+      const open = (target: { pod: string; container: string }) => {
+        let partial = '';
+        let finished!: () => void;
+        const sinkDone = new Promise<void>((resolve) => {
+          finished = resolve;
+        });
+        const sink = new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            if (!prefix) {
+              output.write(chunk);
+              return done();
+            }
+            const text = partial + chunk.toString('utf8');
+            const lines = text.split('\n');
+            partial = lines.pop() ?? '';
+            for (const line of lines) output.write(`[${target.pod}/${target.container}] ${line}\n`);
+            done();
+          },
+          final(done) {
+            if (prefix && partial) output.write(`[${target.pod}/${target.container}] ${partial}\n`);
+            done();
+            finished();
+          },
+        });
+        sink.on('error', () => finished());
+        const opened = logs
+          .log(namespace, target.pod, target.container, sink, {
+            follow: follow === 'true',
+            ...(tailLines !== undefined ? { tailLines } : {}),
+          })
+          .then((controller) => {
+            controllers.push(controller);
+          });
+        // A stream that could not be opened is done at once.
+        const done = opened.then(
+          () => sinkDone,
+          () => undefined,
+        );
+        return { target, opened, done };
+      };
+      const note = (target: { pod: string; container: string }, err: unknown) =>
+        output.write(
+          `[${target.pod}/${target.container}] (no logs: ${logProblem(err, target, cluster).message})\n`,
+        );
+      // The first stream is opened before answering, so a refusal (say, a pod that has not
+      // started) is a clear error status instead of an empty 200.
+      const [first, ...rest] = streams;
+      const firstStream = open(first!);
+      try {
+        await firstStream.opened;
+      } catch (err) {
+        for (const c of controllers) c.abort();
+        throw logProblem(err, first!, cluster);
+      }
+      void (async () => {
+        try {
+          if (follow === 'true') {
+            const others = rest.map(open);
+            await Promise.all([
+              firstStream.done,
+              ...others.map((s) => s.opened.catch((err: unknown) => note(s.target, err)).then(() => s.done)),
+            ]);
+          } else {
+            await firstStream.done;
+            for (const target of rest) {
+              if (request.raw.destroyed) break;
+              const s = open(target);
+              await s.opened.catch((err: unknown) => note(target, err));
+              await s.done;
+            }
+          }
+        } finally {
+          output.end();
+        }
+      })();
+      return reply
+        .type('text/plain; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(output as never);
+    },
+  );
+}
+
+function logProblem(err: unknown, target: { pod: string; container: string }, cluster: string): ApiProblem {
+  const status = statusCodeOf(err);
+  if (status === 400 || status === 404) {
+    return new ApiProblem(
+      'conflict',
+      `${cluster} has no logs for ${target.pod}/${target.container} yet (the container may not have started): ${describeApiError(err)}`,
+    );
+  }
+  return new ApiProblem('upstream-error', `reading logs from ${cluster} failed: ${describeApiError(err)}`);
+}

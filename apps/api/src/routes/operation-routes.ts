@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import type { ApiMetrics } from '../api-metrics.ts';
+import type { ApiApp, ApiDependencies } from '../build-api.ts';
+
+/** /healthz, /readyz (anonymous, as kubelet probes are) and /metrics (needs get on /metrics, like the apiserver's). */
+export function registerOperationRoutes(app: ApiApp, deps: ApiDependencies, metrics: ApiMetrics): void {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The process answers',
+        security: [],
+        response: { 200: z.string() },
+      },
+    },
+    async (_request, reply) => reply.type('text/plain').send('ok\n'),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Ready: caches synced, Redis and the management apiserver answer',
+        security: [],
+        response: {
+          200: z.object({
+            ready: z.boolean(),
+            redis: z.boolean(),
+            apiserver: z.boolean(),
+            caches: z.boolean(),
+          }),
+          503: z.object({
+            ready: z.boolean(),
+            redis: z.boolean(),
+            apiserver: z.boolean(),
+            caches: z.boolean(),
+          }),
+        },
+      },
+    },
+    async (_request, reply) => {
+      const checks = await deps.fleet.readiness();
+      const ready = checks.redis && checks.apiserver && checks.caches;
+      return reply.code(ready ? 200 : 503).send({ ready, ...checks });
+    },
+  );
+  app.get(
+    '/metrics',
+    {
+      schema: { tags: ['operations'], summary: 'Prometheus metrics', response: { 200: z.string() } },
+      config: { permissions: () => [{ verb: 'get', nonResourceURL: '/metrics' }] },
+    },
+    async (_request, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}

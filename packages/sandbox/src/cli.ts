@@ -16,7 +16,8 @@ commands:
   down               stop every process the sandbox started and remove its state
   register-workers   register every worker with jobrelay on the management cluster: CRDs;
                      deploy/worker on each worker; a kubeconfig of its jobrelay-dispatcher
-                     ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects
+                     ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects;
+                     deploy/api and the fleet-admin, viewer, team-a, jobrelay-api bindings
   binaries           build the pinned Kubernetes binaries now (once; cached) and print where they are
 
 The sandbox lives in ${defaultSandboxDir()} (JOBRELAY_SANDBOX_DIR overrides).`;

@@ -1,0 +1,88 @@
+// The shapes of the admin API's answers (apps/api, contract v1) that the plugin reads. Fields are
+// optional where a table can do without them, so a newer API with more or fewer fields still prints.
+
+export interface Cluster {
+  name: string;
+  labels?: Record<string, string>;
+  active: boolean;
+  reason?: string;
+  message?: string;
+  kubernetesVersion?: string | null;
+  cordoned?: boolean;
+  draining?: boolean;
+  weight?: number;
+  maxActiveJobs?: number | null;
+  allowedNamespaces?: string[];
+  capacity?: {
+    nodes?: number;
+    allocatable?: Record<string, string | number>;
+    free?: Record<string, string | number>;
+  } | null;
+  jobsPlaced?: number;
+  placementsPerMinute?: number;
+  lastHeartbeatTime?: string | null;
+  createdAt?: string;
+}
+
+export interface Drain {
+  cluster: string;
+  draining: boolean;
+  remaining: number;
+  jobs?: Array<{ namespace: string; name: string }>;
+}
+
+export interface JobSummary {
+  namespace: string;
+  name: string;
+  uid?: string;
+  phase: string;
+  cluster: string | null;
+  attempt: number | null;
+  placedAt: string | null;
+  waitingSince: string | null;
+  createdAt?: string;
+  completions: number | null;
+  parallelism: number | null;
+  active?: number;
+  succeeded?: number;
+  failed?: number;
+  reason: string | null;
+}
+
+export interface JobDetail extends JobSummary {
+  placement: Record<string, unknown> | null;
+  attempts?: Array<{ attempt: number; cluster: string; at: string; reason?: string; message?: string }>;
+  mirror: { cluster: string; uid: string; status?: Record<string, unknown> } | null;
+  status?: Record<string, unknown>;
+  events?: Array<{ type?: string; reason?: string; message?: string; at?: string; count?: number }>;
+  waiting: { reason: string; since: string | null } | null;
+}
+
+export interface PendingItem {
+  position: number;
+  namespace: string;
+  name: string;
+  uid?: string;
+  waitingSince?: string | null;
+  waitingSeconds?: number;
+  reason?: string | null;
+  queueState?: string;
+}
+
+export interface PendingPage {
+  items: PendingItem[];
+  total?: number;
+  continue?: string;
+}
+
+export interface PlacementPreview {
+  decision: 'placed' | 'unschedulable';
+  cluster: string | null;
+  message?: string;
+  clusters?: Array<{ name: string; eligible: boolean; score: number | null; reason: string | null }>;
+}
+
+export interface RegisterDryRun {
+  dryRun: true;
+  probe?: { server?: string; kubernetesVersion?: string };
+}

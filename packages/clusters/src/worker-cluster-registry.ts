@@ -7,10 +7,9 @@ import {
   makeClusterApiClients,
   mergePatch,
   ResilientInformer,
-  statusCodeOf,
   withTimeout,
 } from '@jobrelay/kube';
-import { isJobFinished, originLabel } from '@jobrelay/mirror';
+import { isJobFinished } from '@jobrelay/mirror';
 import { formatResourceAmount, type Resources } from '@jobrelay/placement';
 import {
   type BatchV1Api,
@@ -18,11 +17,10 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   type V1Job,
-  type V1SelfSubjectAccessReview,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { classifyConnectionError } from './classify-connection-error.ts';
 import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
+import { checkWorker, defaultProbeTimeoutMs, mirrorSelectorFor } from './probe-worker.ts';
 import { type CapacitySnapshot, WorkerCapacity } from './worker-capacity.ts';
 import {
   type ActiveReason,
@@ -34,10 +32,9 @@ import {
   workerClusterPlural,
   workerClusterVersion,
 } from './worker-cluster.ts';
-import { deniedPermissions, summarizePermissions, workerPermissions } from './worker-permissions.ts';
 
 /** A health check that takes longer than this marks the cluster Unreachable. */
-const probeTimeoutMs = 5_000;
+const probeTimeoutMs = defaultProbeTimeoutMs;
 /** Rewrite lastHeartbeatTime at most this often: every write costs the management apiserver. */
 const heartbeatWriteIntervalMs = 30_000;
 /** First retry of a failed connection; doubles per attempt up to reconnectMaxBackoffMs. */
@@ -57,6 +54,10 @@ export interface WorkerConnection {
   readonly core: CoreV1Api;
   readonly mirrors: ResilientInformer<V1Job>;
   readonly kubernetesVersion: string | undefined;
+  /** UID of the worker's kube-system namespace (undefined when the identity may not read it). */
+  readonly clusterUid: string | undefined;
+  /** The vetted worker kubeconfig, for client-node helpers that take one (Log, Watch). Holds credentials: never log it. */
+  readonly kubeConfig: KubeConfig;
 }
 
 /** Everything placement and the controller need to know about one registered cluster. */
@@ -111,8 +112,17 @@ export interface WorkerClusterRegistryOptions {
   clientRateLimit?: ClusterClientOptions;
   /** Accept exec credential plugins in worker kubeconfigs (off by default). */
   allowExecPlugins?: boolean;
+  /**
+   * Watch and connect, never write: no WorkerCluster status is written to the management
+   * cluster and `beforeActive` never runs. For processes beside the controller (the admin
+   * API) that read what it maintains: the controller alone writes the Active condition,
+   * so two writers never fight over it.
+   */
+  observeOnly?: boolean;
   /** A mirror changed on a worker. Must only enqueue. */
-  onMirrorEvent: (cluster: string, event: InformerEvent<V1Job>) => void;
+  onMirrorEvent?: (cluster: string, event: InformerEvent<V1Job>) => void;
+  /** A WorkerCluster object changed on the management cluster (after the registry has seen it). */
+  onWorkerClusterEvent?: (event: InformerEvent<WorkerCluster>) => void;
   /** A cluster became Active or stopped being Active (or was removed), or its spec changed. */
   onAvailabilityChange?: (cluster: string, active: boolean) => void;
   /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
@@ -136,7 +146,7 @@ export interface WorkerClusterRegistryOptions {
 export class WorkerClusterRegistry {
   private readonly options: WorkerClusterRegistryOptions;
   private readonly entries = new Map<string, ConnectionEntry>();
-  private readonly workerClusters: ResilientInformer<WorkerCluster>;
+  private readonly workerClusterInformer: ResilientInformer<WorkerCluster>;
   private readonly managementCore: CoreV1Api;
   private readonly customObjects: CustomObjectsApi;
   private healthTimer: NodeJS.Timeout | undefined;
@@ -147,7 +157,7 @@ export class WorkerClusterRegistry {
     const management = makeClusterApiClients(options.management, { qps: 50, burst: 100 });
     this.managementCore = management.core;
     this.customObjects = options.management.makeApiClient(CustomObjectsApi);
-    this.workerClusters = new ResilientInformer({
+    this.workerClusterInformer = new ResilientInformer({
       name: 'WorkerClusters',
       kubeConfig: options.management,
       apiVersion: `${workerClusterGroup}/${workerClusterVersion}`,
@@ -156,6 +166,7 @@ export class WorkerClusterRegistry {
       log: options.log,
       onEvent: (event) => {
         const name = event.object.metadata.name;
+        this.options.onWorkerClusterEvent?.(event);
         if (event.type === 'delete') void this.remove(name);
         else if (event.object.metadata.generation !== event.previous?.metadata.generation) {
           void this.sync(name).then(() =>
@@ -171,29 +182,31 @@ export class WorkerClusterRegistry {
   }
 
   async start(): Promise<void> {
-    this.workerClusters.start();
-    await this.workerClusters.waitForSync();
-    await Promise.all(this.workerClusters.list().map((wc) => this.sync(wc.metadata.name)));
+    this.workerClusterInformer.start();
+    await this.workerClusterInformer.waitForSync();
+    await Promise.all(this.workerClusterInformer.list().map((wc) => this.sync(wc.metadata.name)));
     this.healthTimer = setInterval(() => {
-      for (const wc of this.workerClusters.list()) void this.sync(wc.metadata.name);
+      for (const wc of this.workerClusterInformer.list()) void this.sync(wc.metadata.name);
     }, this.options.healthIntervalMs ?? 10_000);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.healthTimer);
-    await this.workerClusters.stop();
+    await this.workerClusterInformer.stop();
     await Promise.all([...this.entries.values()].map((entry) => this.disconnect(entry)));
   }
 
   /** Every cluster with clients, Active or not. */
   connections(): WorkerConnection[] {
-    return [...this.entries.values()].filter((e) => e.clients && e.mirrors).map((e) => this.view(e));
+    return [...this.entries.values()]
+      .filter((e) => e.clients && e.mirrors && e.kubeConfig)
+      .map((e) => this.view(e));
   }
 
   /** Every registered WorkerCluster, including those that never connected. */
   clusters(): WorkerClusterView[] {
-    return this.workerClusters.list().map((wc) => {
+    return this.workerClusterInformer.list().map((wc) => {
       const entry = this.entries.get(wc.metadata.name);
       return {
         name: wc.metadata.name,
@@ -212,11 +225,21 @@ export class WorkerClusterRegistry {
 
   get(name: string): WorkerConnection | undefined {
     const entry = this.entries.get(name);
-    return entry?.clients && entry.mirrors ? this.view(entry) : undefined;
+    return entry?.clients && entry.mirrors && entry.kubeConfig ? this.view(entry) : undefined;
   }
 
   spec(name: string): WorkerClusterSpec | undefined {
-    return this.workerClusters.get(name)?.spec;
+    return this.workerClusterInformer.get(name)?.spec;
+  }
+
+  /** The WorkerCluster object as the informer holds it (status as the controller wrote it). Read-only. */
+  workerCluster(name: string): Readonly<WorkerCluster> | undefined {
+    return this.workerClusterInformer.get(name);
+  }
+
+  /** Every WorkerCluster object as the informer holds it. Read-only: do not modify. */
+  workerClusters(): ReadonlyArray<Readonly<WorkerCluster>> {
+    return this.workerClusterInformer.list();
   }
 
   /** API requests sent to each worker so far (rate-limited clients only). */
@@ -232,6 +255,8 @@ export class WorkerClusterRegistry {
       core: entry.clients!.core,
       mirrors: entry.mirrors!,
       kubernetesVersion: entry.kubernetesVersion,
+      clusterUid: entry.clusterUid,
+      kubeConfig: entry.kubeConfig!,
     };
   }
 
@@ -257,7 +282,7 @@ export class WorkerClusterRegistry {
   private async syncOnce(entry: ConnectionEntry): Promise<void> {
     if (this.stopped) return;
     const log = this.options.log.child({ cluster: entry.name });
-    const workerCluster = this.workerClusters.get(entry.name);
+    const workerCluster = this.workerClusterInformer.get(entry.name);
     if (!workerCluster) return;
     const specChanged = entry.generation !== workerCluster.metadata.generation;
     entry.generation = workerCluster.metadata.generation;
@@ -266,7 +291,7 @@ export class WorkerClusterRegistry {
     if (!entry.state.active && entry.attempts > 0 && now < entry.nextAttemptAt && !specChanged) return;
     const wasActive = entry.state.active;
     const next = await this.probe(entry, workerCluster, log);
-    if (next.active && !wasActive && this.options.beforeActive) {
+    if (next.active && !wasActive && this.options.beforeActive && !this.options.observeOnly) {
       try {
         // Stale mirrors go before anything new happens there.
         await withTimeout(entry.mirrors!.waitForSync(), 30_000, `${entry.name} mirror list`);
@@ -349,42 +374,19 @@ export class WorkerClusterRegistry {
       log.info({ server: loaded.server }, 'loaded kubeconfig');
     }
     const server = entry.server!;
-    const clients = entry.clients!;
-    try {
-      // One call proves the address, TLS, credentials and the permission we need most.
-      await withTimeout(
-        clients.batch.listJobForAllNamespaces({ labelSelector: this.mirrorSelector(), limit: 1 }),
-        probeTimeoutMs,
-        server,
-      );
-      if (!entry.kubernetesVersion) {
-        const version = await withTimeout(clients.version.getCode(), probeTimeoutMs, server);
-        entry.kubernetesVersion = version.gitVersion;
-        const kubeSystem = await withTimeout(
-          clients.core.readNamespace({ name: 'kube-system' }),
-          probeTimeoutMs,
-          server,
-        ).catch(
-          () => undefined, // without permission to read it, duplicates cannot be detected: not fatal
-        );
-        entry.clusterUid = kubeSystem?.metadata?.uid;
-      }
-      if (!entry.permissionsChecked) {
-        // The capacity watches (nodes, pods) would otherwise fail in the background, forever
-        // retrying, while the cluster looked Active without capacity.
-        const denied = await this.deniedPermissions(clients, server, log);
-        if (denied.length > 0) {
-          return inactive(
-            activeReasons.forbidden,
-            `${server} denies the kubeconfig's identity ${summarizePermissions(denied)}: grant it the jobrelay-worker ClusterRole (kubectl apply -k deploy/worker)`,
-          );
-        }
-        entry.permissionsChecked = true;
-      }
-    } catch (err) {
-      const { reason, message } = classifyConnectionError(err, server);
-      return inactive(reason, message);
-    }
+    const check = await checkWorker(entry.clients!, server, {
+      mirrorSelector: this.mirrorSelector(),
+      timeoutMs: probeTimeoutMs,
+      ...(entry.kubernetesVersion
+        ? { known: { kubernetesVersion: entry.kubernetesVersion, clusterUid: entry.clusterUid } }
+        : {}),
+      permissionsChecked: entry.permissionsChecked ?? false,
+      log,
+    });
+    entry.kubernetesVersion = check.kubernetesVersion;
+    entry.clusterUid = check.clusterUid;
+    entry.permissionsChecked = check.permissionsChecked;
+    if (check.failure) return inactive(check.failure.reason, check.failure.message);
     // Two WorkerClusters for one physical cluster would each see the other's mirrors as
     // stale and delete them: the registration that was Active first is kept.
     const twin = [...this.entries.values()].find(
@@ -411,34 +413,8 @@ export class WorkerClusterRegistry {
     };
   }
 
-  /** Required permissions the worker denies; none when it cannot answer access reviews. */
-  private async deniedPermissions(clients: ClusterApiClients, server: string, log: Logger) {
-    // Through the worker's rate-limited clients and their one connection pool.
-    const authorization = {
-      createSelfSubjectAccessReview: ({ body }: { body: V1SelfSubjectAccessReview }) =>
-        clients.custom.createClusterCustomObject({
-          group: 'authorization.k8s.io',
-          version: 'v1',
-          plural: 'selfsubjectaccessreviews',
-          body,
-        }) as Promise<V1SelfSubjectAccessReview>,
-    };
-    const required = workerPermissions.filter((p) => p.required);
-    try {
-      return await withTimeout(deniedPermissions(authorization, required), probeTimeoutMs, server);
-    } catch (err) {
-      const status = statusCodeOf(err);
-      // An apiserver without the authorization API, or one that forbids self-reviews: the
-      // check is skipped (the watches log their own errors). Anything else (a timeout, a 401) is
-      // a connection error.
-      if (status !== 403 && status !== 404) throw err;
-      log.warn({ err: describeApiError(err) }, "cannot review the identity's permissions; not checked");
-      return [];
-    }
-  }
-
   mirrorSelector(): string {
-    return `${originLabel}=${this.options.originId}`;
+    return mirrorSelectorFor(this.options.originId);
   }
 
   private startWatches(entry: ConnectionEntry, log: Logger): void {
@@ -452,7 +428,7 @@ export class WorkerClusterRegistry {
       modelName: 'V1Job',
       labelSelector: this.mirrorSelector(),
       log,
-      onEvent: (event) => this.options.onMirrorEvent(cluster, event),
+      onEvent: (event) => this.options.onMirrorEvent?.(cluster, event),
     });
     entry.mirrors.start();
     entry.capacity = new WorkerCapacity({
@@ -518,6 +494,8 @@ export class WorkerClusterRegistry {
     workerCluster: WorkerCluster,
     log: Logger,
   ): Promise<void> {
+    // The one place the registry writes to the management cluster.
+    if (this.options.observeOnly) return;
     const { state } = entry;
     const previous = workerCluster.status?.conditions?.find((c) => c.type === 'Active');
     const status = state.active ? 'True' : 'False';

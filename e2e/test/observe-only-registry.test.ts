@@ -1,0 +1,314 @@
+// What the admin API reuses of the controller's cluster code, against real clusters: an
+// observe-only WorkerClusterRegistry that connects and watches but never writes to the
+// management cluster, and probeWorkerKubeconfig, the registry's checks on a kubeconfig
+// that is not saved anywhere yet.
+
+import { probeWorkerKubeconfig, type WorkerCluster, WorkerClusterRegistry } from '@jobrelay/clusters';
+import { originLabel } from '@jobrelay/mirror';
+import { systemNamespace } from '@jobrelay/sandbox';
+import { CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import {
+  type ClusterClients,
+  createTestNamespace,
+  eventually,
+  testSandbox,
+  uniqueName,
+} from '../src/kube-test-helpers.ts';
+
+const group = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'workerclusters' } as const;
+const log = pino({ level: 'warn' });
+
+let fleet: Fleet;
+let custom: CustomObjectsApi;
+let worker: string;
+let workerAdmin: ClusterClients;
+/** The kubeconfig the sandbox registered for worker-1: the jobrelay-dispatcher identity, self-contained. */
+let dispatcherKubeconfig: string;
+let kubeSystemUid: string;
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  custom = fleet.management.kubeConfig.makeApiClient(CustomObjectsApi);
+  worker = fleet.sandbox.workers[0]!.name;
+  workerAdmin = fleet.workers.get(worker)!;
+  const secret = await fleet.management.core.readNamespacedSecret({
+    name: `${worker}-kubeconfig`,
+    namespace: systemNamespace,
+  });
+  dispatcherKubeconfig = Buffer.from(secret.data!.kubeconfig!, 'base64').toString('utf8');
+  kubeSystemUid = (await workerAdmin.core.readNamespace({ name: 'kube-system' })).metadata!.uid!;
+});
+
+async function listWorkerClusters(): Promise<WorkerCluster[]> {
+  const list = (await custom.listClusterCustomObject(group)) as { items: WorkerCluster[] };
+  return list.items;
+}
+
+/** Each WorkerCluster's resourceVersion and status: any write to one changes them. */
+async function workerClusterWrites(): Promise<Map<string, string>> {
+  return new Map(
+    (await listWorkerClusters()).map((wc) => [
+      wc.metadata.name,
+      JSON.stringify([wc.metadata.resourceVersion, wc.status ?? null]),
+    ]),
+  );
+}
+
+describe('an observe-only WorkerClusterRegistry', () => {
+  const registries: WorkerClusterRegistry[] = [];
+  const createdWorkerClusters: string[] = [];
+
+  afterAll(async () => {
+    await Promise.all(registries.map((r) => r.stop()));
+    for (const name of createdWorkerClusters)
+      await custom.deleteClusterCustomObject({ ...group, name }).catch(() => {});
+  });
+
+  it('connects to the workers, lists mirrors and capacity, and writes nothing to the management cluster', async () => {
+    // Its own origin id: only the mirror made below carries it, so the list is exactly it.
+    const originId = uniqueName('observer');
+    const namespace = await createTestNamespace(workerAdmin, 'observe');
+    const mirrorName = uniqueName('mirror');
+    await workerAdmin.batch.createNamespacedJob({
+      namespace,
+      body: {
+        metadata: { name: mirrorName, labels: { [originLabel]: originId } },
+        spec: {
+          suspend: true, // no pods: only the object matters here
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] } },
+        },
+      },
+    });
+    // Another origin's Job next to it: the mirror watch is label-selected and must not see it.
+    await workerAdmin.batch.createNamespacedJob({
+      namespace,
+      body: {
+        metadata: { name: uniqueName('foreign'), labels: { [originLabel]: 'someone-else' } },
+        spec: {
+          suspend: true,
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] } },
+        },
+      },
+    });
+
+    const before = await workerClusterWrites();
+    expect(before.has(worker)).toBe(true);
+    const events: string[] = [];
+    let beforeActiveRan = false;
+    const registry = new WorkerClusterRegistry({
+      management: fleet.management.kubeConfig,
+      systemNamespace,
+      originId,
+      log,
+      observeOnly: true,
+      healthIntervalMs: 300, // many health rounds in the seconds below, each a chance to write
+      onWorkerClusterEvent: (event) => events.push(`${event.type} ${event.object.metadata.name}`),
+      beforeActive: async () => {
+        beforeActiveRan = true;
+      },
+    });
+    registries.push(registry);
+    await registry.start();
+
+    const connection = await eventually(`${worker} active in the observer`, async () => {
+      const c = registry.get(worker);
+      return c?.state.active ? c : undefined;
+    });
+    expect(connection.clusterUid).toBe(kubeSystemUid);
+    expect(connection.kubernetesVersion).toMatch(/^v1\.\d+\./);
+    await connection.mirrors.waitForSync();
+    const mirrors: V1Job[] = await eventually('the mirror in the cache', async () => {
+      const list = connection.mirrors.list();
+      return list.length > 0 ? list : undefined;
+    });
+    expect(mirrors.map((m) => `${m.metadata?.namespace}/${m.metadata?.name}`)).toEqual([
+      `${namespace}/${mirrorName}`,
+    ]);
+    // The worker clients work for reads (the API's pod logs go through them).
+    const read = await connection.batch.readNamespacedJob({ name: mirrorName, namespace });
+    expect(read.metadata?.labels?.[originLabel]).toBe(originId);
+    // And its kubeconfig (for client-node's Log) is the registered worker's, not the management's.
+    expect(connection.kubeConfig.getCurrentCluster()?.server).toBe(
+      fleet.sandbox.clusters.find((c) => c.name === worker)!.server,
+    );
+
+    const capacity = await eventually(
+      `${worker} capacity`,
+      async () => registry.clusters().find((c) => c.name === worker)?.capacity,
+    );
+    expect(capacity.nodes.length).toBeGreaterThan(0);
+    expect(capacity.nodes.every((n) => (n.allocatable.cpu ?? 0) > 0)).toBe(true);
+
+    // The raw objects, as the controller left them, and a change streamed as it happens.
+    expect(registry.workerClusters().map((wc) => wc.metadata.name)).toEqual(
+      expect.arrayContaining(fleet.sandbox.workers.map((w) => w.name)),
+    );
+    expect(registry.workerCluster(worker)?.metadata.resourceVersion).toBe(JSON.parse(before.get(worker)!)[0]);
+    const extra = uniqueName('observed');
+    createdWorkerClusters.push(extra);
+    await custom.createClusterCustomObject({
+      ...group,
+      body: {
+        apiVersion: 'jobrelay.dev/v1alpha1',
+        kind: 'WorkerCluster',
+        metadata: { name: extra },
+        spec: { kubeconfigSecretRef: { name: extra } }, // no such Secret: never Active
+      },
+    });
+    await eventually('the new WorkerCluster event', async () =>
+      events.includes(`upsert ${extra}`) ? true : undefined,
+    );
+    expect(registry.workerCluster(extra)?.spec.kubeconfigSecretRef.name).toBe(extra);
+    const missing = await eventually('the missing Secret noticed', async () => {
+      const state = registry.clusters().find((c) => c.name === extra)?.state;
+      return state?.reason === 'SecretNotFound' ? state : undefined;
+    });
+    expect(missing.active).toBe(false);
+
+    // Several health rounds later: no WorkerCluster was written, Active or failing.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const after = await workerClusterWrites();
+    for (const [name, written] of before) expect(after.get(name), name).toBe(written);
+    const extraObject = (await listWorkerClusters()).find((wc) => wc.metadata.name === extra);
+    expect(extraObject?.status).toBeUndefined();
+    expect(beforeActiveRan).toBe(false);
+  });
+
+  it('is what keeps the status untouched: the same registry without observeOnly writes it', async () => {
+    // The contrast that shows the comparison above can fail. No controller runs in this file,
+    // so nothing else writes WorkerCluster status meanwhile.
+    const before = await workerClusterWrites();
+    const registry = new WorkerClusterRegistry({
+      management: fleet.management.kubeConfig,
+      systemNamespace,
+      originId: uniqueName('writer'),
+      log,
+      healthIntervalMs: 300,
+    });
+    registries.push(registry);
+    await registry.start();
+    await eventually(`${worker} status written`, async () => {
+      const after = await workerClusterWrites();
+      return after.get(worker) !== before.get(worker) ? true : undefined;
+    });
+    await registry.stop();
+  });
+});
+
+describe('probeWorkerKubeconfig', () => {
+  const originId = 'probe-test';
+  type KubeconfigDocument = {
+    clusters: Array<{ cluster: Record<string, unknown> }>;
+    users: Array<{ user: Record<string, unknown> }>;
+  };
+  /** The dispatcher's kubeconfig with one change to its parsed document. */
+  const variant = (change: (doc: KubeconfigDocument) => void): string => {
+    const doc = parse(dispatcherKubeconfig) as KubeconfigDocument;
+    change(doc);
+    return stringify(doc);
+  };
+  const dispatcherToken = () =>
+    (parse(dispatcherKubeconfig) as KubeconfigDocument).users[0]!.user.token as string;
+
+  it("accepts the registered dispatcher kubeconfig, with the worker's version and kube-system UID", async () => {
+    const result = await probeWorkerKubeconfig(dispatcherKubeconfig, { originId });
+    const server = fleet.sandbox.clusters.find((c) => c.name === worker)!.server;
+    expect(result).toEqual({
+      ok: true,
+      server: new URL(server).origin,
+      kubernetesVersion: expect.stringMatching(/^v1\.\d+\./),
+      clusterUid: kubeSystemUid,
+    });
+  });
+
+  it('names the missing permissions of an identity without any (Forbidden)', async () => {
+    const nobodyToken = fleet.sandbox.token('nobody');
+    const result = await probeWorkerKubeconfig(
+      variant((d) => {
+        d.users[0]!.user = { token: nobodyToken };
+      }),
+      { originId },
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.reason).toBe('Forbidden');
+    // Every required rule of deploy/worker is missing, so each resource is named.
+    for (const fragment of ['jobs.batch', 'jobs.batch/status', 'list, watch nodes', 'list, watch pods'])
+      expect(result.message).toContain(fragment);
+    expect(result.message).toContain('jobrelay-worker ClusterRole');
+    expect(result.message).not.toContain(nobodyToken);
+  });
+
+  it('says Unreachable for a server port nothing listens on, within the timeout', async () => {
+    const began = Date.now();
+    const result = await probeWorkerKubeconfig(
+      dispatcherKubeconfig.replace(/https:\/\/127\.0\.0\.1:\d+/, 'https://127.0.0.1:9'),
+      { originId, timeoutMs: 3_000 },
+    );
+    expect(Date.now() - began).toBeLessThan(10_000);
+    expect(result).toMatchObject({ ok: false, reason: 'Unreachable' });
+    expect(!result.ok && result.message).toContain('127.0.0.1:9');
+    expect(!result.ok && result.message).not.toContain(dispatcherToken());
+  });
+
+  it('refuses an exec plugin (KubeconfigUnsafe) unless allowed, and garbage (KubeconfigMalformed)', async () => {
+    const exec = variant((d) => {
+      d.users[0]!.user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } };
+    });
+    const unsafe = await probeWorkerKubeconfig(exec, { originId });
+    expect(unsafe).toMatchObject({ ok: false, reason: 'KubeconfigUnsafe' });
+    expect(!unsafe.ok && unsafe.message).toContain('exec');
+    const malformed = await probeWorkerKubeconfig(': not a kubeconfig [', { originId });
+    expect(malformed).toMatchObject({ ok: false, reason: 'KubeconfigMalformed' });
+    const notOne = await probeWorkerKubeconfig('hello: world\n', { originId });
+    expect(notOne).toMatchObject({ ok: false, reason: 'KubeconfigMalformed' });
+  });
+
+  it('agrees with the registry: the same Forbidden message for the same identity', async () => {
+    // A WorkerCluster with the nobody kubeconfig, seen by an observe-only registry: its state
+    // must carry the very message the probe gives (one code path, so they cannot drift).
+    const name = uniqueName('nobody');
+    const kubeconfig = variant((d) => {
+      d.users[0]!.user = { token: fleet.sandbox.token('nobody') };
+    });
+    await fleet.management.core.createNamespacedSecret({
+      namespace: systemNamespace,
+      body: { metadata: { name, namespace: systemNamespace }, stringData: { kubeconfig } },
+    });
+    await custom.createClusterCustomObject({
+      ...group,
+      body: {
+        apiVersion: 'jobrelay.dev/v1alpha1',
+        kind: 'WorkerCluster',
+        metadata: { name },
+        spec: { kubeconfigSecretRef: { name } },
+      },
+    });
+    const registry = new WorkerClusterRegistry({
+      management: fleet.management.kubeConfig,
+      systemNamespace,
+      originId,
+      log,
+      observeOnly: true,
+    });
+    try {
+      await registry.start();
+      const state = await eventually('the nobody registration checked', async () => {
+        const s = registry.clusters().find((c) => c.name === name)?.state;
+        return s?.reason === 'Forbidden' ? s : undefined;
+      });
+      const probed = await probeWorkerKubeconfig(kubeconfig, { originId });
+      expect(probed).toEqual({ ok: false, reason: 'Forbidden', message: state.message });
+    } finally {
+      await registry.stop();
+      await custom.deleteClusterCustomObject({ ...group, name }).catch(() => {});
+      await fleet.management.core
+        .deleteNamespacedSecret({ name, namespace: systemNamespace })
+        .catch(() => {});
+    }
+  });
+});

@@ -93,12 +93,13 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 512 },
     ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
-    // Per-request child loggers carry the id; the default request logs would print the URL
-    // with its query, the Authorization header never (pino redaction in main.ts is the backstop).
-    disableRequestLogging: true,
+    // Fastify logs each request and its completion through a per-request child logger (with
+    // reqId): method, URL and status, never headers; pino redaction in main.ts is the backstop.
     requestIdHeader: false,
   }).withTypeProvider<ZodTypeProvider>() as unknown as ApiApp;
 
+  // JSON only: fastify would otherwise accept text/plain bodies as strings.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -1,12 +1,13 @@
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { describeApiError, statusCodeOf } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
-import { Log, type V1Job } from '@kubernetes/client-node';
+import type { V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
 import { jobKeyOf, jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
+import { openPodLog } from '../pod-log-stream.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import { onEvents, onJobs, podLogs, rawParams, rawQuery } from './permissions.ts';
 
@@ -290,54 +291,70 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
       }
       const prefix = streams.length > 1;
       const output = new PassThrough();
-      const logs = new Log(connection.kubeConfig);
-      const controllers: AbortController[] = [];
+      const closers = new Set<() => void>();
+      let left = false;
       // Writes after the client left are dropped, never thrown.
       output.on('error', () => {});
       request.raw.on('close', () => {
-        for (const c of controllers) c.abort();
+        left = true;
+        for (const close of closers) close();
         output.end();
       });
       const open = (target: { pod: string; container: string }) => {
-        let partial = '';
-        let finished!: () => void;
-        const sinkDone = new Promise<void>((resolve) => {
-          finished = resolve;
-        });
-        const sink = new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            if (!prefix) {
-              output.write(chunk);
-              return done();
-            }
-            const text = partial + chunk.toString('utf8');
-            const lines = text.split('\n');
-            partial = lines.pop() ?? '';
-            for (const line of lines) output.write(`[${target.pod}/${target.container}] ${line}\n`);
-            done();
-          },
-          final(done) {
-            if (prefix && partial) output.write(`[${target.pod}/${target.container}] ${partial}\n`);
-            done();
-            finished();
-          },
-        });
-        sink.on('error', () => finished());
-        const opened = logs
-          .log(namespace, target.pod, target.container, sink, {
-            follow: follow === 'true',
-            ...(tailLines !== undefined ? { tailLines } : {}),
-          })
-          .then((controller) => {
-            controllers.push(controller);
-          });
-        // A stream that could not be opened is done at once.
+        const opened = openPodLog(
+          connection.kubeConfig,
+          { namespace, ...target },
+          { follow: follow === 'true', ...(tailLines !== undefined ? { tailLines } : {}) },
+        );
         const done = opened.then(
-          () => sinkDone,
+          ({ response, close }) =>
+            new Promise<void>((resolve) => {
+              closers.add(close);
+              if (left) close();
+              let partial = '';
+              response.on('data', (chunk: Buffer) => {
+                if (!prefix) {
+                  output.write(chunk);
+                  return;
+                }
+                const lines = (partial + chunk.toString('utf8')).split('\n');
+                partial = lines.pop() ?? '';
+                for (const line of lines) output.write(`[${target.pod}/${target.container}] ${line}\n`);
+              });
+              const finish = () => {
+                closers.delete(close);
+                if (prefix && partial) output.write(`[${target.pod}/${target.container}] ${partial}\n`);
+                partial = '';
+                resolve();
+              };
+              response.once('end', finish);
+              response.once('close', finish);
+            }),
           () => undefined,
         );
         return { target, opened, done };
       };
+      // A followed stream ends when its pod has terminated, as a kubelet's does (KWOK's never
+      // ends by itself): the pods are looked at every 2 s while anything is followed.
+      const follower =
+        follow === 'true'
+          ? setInterval(() => {
+              void connection.core
+                .listNamespacedPod({
+                  namespace,
+                  labelSelector: `batch.kubernetes.io/controller-uid=${mirror.metadata!.uid}`,
+                })
+                .then((list) => {
+                  const ended = new Set(
+                    list.items
+                      .filter((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed')
+                      .map((p) => p.metadata?.name),
+                  );
+                  if (ended.size > 0 && ended.size >= list.items.length) for (const close of closers) close();
+                })
+                .catch(() => {});
+            }, 2_000)
+          : undefined;
       const note = (target: { pod: string; container: string }, err: unknown) =>
         output.write(
           `[${target.pod}/${target.container}] (no logs: ${logProblem(err, target, cluster).message})\n`,
@@ -349,7 +366,7 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
       try {
         await firstStream.opened;
       } catch (err) {
-        for (const c of controllers) c.abort();
+        clearInterval(follower);
         throw logProblem(err, first!, cluster);
       }
       void (async () => {
@@ -370,6 +387,7 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
             }
           }
         } finally {
+          clearInterval(follower);
           output.end();
         }
       })();

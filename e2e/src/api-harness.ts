@@ -1,0 +1,113 @@
+import { AccessReviewer, type ApiApp, buildApi, FleetView } from '@jobrelay/api';
+import type { Identity, Sandbox } from '@jobrelay/sandbox';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+
+/** Who calls: a sandbox identity's token, no token at all, or a token the apiserver does not know. */
+export type ApiCaller = Identity | 'anonymous' | 'bad-token';
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+  json: () => unknown;
+}
+
+export interface ApiHarness {
+  app: ApiApp;
+  fleet: FleetView;
+  access: AccessReviewer;
+  originId: string;
+  /** One request through app.inject(), as `caller`. */
+  call(
+    caller: ApiCaller,
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT',
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export async function originIdOf(sandbox: Sandbox): Promise<string> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
+  const ns = await kc.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
+  return ns.metadata!.uid!;
+}
+
+/**
+ * The real API, built by its factory, against the sandbox's real management apiserver (its own
+ * identity: the `jobrelay-api` user with deploy/api's RBAC), the workers and Redis. Requests go
+ * through app.inject(); every TokenReview and SubjectAccessReview is a real one.
+ */
+export async function startApiHarness(
+  sandbox: Sandbox,
+  options: { authCacheSeconds?: number; rateLimitPerMinute?: number; bodyLimitBytes?: number } = {},
+): Promise<ApiHarness> {
+  const management = new KubeConfig();
+  management.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api'));
+  const originId = await originIdOf(sandbox);
+  const log = pino({ level: process.env.JOBRELAY_TEST_API_LOG ?? 'silent' });
+  const fleet = new FleetView({
+    management,
+    managedBy: 'jobrelay.dev/dispatcher',
+    originId,
+    systemNamespace: 'jobrelay-system',
+    redisUrl: sandbox.redisUrl,
+    placementPolicy: 'spread',
+    allowExecPlugins: false,
+    log,
+  });
+  const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: options.authCacheSeconds ?? 5 });
+  const app = await buildApi({
+    fleet,
+    access,
+    log,
+    config: {
+      originId,
+      systemNamespace: 'jobrelay-system',
+      allowExecPlugins: false,
+      rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
+      bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
+      requestTimeoutSeconds: 30,
+    },
+  });
+  await fleet.start();
+  await app.ready();
+  const tokenOf = (caller: ApiCaller): string | undefined =>
+    caller === 'anonymous'
+      ? undefined
+      : caller === 'bad-token'
+        ? 'not-a-token-the-apiserver-knows'
+        : sandbox.token(caller);
+  return {
+    app,
+    fleet,
+    access,
+    originId,
+    async call(caller, method, url, body, headers = {}) {
+      const token = tokenOf(caller);
+      const response = await app.inject({
+        method,
+        url,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+        ...(body === undefined
+          ? {}
+          : typeof body === 'string'
+            ? { payload: body }
+            : { payload: body as object }),
+      });
+      return {
+        status: response.statusCode,
+        headers: response.headers,
+        body: response.body,
+        json: () => JSON.parse(response.body) as unknown,
+      };
+    },
+    async close() {
+      await app.close();
+      await fleet.stop();
+    },
+  };
+}

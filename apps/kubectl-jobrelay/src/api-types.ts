@@ -51,11 +51,24 @@ export interface JobSummary {
 
 export interface JobDetail extends JobSummary {
   placement: Record<string, unknown> | null;
+  /** The contract's placement attempts. */
   attempts?: Array<{ attempt: number; cluster: string; at: string; reason?: string; message?: string }>;
-  mirror: { cluster: string; uid: string; status?: Record<string, unknown> } | null;
+  /** apps/api as built sends the placement Events as `history` instead of `attempts`. */
+  history?: JobEvent[];
+  mirror: { cluster: string; uid: string | null; status?: Record<string, unknown> } | null;
+  mirrorUnavailable?: string | null;
   status?: Record<string, unknown>;
-  events?: Array<{ type?: string; reason?: string; message?: string; at?: string; count?: number }>;
+  /** null when the caller may not list Events in the namespace. */
+  events?: JobEvent[] | null;
   waiting: { reason: string; since: string | null } | null;
+}
+
+export interface JobEvent {
+  type?: string;
+  reason?: string;
+  message?: string;
+  at?: string | null;
+  count?: number;
 }
 
 export interface PendingItem {
@@ -64,7 +77,7 @@ export interface PendingItem {
   name: string;
   uid?: string;
   waitingSince?: string | null;
-  waitingSeconds?: number;
+  waitingSeconds?: number | null;
   reason?: string | null;
   queueState?: string;
 }

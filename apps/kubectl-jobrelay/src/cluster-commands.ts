@@ -146,7 +146,12 @@ export async function deregisterCommand(s: PluginSession): Promise<void> {
       query: { force: s.flag('force') ? 'true' : undefined },
     });
   } catch (err) {
-    if (err instanceof ApiError && err.status === 409 && !s.flag('force') && err.problem) {
+    if (
+      err instanceof ApiError &&
+      problemIs(err.problem, 'cluster-has-jobs') &&
+      !s.flag('force') &&
+      err.problem
+    ) {
       throw new ApiError(err.status, '', {
         ...err.problem,
         errors: [

@@ -9,6 +9,12 @@ export function describeApiError(err: ApiError): string[] {
   const problem = err.problem;
   if (!problem) return [`error: ${err.message}`];
   const permission = problem.missingPermission;
+  if (err.status === 403 && permission?.verb && permission.nonResourceURL) {
+    const lines = [`error: forbidden: you may not ${permission.verb} ${permission.nonResourceURL}`];
+    lines.push(`  (RBAC: nonResourceURLs ["${permission.nonResourceURL}"], verbs ["${permission.verb}"])`);
+    if (problem.detail) lines.push(`  ${problem.detail}`);
+    return lines;
+  }
   if (err.status === 403 && permission?.verb && permission.resource) {
     const resource = permission.subresource
       ? `${permission.resource}/${permission.subresource}`

@@ -1,5 +1,12 @@
 import { stringify } from 'yaml';
-import type { JobDetail, JobSummary, PendingItem, PendingPage, PlacementPreview } from './api-types.ts';
+import type {
+  JobDetail,
+  JobEvent,
+  JobSummary,
+  PendingItem,
+  PendingPage,
+  PlacementPreview,
+} from './api-types.ts';
 import { integerFlag } from './command-line.ts';
 import { describeApiError } from './describe-api-error.ts';
 import { formatAge } from './format-age.ts';
@@ -132,10 +139,10 @@ export function formatExplanation(job: JobDetail, preview: PlacementPreview | nu
       .map((k) => `${k} ${status[k]}`);
     field(
       'Mirror',
-      `on ${job.mirror.cluster}, uid ${job.mirror.uid}${counts.length ? `; ${counts.join(', ')}` : ''}`,
+      `on ${job.mirror.cluster}, uid ${job.mirror.uid ?? none}${counts.length ? `; ${counts.join(', ')}` : ''}`,
     );
   } else {
-    field('Mirror', none);
+    field('Mirror', job.mirrorUnavailable ? `${none} (${job.mirrorUnavailable})` : none);
   }
   const attempts = job.attempts ?? [];
   if (attempts.length > 0) {
@@ -170,25 +177,32 @@ export function formatExplanation(job: JobDetail, preview: PlacementPreview | nu
       );
     }
   }
-  const events = job.events ?? [];
-  lines.push(`Events:${events.length === 0 ? `      ${none}` : ''}`);
-  if (events.length > 0) {
-    lines.push(
-      indent(
-        formatTable(
-          ['TYPE', 'REASON', 'AGE', 'COUNT', 'MESSAGE'],
-          events.map((e) => [
-            orNone(e.type),
-            orNone(e.reason),
-            formatAge(e.at, now),
-            orNone(e.count),
-            orNone(e.message),
-          ]),
-        ).trimEnd(),
-      ),
-    );
+  if (job.history && job.history.length > 0) {
+    lines.push('History:', eventTable(job.history, now));
+  }
+  if (job.events === null) {
+    lines.push('Events:      <unknown> (you may not list Events in this namespace)');
+  } else if (!job.events || job.events.length === 0) {
+    lines.push(`Events:      ${none}`);
+  } else {
+    lines.push('Events:', eventTable(job.events, now));
   }
   return `${lines.join('\n')}\n`;
+}
+
+function eventTable(events: JobEvent[], now: Date): string {
+  return indent(
+    formatTable(
+      ['TYPE', 'REASON', 'AGE', 'COUNT', 'MESSAGE'],
+      events.map((e) => [
+        orNone(e.type),
+        orNone(e.reason),
+        formatAge(e.at, now),
+        orNone(e.count),
+        orNone(e.message),
+      ]),
+    ).trimEnd(),
+  );
 }
 
 export async function logsCommand(s: PluginSession): Promise<void> {

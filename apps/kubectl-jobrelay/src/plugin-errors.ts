@@ -54,6 +54,7 @@ export interface Problem {
     subresource?: string;
     namespace?: string;
     name?: string;
+    nonResourceURL?: string;
   };
 }
 

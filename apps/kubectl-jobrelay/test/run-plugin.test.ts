@@ -218,7 +218,7 @@ describe('API errors', () => {
       problem(res, 403, {
         code: 'forbidden',
         title: 'Forbidden',
-        detail: 'forbidden: you may not update workerclusters/drain "w1"',
+        detail: 'alice is not allowed to update workerclusters/drain "w1" (group jobrelay.dev)',
         missingPermission: {
           verb: 'update',
           group: 'jobrelay.dev',
@@ -234,10 +234,29 @@ describe('API errors', () => {
       stdout: '',
       stderr:
         'error: forbidden: you may not update workerclusters/drain "w1"\n' +
-        '  (RBAC: apiGroups ["jobrelay.dev"], resources ["workerclusters/drain"], verbs ["update"])\n',
+        '  (RBAC: apiGroups ["jobrelay.dev"], resources ["workerclusters/drain"], verbs ["update"])\n' +
+        '  alice is not allowed to update workerclusters/drain "w1" (group jobrelay.dev)\n',
     });
     expect(requests[0]).toMatchObject({ method: 'POST' });
     expect(requests[0]?.url.pathname).toBe('/api/v1/clusters/w1/drain');
+  });
+
+  it('names a missing non-resource permission (e.g. /metrics)', async () => {
+    const url = await startApi((_req, res) =>
+      problem(res, 403, {
+        code: 'forbidden',
+        detail: 'bob is not allowed to get /metrics',
+        missingPermission: { verb: 'get', nonResourceURL: '/metrics' },
+      }),
+    );
+    const result = await run(['clusters', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: forbidden: you may not get /metrics\n' +
+        '  (RBAC: nonResourceURLs ["/metrics"], verbs ["get"])\n  bob is not allowed to get /metrics\n',
+    });
   });
 
   it('lists validation errors under the detail', async () => {
@@ -257,7 +276,7 @@ describe('API errors', () => {
 
   it('suggests drain or --force when deregister meets a cluster with Jobs', async () => {
     const url = await startApi((_req, res) =>
-      problem(res, 409, { code: 'conflict', detail: '3 unfinished Jobs are placed on w1' }),
+      problem(res, 409, { code: 'cluster-has-jobs', detail: '3 unfinished Jobs are placed on w1' }),
     );
     const result = await run(['deregister', 'w1', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
     expect(result.code).toBe(1);

@@ -1,9 +1,10 @@
 // `npm run demo`: local clusters, Redis and the controller; sample Jobs of several modes
 // dispatched to the workers with live status; a summary; everything left running.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   openSandbox,
+  recordSandboxApi,
   registerSandboxWorkers,
   repositoryRoot,
   type Sandbox,
@@ -14,6 +15,7 @@ import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec } from '@
 
 const namespace = 'jobrelay-demo';
 const healthAddress = '127.0.0.1:8081';
+const apiAddress = '127.0.0.1:8090';
 const managedBy = 'jobrelay.dev/dispatcher';
 const timeoutMs = 180_000;
 
@@ -176,6 +178,19 @@ async function main(): Promise<number> {
 
   await waitUntilReady(controller.pid, controller.logFile);
 
+  // The admin API, as its own process with its own identity (deploy/api's jobrelay-api RBAC).
+  const api = startSandboxApp(sandbox.dir, 'api', [
+    join(repositoryRoot, 'apps/api/src/main.ts'),
+    `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api')}`,
+    `--redis-url=${sandbox.redisUrl}`,
+    `--address=${apiAddress}`,
+  ]);
+  const apiUrl = await waitForApi(api.pid, api.logFile);
+  recordSandboxApi(sandbox.dir, apiUrl);
+  say(
+    `${stamp()} admin API ${api.started ? 'started' : 'already running'} at ${apiUrl} (pid ${api.pid}, log ${api.logFile})`,
+  );
+
   const kc = new KubeConfig();
   kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
   const batch = kc.makeApiClient(BatchV1Api);
@@ -239,10 +254,47 @@ Everything is still running. Try:
   kubectl get workerclusters                               # worker health
 
   curl http://${healthAddress}/metrics                    # the controller's Prometheus metrics
+
+The admin API (${apiUrl}/docs for every route), as the sandbox's fleet-admin:
+
+  export JOBRELAY_TOKEN="$(cat ${join(sandbox.dir, 'tokens', 'fleet-admin')})"
+  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" ${apiUrl}/api/v1/clusters
+  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" "${apiUrl}/api/v1/jobs?namespace=${namespace}&phase=succeeded"
+  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" ${apiUrl}/api/v1/namespaces/${namespace}/jobs/batch-5x2/logs
+  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" -X POST ${apiUrl}/api/v1/clusters/worker-2/cordon
+
+  export PATH=$PWD/node_modules/.bin:"$PATH" KUBECONFIG="$JOBRELAY_FLEET_ADMIN_KUBECONFIG"
+  kubectl jobrelay clusters                                # the kubectl plugin, as the fleet-admin
+  kubectl jobrelay explain batch-5x2 -n ${namespace}
+
   npm run sandbox -- status                                # every process, including the controller
   npm run sandbox -- down                                  # stop everything
 `);
   return failures === 0 ? 0 : 1;
+}
+
+/** The API logs its URL once it listens and answers /readyz once its caches are synced. */
+async function waitForApi(pid: number, logFile: string): Promise<string> {
+  for (let i = 0; i < 120; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      const tail = readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
+      throw new Error(`the API exited; last lines of ${logFile}:\n${tail}`);
+    }
+    const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    const url = /"url":"(http[^"]+)"[^\n]*"msg":"serving the jobrelay API"/.exec(log)?.[1];
+    if (
+      url &&
+      (await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    )
+      return url;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the API was not ready after 60s; see ${logFile}`);
 }
 
 /** The controller answers /readyz once its caches are synced; if it dies instead, show why. */

@@ -95,5 +95,8 @@ export function sandboxApiBindings(): KubernetesObject[] {
 export async function installApiAccess(sandbox: Sandbox): Promise<void> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
-  await applyObjects(kubeConfig, [...apiManifests(), ...sandboxApiBindings()]);
+  // The identity and its permissions only: the sandbox runs the API as a local process (the
+  // demo, the tests), not as deploy/api's Deployment, whose image is not built here.
+  const access = apiManifests().filter((o) => o.kind !== 'Deployment' && o.kind !== 'Service');
+  await applyObjects(kubeConfig, [...access, ...sandboxApiBindings()]);
 }

@@ -1,0 +1,71 @@
+import type { V1Job } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { jobPhase, jobSummary } from '../src/job-views.ts';
+
+function job(overrides: {
+  annotations?: Record<string, string>;
+  status?: V1Job['status'];
+  suspend?: boolean;
+}): V1Job {
+  return {
+    metadata: {
+      namespace: 'ns',
+      name: 'j',
+      uid: 'u1',
+      creationTimestamp: new Date('2026-12-01T10:00:00Z'),
+      annotations: overrides.annotations ?? {},
+    },
+    spec: { managedBy: 'jobrelay.dev/dispatcher', suspend: overrides.suspend ?? false, template: {} },
+    status: overrides.status ?? {},
+  };
+}
+
+const placed = JSON.stringify({
+  cluster: 'w1',
+  attempt: 2,
+  placedAt: '2026-12-01T10:01:00Z',
+  carried: { succeeded: 0, failed: 0 },
+  excludedClusters: [],
+});
+
+describe('jobPhase and jobSummary', () => {
+  it('pending while unplaced, with since when and why it waits', () => {
+    const waiting = job({
+      annotations: { 'jobrelay.dev/unschedulable': '0/1 clusters available: 1 cordoned.' },
+    });
+    expect(jobPhase(waiting)).toBe('pending');
+    expect(jobSummary(waiting)).toMatchObject({
+      phase: 'pending',
+      cluster: null,
+      waitingSince: '2026-12-01T10:00:00.000Z',
+      reason: '0/1 clusters available: 1 cordoned.',
+    });
+  });
+
+  it('running once placed; succeeded or failed by the terminal condition; suspended by spec', () => {
+    expect(jobSummary(job({ annotations: { 'jobrelay.dev/placement': placed } }))).toMatchObject({
+      phase: 'running',
+      cluster: 'w1',
+      attempt: 2,
+      placedAt: '2026-12-01T10:01:00Z',
+      waitingSince: null,
+      reason: null,
+    });
+    const done = (type: string, reason: string) =>
+      job({
+        annotations: { 'jobrelay.dev/placement': placed },
+        status: { conditions: [{ type, status: 'True', reason }] },
+      });
+    expect(jobSummary(done('Complete', 'CompletionsReached'))).toMatchObject({
+      phase: 'succeeded',
+      reason: 'CompletionsReached',
+    });
+    expect(jobSummary(done('Failed', 'BackoffLimitExceeded'))).toMatchObject({
+      phase: 'failed',
+      reason: 'BackoffLimitExceeded',
+    });
+    expect(jobPhase(job({ suspend: true }))).toBe('suspended');
+    // A damaged placement annotation is not a placement.
+    expect(jobPhase(job({ annotations: { 'jobrelay.dev/placement': '{not json' } }))).toBe('pending');
+  });
+});

@@ -4,6 +4,7 @@
 // Job moves, deregister it; all while the live change stream (SSE) reports what happens.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -292,5 +293,59 @@ describe('the API over a real port', () => {
 
     expect((await plugin(`uncordon ${target}`)).code).toBe(0);
     await fleet.management.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' });
+  });
+
+  it('serves HTTPS when given a certificate and key, and refuses plain HTTP off loopback', async () => {
+    const pki = join(sandbox.dir, 'pki');
+    const secure = startApiProcess(sandbox, [
+      `--tls-cert-file=${join(pki, 'apiserver.crt')}`,
+      `--tls-key-file=${join(pki, 'apiserver.key')}`,
+    ]);
+    try {
+      const secureUrl = await secure.url();
+      expect(secureUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const get = (path: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const request = https.get(`${secureUrl}${path}`, {
+            ca: sandbox.caPem,
+            headers: { authorization: `Bearer ${sandbox.token('viewer')}` },
+          });
+          request.on('error', reject);
+          request.on('response', (response) => {
+            let body = '';
+            response.on('data', (chunk: Buffer) => {
+              body += chunk.toString();
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+          });
+        });
+      await eventually('the HTTPS API ready', async () =>
+        (await get('/readyz')).status === 200 ? true : undefined,
+      );
+      const clusters = await get('/api/v1/clusters');
+      expect(clusters.status).toBe(200);
+      expect((JSON.parse(clusters.body) as { items: unknown[] }).items.length).toBeGreaterThan(0);
+      // Plain HTTP to the TLS port gets no API answer.
+      const plain = await fetch(secureUrl.replace('https:', 'http:') + '/healthz').then(
+        (r) => r.status,
+        () => 'refused',
+      );
+      expect(plain).not.toBe(200);
+      // The plugin reaches it with the private CA.
+      const listed = await plugin(
+        `clusters --api-url ${secureUrl} --certificate-authority ${join(pki, 'ca.crt')}`,
+      );
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain(workerNames[0]);
+    } finally {
+      await secure.kill();
+    }
+
+    const refused = startApiProcess(sandbox, ['--address=0.0.0.0:0']);
+    const code = await new Promise<number | null>((resolve) => refused.process.on('exit', (c) => resolve(c)));
+    expect(code).toBe(2);
+    await eventually('the refusal in its output', async () =>
+      refused.logs().includes('is not loopback') ? true : undefined,
+    );
   });
 });

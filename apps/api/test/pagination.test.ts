@@ -47,7 +47,12 @@ describe('paginate', () => {
           const rest: string[] = [];
           let token: string | undefined = first.continue;
           while (token) {
-            const page = paginate(now, key, { limit, continue: token }, {});
+            const page: { items: string[]; continue?: string } = paginate(
+              now,
+              key,
+              { limit, continue: token },
+              {},
+            );
             rest.push(...page.items);
             token = page.continue;
           }

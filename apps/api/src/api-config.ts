@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { parseArgs } from 'node:util';
+import { ConfigError, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
 
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -87,7 +87,7 @@ ${Object.entries(flags)
   .map(([flag, [, help]]) => `  --${flag.padEnd(24)} ${help}`)
   .join('\n')}`;
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 function isLoopback(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '');
@@ -98,37 +98,10 @@ function isLoopback(host: string): boolean {
 
 /** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
 export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig {
-  let values: Record<string, string | undefined>;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: Object.fromEntries(Object.keys(flags).map((flag) => [flag, { type: 'string' as const }])),
-      strict: true,
-    }).values as Record<string, string | undefined>;
-  } catch (err) {
-    throw new ConfigError(`invalid arguments: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const raw: Record<string, unknown> = {};
-  for (const [flag, [field]] of Object.entries(flags)) {
-    const value = values[flag] ?? env[`JOBRELAY_${flag.toUpperCase().replaceAll('-', '_')}`];
-    if (value === undefined || value === '') continue;
-    raw[field] = booleanFields.has(field)
-      ? ['true', '1'].includes(value)
-        ? true
-        : ['false', '0'].includes(value)
-          ? false
-          : value
-      : value;
-  }
-  const parsed = apiConfigSchema.safeParse(raw);
-  const fieldToFlag = new Map(Object.entries(flags).map(([flag, [field]]) => [field as string, flag]));
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `--${fieldToFlag.get(String(issue.path[0])) ?? String(issue.path[0])}: ${issue.message}`,
-    );
-    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  }
-  const config = parsed.data;
+  const config = loadFlagConfig(argv, env, apiConfigSchema, {
+    flags: Object.fromEntries(Object.entries(flags).map(([flag, [field]]) => [flag, field])),
+    booleanFields,
+  });
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsKeyFile)) {
     throw new ConfigError('invalid configuration:\n  --tls-cert-file and --tls-key-file go together');
   }

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { ConfigError, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
 
 /** reference/job-api-rules.md, "spec.managedBy": domain-prefixed path, at most 63 characters. */
@@ -89,44 +89,13 @@ ${Object.keys(flags)
   .map((flag) => `  --${flag}`)
   .join('\n')}`;
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 /** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
 export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
-  let values: Record<string, string | undefined>;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: Object.fromEntries(Object.keys(flags).map((flag) => [flag, { type: 'string' as const }])),
-      strict: true,
-    }).values as Record<string, string | undefined>;
-  } catch (err) {
-    // Unknown flags, missing values, stray positionals: a usage error like any other bad value.
-    throw new ConfigError(`invalid arguments: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const raw: Record<string, unknown> = {};
-  for (const [flag, field] of Object.entries(flags)) {
-    const fromEnv = env[`JOBRELAY_${flag.toUpperCase().replaceAll('-', '_')}`];
-    const value = values[flag] ?? fromEnv;
-    if (value === undefined || value === '') continue;
-    if (field === 'namespaces')
-      raw[field] = value
-        .split(',')
-        .map((n) => n.trim())
-        .filter(Boolean);
-    else if (field === 'createNamespaces' || field === 'allowExecPlugins')
-      // Anything but a clear yes or no is an error, not a silent false.
-      raw[field] = ['true', '1'].includes(value) ? true : ['false', '0'].includes(value) ? false : value;
-    else raw[field] = value;
-  }
-  const parsed = controllerConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    const fieldToFlag = new Map(Object.entries(flags).map(([flag, field]) => [field as string, flag]));
-    const problems = parsed.error.issues.map((issue) => {
-      const field = String(issue.path[0]);
-      return `--${fieldToFlag.get(field) ?? field}: ${issue.message}`;
-    });
-    throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  }
-  return parsed.data;
+  return loadFlagConfig(argv, env, controllerConfigSchema, {
+    flags,
+    listFields: new Set(['namespaces']),
+    booleanFields: new Set(['createNamespaces', 'allowExecPlugins']),
+  });
 }

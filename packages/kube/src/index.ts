@@ -12,6 +12,7 @@ export {
   makeClusterApiClients,
 } from './cluster-api-clients.ts';
 export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
+export { ConfigError, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';
 export { mergePatch } from './patch.ts';
 export {
   type InformableObject,

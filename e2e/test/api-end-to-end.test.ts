@@ -237,6 +237,16 @@ describe('the API over a real port', () => {
     abort.abort();
     await reading;
     await fleet.management.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' });
+
+    // The API logged every request, and no credential: not the callers' tokens, not the
+    // registered kubeconfig or its token.
+    const log = api.logs();
+    expect(log).toContain('"msg":"request completed"');
+    expect(log).toContain('"msg":"registered a worker cluster"');
+    const registeredToken = /token: (\S+)/.exec(registeredKubeconfig)![1]!;
+    for (const secret of [sandbox.token('fleet-admin'), sandbox.token('viewer'), registeredToken])
+      expect(log).not.toContain(secret);
+    expect(log).not.toContain('certificate-authority-data');
   });
 
   it('does the same with the kubectl plugin from a shell', async () => {

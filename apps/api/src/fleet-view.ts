@@ -5,7 +5,7 @@ import {
   workerClusterPlural,
   workerClusterVersion,
 } from '@jobrelay/clusters';
-import { type InformerEvent, ResilientInformer, withTimeout } from '@jobrelay/kube';
+import { type InformerEvent, objectKey, ResilientInformer, withTimeout } from '@jobrelay/kube';
 import { isJobFinished } from '@jobrelay/mirror';
 import {
   type ClusterVerdict,
@@ -29,6 +29,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { activeCondition, type ClusterView, clusterView } from './cluster-views.ts';
 import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
+import { sortKeys } from './pagination.ts';
 import { PlacementLog } from './placement-log.ts';
 
 export interface FleetViewOptions {
@@ -80,6 +81,8 @@ export class FleetView {
   private readonly version: VersionApi;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
+  /** Every dispatched Job's key, sorted; dropped when a Job is added or removed (not on updates). */
+  private sortedJobKeys: readonly string[] | undefined;
   private queueStatesMemo: { at: number; states: Promise<Map<string, QueueState>> } | undefined;
   private readonly now: () => number;
 
@@ -175,6 +178,19 @@ export class FleetView {
 
   job(namespace: string, name: string): V1Job | undefined {
     return this.origins.get(`${namespace}/${name}`);
+  }
+
+  /**
+   * The keys (`namespace/name`) of every dispatched Job in pagination order, sorted once per
+   * added or removed Job rather than per request; jobByKey() gives each one's current version.
+   */
+  jobKeys(): readonly string[] {
+    this.sortedJobKeys ??= sortKeys(this.origins.list().map((job) => objectKey(job)));
+    return this.sortedJobKeys;
+  }
+
+  jobByKey(key: string): V1Job | undefined {
+    return this.origins.get(key);
   }
 
   workerClusters(): WorkerCluster[] {
@@ -312,6 +328,8 @@ export class FleetView {
 
   private onOriginEvent(event: InformerEvent<V1Job>): void {
     const job = event.object;
+    // The informer's cache already holds the change: a new or removed key re-sorts on next use.
+    if (event.type === 'delete' || !event.previous) this.sortedJobKeys = undefined;
     if (event.type === 'upsert') {
       const record = placementOf(job);
       if (record?.cluster && job.metadata?.uid)

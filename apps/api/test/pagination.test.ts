@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { paginate } from '../src/pagination.ts';
+import { paginate, paginateSorted, sortKeys } from '../src/pagination.ts';
 import { ApiProblem } from '../src/problems.ts';
 
 const key = (s: string) => s;
@@ -85,5 +85,46 @@ describe('paginate', () => {
         /not a token this API issued/,
       );
     }
+  });
+});
+
+describe('paginateSorted', () => {
+  it('gives the pages and tokens paginate gives over the selected items, token by token', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string(), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 1, max: 4 }),
+        (items, limit, every) => {
+          const selected = (item: string) => item.length % every === 0;
+          const sorted = sortKeys([...items]);
+          const filters = { every };
+          let token: string | undefined;
+          do {
+            const expected = paginate(items.filter(selected), key, { limit, continue: token }, filters);
+            const actual = paginateSorted(
+              sorted,
+              (item) => (selected(item) ? item : undefined),
+              { limit, continue: token },
+              filters,
+            );
+            expect(actual).toEqual(expected);
+            token = expected.continue;
+          } while (token);
+        },
+      ),
+    );
+  });
+
+  it('starts after a token whose key is gone, and refuses tokens as paginate does', () => {
+    const first = paginate(['a', 'b', 'c', 'd'], key, { limit: 2 }, {});
+    const rest = paginateSorted(['a', 'c', 'd'], (k) => k, { limit: 2, continue: first.continue }, {});
+    expect(rest).toEqual({ items: ['c', 'd'] });
+    expect(() =>
+      paginateSorted(['a'], (k) => k, { limit: 1, continue: first.continue }, { phase: 'failed' }),
+    ).toThrow(/other filters/);
+    expect(() => paginateSorted(['a'], (k) => k, { limit: 1, continue: '!!!' }, {})).toThrow(
+      /not a token this API issued/,
+    );
   });
 });

@@ -6,7 +6,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
 import { jobKeyOf, jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
-import { pageQuerySchema, paginate } from '../pagination.ts';
+import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { openPodLog } from '../pod-log-stream.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import { onEvents, onJobs, podLogs, rawParams, rawQuery } from './permissions.ts';
@@ -119,18 +119,19 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
           errors: [{ path: 'querystring.labelSelector', message: selector.problem }],
         });
       }
-      const items = [];
-      for (const job of fleet.jobs()) {
-        if (namespace && job.metadata?.namespace !== namespace) continue;
-        const summary = jobSummary(job);
-        if (cluster && summary.cluster !== cluster) continue;
-        if (phase && summary.phase !== phase) continue;
-        if (selector?.ok && !labelsMatch(selector.selector, summary.labels)) continue;
-        items.push(summary);
-      }
-      return paginate(
-        items,
-        (item) => `${item.namespace}/${item.name}`,
+      // Keys in their cached order: a page looks at the Jobs up to its end, not at all of them.
+      return paginateSorted(
+        fleet.jobKeys(),
+        (key) => {
+          const job = fleet.jobByKey(key);
+          if (!job) return undefined;
+          if (namespace && job.metadata?.namespace !== namespace) return undefined;
+          const summary = jobSummary(job);
+          if (cluster && summary.cluster !== cluster) return undefined;
+          if (phase && summary.phase !== phase) return undefined;
+          if (selector?.ok && !labelsMatch(selector.selector, summary.labels)) return undefined;
+          return summary;
+        },
         { limit, continue: request.query.continue },
         { namespace, cluster, phase, labelSelector },
       );

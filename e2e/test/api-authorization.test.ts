@@ -1,0 +1,644 @@
+// The admin API's authorization policy as one matrix: every route × every kind of caller, each
+// cell asserted against the real API (TokenReview and SubjectAccessReview by the management
+// apiserver). A refusal names exactly the permission that is missing, and a refused mutation
+// changes nothing; an allowed cell gets the route's real answer, on targets chosen so that
+// allowed mutations are harmless.
+import { type Identity, systemNamespace, teamNamespace } from '@jobrelay/sandbox';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiCaller, type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
+import { startController } from '../src/controller-process.ts';
+import { type Fleet, fleetOf, placedCluster } from '../src/dispatch-fixtures.ts';
+import {
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  sandboxJob,
+  testSandbox,
+  uniqueName,
+} from '../src/kube-test-helpers.ts';
+
+const sandbox = testSandbox();
+const fleet: Fleet = fleetOf(sandbox);
+const workerNames = sandbox.workers.map((w) => w.name);
+const custom = fleet.management.kubeConfig.makeApiClient(CustomObjectsApi);
+const workerClusters = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'workerclusters' } as const;
+
+/** A throwaway WorkerCluster whose kubeconfig Secret does not exist: it never connects, so
+ * cordoning, draining or deleting it moves no Job. */
+const target = 'matrix-target';
+const targetSecret = 'matrix-target-no-such-secret';
+
+const callers = ['anonymous', 'bad-token', 'nobody', 'viewer', 'team-a', 'fleet-admin'] as const;
+type Caller = (typeof callers)[number];
+
+// The whole policy. {team-job} is a running dispatched Job in team-a (the namespace the team-a
+// identity may read); {other} is a namespace nobody but viewer and fleet-admin may read, with
+// the running Job {other-job}. A note in parentheses only tells two rows of one URL apart.
+const policy = `
+  request                                                         anonymous bad-token nobody viewer team-a fleet-admin
+  GET    /api/v1/clusters                                          401       401       403    200    403    200
+  POST   /api/v1/clusters?dryRun=true                              401       401       403    403    403    422
+  GET    /api/v1/clusters/matrix-target                            401       401       403    200    403    200
+  PATCH  /api/v1/clusters/matrix-target                            401       401       403    403    403    200
+  POST   /api/v1/clusters/matrix-target/cordon                     401       401       403    403    403    200
+  POST   /api/v1/clusters/matrix-target/uncordon                   401       401       403    403    403    200
+  POST   /api/v1/clusters/matrix-target/drain                      401       401       403    403    403    200
+  GET    /api/v1/clusters/matrix-target/drain                      401       401       403    200    403    200
+  DELETE /api/v1/clusters/matrix-target                            401       401       403    403    403    200
+  GET    /api/v1/jobs                                              401       401       403    200    403    200
+  GET    /api/v1/jobs?namespace=team-a                             401       401       403    200    200    200
+  GET    /api/v1/namespaces/team-a/jobs/{team-job}                 401       401       403    200    200    200
+  GET    /api/v1/namespaces/{other}/jobs/{other-job}               401       401       403    200    403    200
+  GET    /api/v1/namespaces/team-a/jobs/{team-job}/logs?tailLines=1 401      401       403    200    200    200
+  GET    /api/v1/namespaces/{other}/jobs/{other-job}/logs?tailLines=1 401    401       403    200    403    200
+  GET    /api/v1/pending                                           401       401       403    200    403    200
+  GET    /api/v1/pending?namespace=team-a                          401       401       403    200    200    200
+  POST   /api/v1/placement-preview (a Job by name)                 401       401       403    200    403    200
+  POST   /api/v1/placement-preview (a manifest)                    401       401       403    200    403    200
+  GET    /api/v1/queue                                             401       401       403    200    403    200
+  GET    /api/v1/watch                                             401       401       403    200    403    200
+  GET    /api/v1/watch?namespace=team-a&kinds=jobs                 401       401       403    200    200    200
+  GET    /metrics                                                  401       401       403    200    403    200
+  GET    /healthz                                                  200       200       200    200    200    200
+  GET    /readyz                                                   200       200       200    200    200    200
+  GET    /openapi.json                                             200       200       200    200    200    200
+  GET    /docs/                                                    200       200       200    200    200    200
+`;
+
+interface Row {
+  label: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** With placeholders, as in the table. */
+  url: string;
+  expected: Record<Caller, number>;
+}
+
+function parsePolicy(text: string): Row[] {
+  const [header, ...lines] = text
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/));
+  if (header!.slice(-callers.length).join(' ') !== callers.join(' '))
+    throw new Error(`the policy's columns must be ${callers.join(' ')}`);
+  return lines.map((tokens) => {
+    const statuses = tokens.slice(-callers.length).map(Number);
+    const words = tokens.slice(0, -callers.length);
+    return {
+      label: words.join(' '),
+      method: words[0] as Row['method'],
+      url: words[1]!,
+      expected: Object.fromEntries(callers.map((c, i) => [c, statuses[i]!])) as Record<Caller, number>,
+    };
+  });
+}
+
+interface Problem {
+  type: string;
+  status: number;
+  code: string;
+  detail: string;
+  reason?: string;
+  missingPermission?: Record<string, string>;
+}
+
+/** What one row asks and what each kind of answer must look like. */
+interface RequestSpec {
+  /** The route as the OpenAPI document names it: the matrix must cover every one. */
+  route: string;
+  body?: () => unknown;
+  /** Writes something when allowed: refusals are checked to have changed nothing. */
+  mutating?: boolean;
+  /** An SSE stream that never ends by itself: requested over a real socket, then aborted. */
+  stream?: boolean;
+  /** For 403 cells: describePermission() of what is missing, and the problem's missingPermission. */
+  refusal?: { says: string; missing: Record<string, string> };
+  /** For allowed cells: the route's real answer. */
+  answer?: (response: ApiResponse, caller: Caller) => void | Promise<void>;
+}
+
+const clustersPermission = (verb: string, extra: Record<string, string> = {}) => ({
+  verb,
+  group: 'jobrelay.dev',
+  resource: 'workerclusters',
+  ...extra,
+});
+const jobsPermission = (verb: string, extra: Record<string, string> = {}) => ({
+  verb,
+  group: 'batch',
+  resource: 'jobs',
+  ...extra,
+});
+
+let api: ApiHarness;
+let baseUrl: string;
+let otherNamespace: string;
+const teamJob = uniqueName('matrix-team');
+const otherJob = uniqueName('matrix-other');
+const simulatedLastLine =
+  '[jobrelay sandbox] End of the simulated log. With follow=true the stream stays open until the client closes it.\n';
+
+function fill(text: string): string {
+  return text
+    .replaceAll('{team-job}', teamJob)
+    .replaceAll('{other-job}', otherJob)
+    .replaceAll('{other}', otherNamespace);
+}
+
+function fillAll(record: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, fill(v)]));
+}
+
+async function readTarget(): Promise<{
+  metadata: { labels?: Record<string, string> };
+  spec: Record<string, unknown>;
+}> {
+  return (await custom.getClusterCustomObject({ ...workerClusters, name: target })) as never;
+}
+
+const clusterView = (response: ApiResponse) => response.json() as Record<string, unknown>;
+
+const requests: Record<string, RequestSpec> = {
+  'GET /api/v1/clusters': {
+    route: 'GET /api/v1/clusters',
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const names = (response.json() as { items: Array<{ name: string }> }).items.map((c) => c.name);
+      // Other e2e files may leave clusters of their own on a shared fleet: containment, not equality.
+      expect(names).toEqual(expect.arrayContaining([...workerNames, target]));
+    },
+  },
+  'POST /api/v1/clusters?dryRun=true': {
+    route: 'POST /api/v1/clusters',
+    mutating: true,
+    // Vetting refuses it (422): the call got past authorization, and a dry run saves nothing anyway.
+    body: () => ({ name: 'matrix-never-registered', kubeconfig: ':::not yaml' }),
+    refusal: { says: 'create workerclusters.jobrelay.dev', missing: clustersPermission('create') },
+    answer: (response) => {
+      expect(response.json()).toMatchObject({ code: 'kubeconfig-refused', reason: 'KubeconfigMalformed' });
+    },
+  },
+  'GET /api/v1/clusters/matrix-target': {
+    route: 'GET /api/v1/clusters/{name}',
+    refusal: {
+      says: `get workerclusters.jobrelay.dev "${target}"`,
+      missing: clustersPermission('get', { name: target }),
+    },
+    answer: (response) => {
+      // Its Secret does not exist, so nothing ever connected to it.
+      expect(clusterView(response)).toMatchObject({ name: target, active: false, capacity: null });
+    },
+  },
+  'PATCH /api/v1/clusters/matrix-target': {
+    route: 'PATCH /api/v1/clusters/{name}',
+    mutating: true,
+    body: () => ({ labels: { 'matrix-patched': 'yes' }, weight: 3 }),
+    refusal: {
+      says: `patch workerclusters.jobrelay.dev "${target}"`,
+      missing: clustersPermission('patch', { name: target }),
+    },
+    answer: async (response) => {
+      expect(clusterView(response)).toMatchObject({ weight: 3, labels: { 'matrix-patched': 'yes' } });
+      expect(await readTarget()).toMatchObject({
+        metadata: { labels: { 'matrix-patched': 'yes' } },
+        spec: { weight: 3 },
+      });
+    },
+  },
+  'POST /api/v1/clusters/matrix-target/cordon': {
+    route: 'POST /api/v1/clusters/{name}/cordon',
+    mutating: true,
+    refusal: {
+      says: `update workerclusters.jobrelay.dev/cordon "${target}"`,
+      missing: clustersPermission('update', { subresource: 'cordon', name: target }),
+    },
+    answer: async (response) => {
+      expect(clusterView(response)).toMatchObject({ name: target, cordoned: true });
+      expect((await readTarget()).spec.unschedulable).toBe(true);
+    },
+  },
+  'POST /api/v1/clusters/matrix-target/uncordon': {
+    route: 'POST /api/v1/clusters/{name}/uncordon',
+    mutating: true,
+    // Uncordoning is authorized as the same cordon right (it undoes one).
+    refusal: {
+      says: `update workerclusters.jobrelay.dev/cordon "${target}"`,
+      missing: clustersPermission('update', { subresource: 'cordon', name: target }),
+    },
+    answer: async (response) => {
+      expect(clusterView(response)).toMatchObject({ name: target, cordoned: false, draining: false });
+      const spec = (await readTarget()).spec;
+      expect(spec.unschedulable).toBeUndefined();
+      expect(spec.drain).toBeUndefined();
+    },
+  },
+  'POST /api/v1/clusters/matrix-target/drain': {
+    route: 'POST /api/v1/clusters/{name}/drain',
+    mutating: true,
+    refusal: {
+      says: `update workerclusters.jobrelay.dev/drain "${target}"`,
+      missing: clustersPermission('update', { subresource: 'drain', name: target }),
+    },
+    answer: async (response) => {
+      expect(response.json()).toEqual({ cluster: target, draining: true, remaining: 0, jobs: [] });
+      expect((await readTarget()).spec.drain).toBe(true);
+    },
+  },
+  'GET /api/v1/clusters/matrix-target/drain': {
+    route: 'GET /api/v1/clusters/{name}/drain',
+    refusal: {
+      says: `get workerclusters.jobrelay.dev "${target}"`,
+      missing: clustersPermission('get', { name: target }),
+    },
+    answer: (response) => {
+      expect(response.json()).toMatchObject({ cluster: target, remaining: 0, jobs: [] });
+    },
+  },
+  'DELETE /api/v1/clusters/matrix-target': {
+    route: 'DELETE /api/v1/clusters/{name}',
+    mutating: true,
+    refusal: {
+      says: `delete workerclusters.jobrelay.dev "${target}"`,
+      missing: clustersPermission('delete', { name: target }),
+    },
+    answer: async (response) => {
+      // Its Secret never existed, so there was none to delete.
+      expect(response.json()).toEqual({ deleted: target, secretDeleted: false });
+      await eventually('the WorkerCluster gone', async () =>
+        (await custom.getClusterCustomObject({ ...workerClusters, name: target }).catch(() => null))
+          ? undefined
+          : true,
+      );
+    },
+  },
+  'GET /api/v1/jobs': {
+    route: 'GET /api/v1/jobs',
+    refusal: { says: 'list jobs.batch', missing: jobsPermission('list') },
+    answer: (response) => {
+      const items = (response.json() as { items: Array<{ namespace: string; name: string }> }).items;
+      expect(items.map((j) => `${j.namespace}/${j.name}`)).toEqual(
+        expect.arrayContaining([`${teamNamespace}/${teamJob}`, `${otherNamespace}/${otherJob}`]),
+      );
+    },
+  },
+  'GET /api/v1/jobs?namespace=team-a': {
+    route: 'GET /api/v1/jobs',
+    refusal: {
+      says: 'list jobs.batch in namespace team-a',
+      missing: jobsPermission('list', { namespace: teamNamespace }),
+    },
+    answer: (response) => {
+      const items = (response.json() as { items: Array<{ namespace: string; name: string }> }).items;
+      expect(items.map((j) => j.name)).toContain(teamJob);
+      expect(items.every((j) => j.namespace === teamNamespace)).toBe(true);
+    },
+  },
+  'GET /api/v1/namespaces/team-a/jobs/{team-job}': {
+    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}',
+    refusal: {
+      says: 'get jobs.batch "{team-job}" in namespace team-a',
+      missing: jobsPermission('get', { namespace: teamNamespace, name: '{team-job}' }),
+    },
+    answer: (response) => {
+      const job = response.json() as { name: string; namespace: string; events: unknown[] | null };
+      expect(job).toMatchObject({ name: teamJob, namespace: teamNamespace, phase: 'running' });
+      // Every caller allowed here may list Events in team-a too (jobrelay-viewer grants it).
+      expect(Array.isArray(job.events)).toBe(true);
+    },
+  },
+  'GET /api/v1/namespaces/{other}/jobs/{other-job}': {
+    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}',
+    refusal: {
+      says: 'get jobs.batch "{other-job}" in namespace {other}',
+      missing: jobsPermission('get', { namespace: '{other}', name: '{other-job}' }),
+    },
+    answer: (response) => {
+      expect(response.json()).toMatchObject({ name: otherJob, namespace: otherNamespace, phase: 'running' });
+    },
+  },
+  'GET /api/v1/namespaces/team-a/jobs/{team-job}/logs?tailLines=1': {
+    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}/logs',
+    // The Job is checked first, then pods/log in its namespace: the Job is what is missing.
+    refusal: {
+      says: 'get jobs.batch "{team-job}" in namespace team-a',
+      missing: jobsPermission('get', { namespace: teamNamespace, name: '{team-job}' }),
+    },
+    answer: (response) => {
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toBe(simulatedLastLine);
+    },
+  },
+  'GET /api/v1/namespaces/{other}/jobs/{other-job}/logs?tailLines=1': {
+    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}/logs',
+    refusal: {
+      says: 'get jobs.batch "{other-job}" in namespace {other}',
+      missing: jobsPermission('get', { namespace: '{other}', name: '{other-job}' }),
+    },
+    answer: (response) => {
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toBe(simulatedLastLine);
+    },
+  },
+  'GET /api/v1/pending': {
+    route: 'GET /api/v1/pending',
+    refusal: { says: 'list jobs.batch', missing: jobsPermission('list') },
+    answer: (response) => {
+      const page = response.json() as { items: Array<{ name: string }>; total: number };
+      expect(page.total).toBe(page.items.length);
+      // Both Jobs run: neither waits.
+      expect(page.items.map((i) => i.name)).not.toContain(teamJob);
+    },
+  },
+  'GET /api/v1/pending?namespace=team-a': {
+    route: 'GET /api/v1/pending',
+    refusal: {
+      says: 'list jobs.batch in namespace team-a',
+      missing: jobsPermission('list', { namespace: teamNamespace }),
+    },
+    answer: (response) => {
+      const page = response.json() as { items: Array<{ namespace: string; name: string }>; total: number };
+      expect(page.total).toBe(page.items.length);
+      expect(page.items.every((i) => i.namespace === teamNamespace)).toBe(true);
+      expect(page.items.map((i) => i.name)).not.toContain(teamJob);
+    },
+  },
+  'POST /api/v1/placement-preview (a Job by name)': {
+    route: 'POST /api/v1/placement-preview',
+    body: () => ({ namespace: teamNamespace, name: teamJob }),
+    // Every preview needs the fleet (list workerclusters) first; team-a lacks exactly that.
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const preview = response.json() as { decision: string; clusters: Array<{ name: string }> };
+      expect(['placed', 'unschedulable']).toContain(preview.decision);
+      expect(preview.clusters.map((c) => c.name)).toEqual(expect.arrayContaining([...workerNames, target]));
+    },
+  },
+  'POST /api/v1/placement-preview (a manifest)': {
+    route: 'POST /api/v1/placement-preview',
+    body: () => ({
+      job: {
+        metadata: { namespace: teamNamespace },
+        spec: {
+          template: { spec: { containers: [{ name: 'main', resources: { requests: { cpu: '10m' } } }] } },
+        },
+      },
+    }),
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const preview = response.json() as { decision: string; cluster: string };
+      expect(preview.decision).toBe('placed');
+      expect(workerNames).toContain(preview.cluster);
+    },
+  },
+  'GET /api/v1/queue': {
+    route: 'GET /api/v1/queue',
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const queue = response.json() as { placementsPerCluster: Array<{ cluster: string }> };
+      expect(queue.placementsPerCluster.map((p) => p.cluster)).toEqual(
+        expect.arrayContaining([...workerNames, target]),
+      );
+    },
+  },
+  'GET /api/v1/watch': {
+    route: 'GET /api/v1/watch',
+    stream: true,
+    // Jobs are checked before clusters: the cluster-wide watch on Jobs is what is missing.
+    refusal: { says: 'watch jobs.batch', missing: jobsPermission('watch') },
+  },
+  'GET /api/v1/watch?namespace=team-a&kinds=jobs': {
+    route: 'GET /api/v1/watch',
+    stream: true,
+    refusal: {
+      says: 'watch jobs.batch in namespace team-a',
+      missing: jobsPermission('watch', { namespace: teamNamespace }),
+    },
+  },
+  'GET /metrics': {
+    route: 'GET /metrics',
+    refusal: { says: 'get /metrics', missing: { verb: 'get', nonResourceURL: '/metrics' } },
+    answer: (response) => {
+      expect(response.body).toContain('jobrelay_api_requests_total');
+    },
+  },
+  'GET /healthz': {
+    route: 'GET /healthz',
+    answer: (response) => expect(response.body).toBe('ok\n'),
+  },
+  'GET /readyz': {
+    route: 'GET /readyz',
+    answer: (response) =>
+      expect(response.json()).toEqual({ ready: true, redis: true, apiserver: true, caches: true }),
+  },
+  'GET /openapi.json': {
+    route: 'GET /openapi.json',
+    answer: (response) => expect((response.json() as { openapi: string }).openapi).toBe('3.1.0'),
+  },
+  'GET /docs/': {
+    route: 'GET /docs/',
+    answer: (response) => {
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+      expect(response.body).toContain('swagger');
+    },
+  },
+};
+
+const rows = parsePolicy(policy);
+
+function tokenOf(caller: ApiCaller): string | undefined {
+  if (caller === 'anonymous') return undefined;
+  if (caller === 'bad-token') return 'not-a-token-the-apiserver-knows';
+  return sandbox.token(caller as Identity);
+}
+
+/** The stream routes over a real socket: fetch resolves with the headers, then we hang up. */
+async function callStream(caller: Caller, url: string): Promise<ApiResponse> {
+  const token = tokenOf(caller);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), 20_000);
+  try {
+    const response = await fetch(`${baseUrl}${url}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: abort.signal,
+    });
+    const headers = Object.fromEntries(response.headers.entries());
+    let body: string;
+    if (response.status === 200) {
+      // The first event proves a live stream; the rest would never end.
+      const reader = response.body!.getReader();
+      const first = await reader.read();
+      body = new TextDecoder().decode(first.value);
+      abort.abort();
+      await reader.cancel().catch(() => {});
+    } else body = await response.text();
+    return { status: response.status, headers, body, json: () => JSON.parse(body) as unknown };
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
+/** WorkerClusters and the kubeconfig Secrets, as resourceVersions: any write changes one. */
+async function snapshot(): Promise<{ clusters: Record<string, string>; secrets: Record<string, string> }> {
+  const list = (await custom.listClusterCustomObject(workerClusters)) as {
+    items: Array<{ metadata: { name: string; resourceVersion: string } }>;
+  };
+  const secrets = await fleet.management.core.listNamespacedSecret({ namespace: systemNamespace });
+  return {
+    clusters: Object.fromEntries(list.items.map((i) => [i.metadata.name, i.metadata.resourceVersion])),
+    secrets: Object.fromEntries(secrets.items.map((s) => [s.metadata!.name!, s.metadata!.resourceVersion!])),
+  };
+}
+
+/** matrix-target exists with a plain spec, and the API's informer sees it. */
+async function ensureTarget(): Promise<void> {
+  const exists = await custom
+    .getClusterCustomObject({ ...workerClusters, name: target })
+    .then(() => true)
+    .catch(() => false);
+  if (!exists) {
+    await custom.createClusterCustomObject({
+      ...workerClusters,
+      body: {
+        apiVersion: 'jobrelay.dev/v1alpha1',
+        kind: 'WorkerCluster',
+        metadata: { name: target, labels: { 'jobrelay.dev/e2e': 'true' } },
+        spec: { kubeconfigSecretRef: { name: targetSecret, key: 'kubeconfig' } },
+      },
+    });
+  }
+  await eventually(
+    'the API sees matrix-target',
+    async () => (api.fleet.workerCluster(target) ? true : undefined),
+    {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    },
+  );
+}
+
+async function createRunning(namespace: string, name: string): Promise<void> {
+  await fleet.management.batch.createNamespacedJob({
+    namespace,
+    body: sandboxJob({ name, managedBy: dispatcherManagedBy, pod: { runSeconds: 1800 } }),
+  });
+}
+
+beforeAll(async () => {
+  api = await startApiHarness(sandbox);
+  // The stream routes over a real socket; everything else through app.inject().
+  await api.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = api.app.server.address();
+  if (!address || typeof address === 'string') throw new Error('the API listens on no TCP port');
+  baseUrl = `http://127.0.0.1:${address.port}`;
+
+  otherNamespace = await createTestNamespace(fleet.management, 'matrix');
+  // The controller places the two Jobs and creates their mirrors, then stops: from then on
+  // nothing but the calls under test writes WorkerClusters (the controller would write their
+  // status every few seconds), so a changed resourceVersion can only be the API's doing.
+  const controller = startController(sandbox);
+  try {
+    await createRunning(teamNamespace, teamJob);
+    await createRunning(otherNamespace, otherJob);
+    for (const [namespace, name] of [
+      [teamNamespace, teamJob],
+      [otherNamespace, otherJob],
+    ] as const) {
+      await eventually(`${namespace}/${name} placed and running, its logs readable`, async () => {
+        const job = await fleet.management.batch.readNamespacedJob({ namespace, name });
+        if (!placedCluster(job) || !job.status?.active) return undefined;
+        const logs = await api.call(
+          'admin',
+          'GET',
+          `/api/v1/namespaces/${namespace}/jobs/${name}/logs?tailLines=1`,
+        );
+        return logs.status === 200 ? true : undefined;
+      });
+    }
+  } finally {
+    await controller.kill();
+  }
+  await ensureTarget();
+});
+
+afterAll(async () => {
+  await api?.close();
+  await custom.deleteClusterCustomObject({ ...workerClusters, name: target }).catch(() => {});
+  // No controller to remove the mirrors: the test removes both sides itself.
+  for (const [namespace, name] of [
+    [teamNamespace, teamJob],
+    [otherNamespace, otherJob],
+  ] as const) {
+    if (!namespace) continue;
+    for (const clients of [fleet.management, ...fleet.workers.values()])
+      await clients.batch
+        .deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' })
+        .catch(() => {});
+  }
+  if (otherNamespace) await fleet.management.core.deleteNamespace({ name: otherNamespace }).catch(() => {});
+});
+
+describe('the matrix', () => {
+  it('has one request for every row, and covers every route of the API', async () => {
+    expect(rows.map((r) => r.label).sort()).toEqual(Object.keys(requests).sort());
+    const document = (await api.call('anonymous', 'GET', '/openapi.json')).json() as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const routes = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    const covered = new Set(Object.values(requests).map((r) => r.route));
+    for (const route of routes) expect(covered, `${route} is in the matrix`).toContain(route);
+    // And each row's method is the route's.
+    for (const row of rows) expect(requests[row.label]!.route.startsWith(`${row.method} `)).toBe(true);
+  });
+});
+
+describe.each(rows)('$label', (row) => {
+  const spec = requests[row.label]!;
+  it.each(callers)(`as %s`, async (caller) => {
+    const expected = row.expected[caller];
+    const url = fill(row.url);
+    // Several answers list matrix-target, and the fleet-admin DELETE cell removes it.
+    await ensureTarget();
+    const before = spec.mutating ? await snapshot() : undefined;
+    const response = spec.stream
+      ? await callStream(caller, url)
+      : await api.call(caller, row.method, url, spec.body?.());
+    expect(response.status, response.body.slice(0, 500)).toBe(expected);
+
+    // No answer ever carries the caller's token back, not even a refusal.
+    const token = tokenOf(caller);
+    if (token) {
+      expect(response.body).not.toContain(token);
+      expect(JSON.stringify(response.headers)).not.toContain(token);
+    }
+
+    if (expected === 401 || expected === 403) {
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      const problem = response.json() as Problem;
+      if (expected === 401) {
+        expect(problem).toMatchObject({ status: 401, code: 'unauthenticated' });
+        expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="jobrelay"/);
+        expect(problem.missingPermission).toBeUndefined();
+      } else {
+        expect(spec.refusal, 'a 403 cell names its refusal').toBeDefined();
+        expect(problem).toMatchObject({ status: 403, code: 'forbidden' });
+        expect(problem.missingPermission).toEqual(fillAll(spec.refusal!.missing));
+        expect(problem.detail).toBe(`${caller} is not allowed to ${fill(spec.refusal!.says)}`);
+      }
+    } else if (spec.stream) {
+      expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
+      expect(response.body).toMatch(/^: jobrelay watch\n/);
+    } else {
+      await spec.answer!(response, caller);
+    }
+
+    if (before) {
+      const changed = expected === 200;
+      // A refused (or, like the 422 dry run, rejected) mutation leaves every WorkerCluster and
+      // kubeconfig Secret exactly as it was.
+      if (!changed) expect(await snapshot()).toEqual(before);
+    }
+  });
+});

@@ -1,7 +1,12 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
   jsonSchemaTransform,
@@ -96,6 +101,23 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
     // Fastify logs each request and its completion through a per-request child logger (with
     // reqId): method, URL and status, never headers; pino redaction in main.ts is the backstop.
     requestIdHeader: false,
+    // The router refuses a URL it cannot decode (bad percent-encoding) or a path segment past
+    // maxParamLength before any hook or error handler runs; fastify's own answer would be plain
+    // JSON, not a problem. Nothing was authenticated yet, so the answer says only what is wrong.
+    frameworkErrors: (error, request, reply) => {
+      const detail =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'a path segment is longer than 512 characters'
+          : error.code === 'FST_ERR_BAD_URL'
+            ? 'the URL is not validly percent-encoded'
+            : error.message;
+      const problem = new ApiProblem('bad-request', detail);
+      // Serialized here: this reply belongs to no route, so it has no serializer of its own.
+      void (reply as unknown as FastifyReply)
+        .code(problem.status)
+        .type(problemContentType)
+        .send(JSON.stringify(problem.toProblem(request.url.split('?')[0])));
+    },
   }).withTypeProvider<ZodTypeProvider>() as unknown as ApiApp;
 
   // JSON only: fastify would otherwise accept text/plain bodies as strings.

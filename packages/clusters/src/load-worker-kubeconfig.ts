@@ -77,9 +77,10 @@ export function loadWorkerKubeconfig(text: string, policy: KubeconfigPolicy = {}
       message: 'the kubeconfig has no clusters or users lists',
     };
   }
-  const contextName =
-    raw['current-context'] ?? (raw.contexts?.length === 1 ? raw.contexts[0]?.name : undefined);
-  const context = raw.contexts?.find((c) => c.name === contextName)?.context;
+  // Entries are whatever the YAML holds (null, a string, contexts as a map): never assume objects.
+  const contexts = Array.isArray(raw.contexts) ? raw.contexts : [];
+  const contextName = raw['current-context'] ?? (contexts.length === 1 ? contexts[0]?.name : undefined);
+  const context = contexts.find((c) => c?.name === contextName)?.context;
   if (!context) {
     return {
       ok: false,
@@ -87,8 +88,8 @@ export function loadWorkerKubeconfig(text: string, policy: KubeconfigPolicy = {}
       message: 'the kubeconfig has no current-context (or it names no context)',
     };
   }
-  const cluster = raw.clusters.find((c) => c.name === context.cluster)?.cluster;
-  const namedUser = raw.users.find((u) => u.name === context.user);
+  const cluster = raw.clusters.find((c) => c?.name === context.cluster)?.cluster;
+  const namedUser = raw.users.find((u) => u?.name === context.user);
   if (context.user !== undefined && !namedUser) {
     return {
       ok: false,

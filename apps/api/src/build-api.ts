@@ -189,7 +189,9 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
   // how its input would have been judged, and nothing is read or written for it.
   app.addHook('preValidation', async (request) => {
     const permissions = request.routeOptions.config.permissions?.(request);
-    if (!permissions || !request.caller) return;
+    if (!permissions) return;
+    // Fail closed: a protected route never runs without an authenticated caller.
+    if (!request.caller) throw new ApiProblem('unauthenticated', 'this route needs a bearer token');
     const missing = await deps.access.firstMissing(request.caller, permissions);
     if (missing) {
       throw new ApiProblem(

@@ -317,7 +317,18 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
           params: nameParams,
           response: { 200: clusterSchema, ...errors },
         },
-        config: { permissions: (request) => [onClusters('update', rawParams(request).name, 'cordon')] },
+        config: {
+          permissions: (request) => {
+            const name = rawParams(request).name;
+            // Uncordon also ends a drain: stopping an admin's drain takes the right to drain.
+            const draining =
+              action === 'uncordon' && name !== undefined && fleet.workerCluster(name)?.spec.drain === true;
+            return [
+              onClusters('update', name, 'cordon'),
+              ...(draining ? [onClusters('update', name, 'drain')] : []),
+            ];
+          },
+        },
       },
       async (request) => {
         existing(request.params.name);

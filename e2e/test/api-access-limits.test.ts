@@ -235,6 +235,72 @@ describe('a caller with only part of what a route needs', () => {
   });
 });
 
+describe('uncordon ends a drain', () => {
+  let api: ApiHarness;
+  const role = uniqueName('limits-cordoner');
+  const draining = uniqueName('draining-target');
+  const cordoned = uniqueName('cordoned-target');
+  beforeAll(async () => {
+    api = await startApiHarness(sandbox, { authCacheSeconds: cacheSeconds });
+    // May cordon and uncordon, not drain.
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: role, labels: { 'jobrelay.dev/e2e': 'true' } },
+        rules: [
+          { apiGroups: ['jobrelay.dev'], resources: ['workerclusters'], verbs: ['get', 'list'] },
+          { apiGroups: ['jobrelay.dev'], resources: ['workerclusters/cordon'], verbs: ['update'] },
+        ],
+      },
+    });
+    // Registrations whose Secret does not exist: they stay inactive and harm nothing.
+    for (const [name, spec] of [
+      [draining, { unschedulable: true, drain: true }],
+      [cordoned, { unschedulable: true }],
+    ] as const) {
+      await custom.createClusterCustomObject({
+        ...workerClusters,
+        body: {
+          apiVersion: 'jobrelay.dev/v1alpha1',
+          kind: 'WorkerCluster',
+          metadata: { name },
+          spec: { kubeconfigSecretRef: { name: `${name}-missing` }, ...spec },
+        },
+      });
+    }
+  });
+  afterAll(async () => {
+    await api?.close();
+    for (const name of [draining, cordoned])
+      await custom.deleteClusterCustomObject({ ...workerClusters, name }).catch(() => {});
+    await rbac.deleteClusterRole({ name: role }).catch(() => {});
+  });
+
+  it('so uncordoning a draining cluster also takes the right to drain; a cordoned one does not', async () => {
+    const cordoner = await serviceAccount('cordoner');
+    await bindClusterRole('cordoner', role);
+    // Allowed once the binding and the API's cache of both registrations are there.
+    const allowed = await until(
+      () => callWithToken(api, cordoner.token, 'POST', `/api/v1/clusters/${cordoned}/uncordon`),
+      200,
+      Date.now(),
+    );
+    expect(allowed.response.status).toBe(200);
+    expect(allowed.response.json()).toMatchObject({ name: cordoned, cordoned: false });
+
+    const before = await snapshot();
+    const refused = await callWithToken(api, cordoner.token, 'POST', `/api/v1/clusters/${draining}/uncordon`);
+    expect(refused.status).toBe(403);
+    expect((refused.json() as Problem).missingPermission).toEqual({
+      verb: 'update',
+      group: 'jobrelay.dev',
+      resource: 'workerclusters',
+      subresource: 'drain',
+      name: draining,
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
 describe('rate limit per identity', () => {
   let api: ApiHarness;
   beforeAll(async () => {

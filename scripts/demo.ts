@@ -176,7 +176,7 @@ async function main(): Promise<number> {
     `${stamp()} controller ${controller.started ? 'started' : 'already running'} (pid ${controller.pid}, log ${controller.logFile})`,
   );
 
-  await waitUntilReady(controller.pid, controller.logFile);
+  await waitUntilReady('controller', controller, () => `http://${healthAddress}`);
 
   // The admin API, as its own process with its own identity (deploy/api's jobrelay-api RBAC).
   const api = startSandboxApp(sandbox.dir, 'api', [
@@ -185,7 +185,12 @@ async function main(): Promise<number> {
     `--redis-url=${sandbox.redisUrl}`,
     `--address=${apiAddress}`,
   ]);
-  const apiUrl = await waitForApi(api.pid, api.logFile);
+  const apiUrl = await waitUntilReady(
+    'API',
+    api,
+    // It logs its URL once it listens.
+    (log) => /"url":"(http[^"]+)"[^\n]*"msg":"serving the jobrelay API"/.exec(log)?.[1],
+  );
   recordSandboxApi(sandbox.dir, apiUrl);
   say(
     `${stamp()} admin API ${api.started ? 'started' : 'already running'} at ${apiUrl} (pid ${api.pid}, log ${api.logFile})`,
@@ -273,47 +278,33 @@ The admin API (${apiUrl}/docs for every route), as the sandbox's fleet-admin:
   return failures === 0 ? 0 : 1;
 }
 
-/** The API logs its URL once it listens and answers /readyz once its caches are synced. */
-async function waitForApi(pid: number, logFile: string): Promise<string> {
+/**
+ * Waits until one of the sandbox's apps answers /readyz (caches synced) at the base URL
+ * `baseUrl` finds (undefined while it is not known yet); if the process dies instead, shows why.
+ */
+async function waitUntilReady(
+  what: string,
+  app: { pid: number; logFile: string },
+  baseUrl: (log: string) => string | undefined,
+): Promise<string> {
   for (let i = 0; i < 120; i++) {
     try {
-      process.kill(pid, 0);
+      process.kill(app.pid, 0);
     } catch {
-      const tail = readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
-      throw new Error(`the API exited; last lines of ${logFile}:\n${tail}`);
+      const tail = readFileSync(app.logFile, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
+      throw new Error(`the ${what} exited; last lines of ${app.logFile}:\n${tail}`);
     }
-    const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
-    const url = /"url":"(http[^"]+)"[^\n]*"msg":"serving the jobrelay API"/.exec(log)?.[1];
-    if (
-      url &&
+    const url = baseUrl(existsSync(app.logFile) ? readFileSync(app.logFile, 'utf8') : '');
+    const ready =
+      url !== undefined &&
       (await fetch(`${url}/readyz`).then(
         (r) => r.ok,
         () => false,
-      ))
-    )
-      return url;
+      ));
+    if (ready) return url;
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`the API was not ready after 60s; see ${logFile}`);
-}
-
-/** The controller answers /readyz once its caches are synced; if it dies instead, show why. */
-async function waitUntilReady(pid: number, logFile: string): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      const tail = readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
-      throw new Error(`the controller exited; last lines of ${logFile}:\n${tail}`);
-    }
-    const ready = await fetch(`http://${healthAddress}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`the controller was not ready after 60s; see ${logFile}`);
+  throw new Error(`the ${what} was not ready after 60s; see ${app.logFile}`);
 }
 
 main().then(

@@ -1,6 +1,7 @@
 import { AccessReviewer, type ApiApp, buildApi, FleetView } from '@jobrelay/api';
+import { defaultOriginId } from '@jobrelay/kube';
 import type { Identity, Sandbox } from '@jobrelay/sandbox';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
 /** Who calls: a sandbox identity's token, no token at all, or a token the apiserver does not know. */
@@ -29,13 +30,6 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
-export async function originIdOf(sandbox: Sandbox): Promise<string> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
-  const ns = await kc.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
-  return ns.metadata!.uid!;
-}
-
 /**
  * The real API, built by its factory, against the sandbox's real management apiserver (its own
  * identity: the `jobrelay-api` user with deploy/api's RBAC), the workers and Redis. Requests go
@@ -47,7 +41,8 @@ export async function startApiHarness(
 ): Promise<ApiHarness> {
   const management = new KubeConfig();
   management.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api'));
-  const originId = await originIdOf(sandbox);
+  // The controller's origin id, derived as the controller and the API process derive it.
+  const originId = await defaultOriginId(management);
   const log = pino({ level: process.env.JOBRELAY_TEST_API_LOG ?? 'silent' });
   const fleet = new FleetView({
     management,

@@ -6,6 +6,7 @@ import { CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-nod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { fleetWriteVersions } from '../src/fleet-writes.ts';
 import { createTestNamespace, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
 
 const sandbox = testSandbox();
@@ -99,16 +100,8 @@ async function until(
   }
 }
 
-async function snapshot() {
-  const list = (await custom.listClusterCustomObject(workerClusters)) as {
-    items: Array<{ metadata: { name: string; resourceVersion: string } }>;
-  };
-  const secrets = await fleet.management.core.listNamespacedSecret({ namespace: systemNamespace });
-  return {
-    clusters: Object.fromEntries(list.items.map((i) => [i.metadata.name, i.metadata.resourceVersion])),
-    secrets: Object.fromEntries(secrets.items.map((s) => [s.metadata!.name!, s.metadata!.resourceVersion!])),
-  };
-}
+/** WorkerClusters and the kubeconfig Secrets, as resourceVersions: any write changes one. */
+const snapshot = () => fleetWriteVersions(fleet.management);
 
 beforeAll(async () => {
   namespace = await createTestNamespace(fleet.management, 'limits');

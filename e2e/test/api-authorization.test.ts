@@ -3,12 +3,13 @@
 // apiserver). A refusal names exactly the permission that is missing, and a refused mutation
 // changes nothing; an allowed cell gets the route's real answer, on targets chosen so that
 // allowed mutations are harmless.
-import { type Identity, systemNamespace, teamNamespace } from '@jobrelay/sandbox';
+import { type Identity, simulatedLogLines, teamNamespace } from '@jobrelay/sandbox';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiCaller, type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
 import { startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf, placedCluster } from '../src/dispatch-fixtures.ts';
+import { fleetWriteVersions } from '../src/fleet-writes.ts';
 import {
   createTestNamespace,
   dispatcherManagedBy,
@@ -135,8 +136,7 @@ let baseUrl: string;
 let otherNamespace: string;
 const teamJob = uniqueName('matrix-team');
 const otherJob = uniqueName('matrix-other');
-const simulatedLastLine =
-  '[jobrelay sandbox] End of the simulated log. With follow=true the stream stays open until the client closes it.\n';
+const simulatedLastLine = `${simulatedLogLines().at(-1)}\n`;
 
 function fill(text: string): string {
   return text
@@ -479,16 +479,7 @@ async function callStream(caller: Caller, url: string): Promise<ApiResponse> {
 }
 
 /** WorkerClusters and the kubeconfig Secrets, as resourceVersions: any write changes one. */
-async function snapshot(): Promise<{ clusters: Record<string, string>; secrets: Record<string, string> }> {
-  const list = (await custom.listClusterCustomObject(workerClusters)) as {
-    items: Array<{ metadata: { name: string; resourceVersion: string } }>;
-  };
-  const secrets = await fleet.management.core.listNamespacedSecret({ namespace: systemNamespace });
-  return {
-    clusters: Object.fromEntries(list.items.map((i) => [i.metadata.name, i.metadata.resourceVersion])),
-    secrets: Object.fromEntries(secrets.items.map((s) => [s.metadata!.name!, s.metadata!.resourceVersion!])),
-  };
-}
+const snapshot = () => fleetWriteVersions(fleet.management);
 
 /** matrix-target exists with a plain spec, and the API's informer sees it. */
 async function ensureTarget(): Promise<void> {

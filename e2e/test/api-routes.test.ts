@@ -2,9 +2,8 @@
 // management apiserver (TokenReview, SubjectAccessReview, informers), the real controller
 // placing real Jobs on real workers, and Redis.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { repositoryRoot, teamNamespace } from '@jobrelay/sandbox';
-import { CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
+import { simulatedLogLines, teamNamespace } from '@jobrelay/sandbox';
+import type { V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, startApiHarness } from '../src/api-harness.ts';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -236,17 +235,7 @@ describe('clusters', () => {
 
   it('updates labels, weight and limits, cordons and uncordons, as the WorkerCluster shows', async () => {
     const name = workerNames[0]!;
-    const custom = fleet.management.kubeConfig.makeApiClient(CustomObjectsApi);
-    const read = async () =>
-      (await custom.getClusterCustomObject({
-        group: 'jobrelay.dev',
-        version: 'v1alpha1',
-        plural: 'workerclusters',
-        name,
-      })) as {
-        metadata: { labels?: Record<string, string> };
-        spec: Record<string, unknown>;
-      };
+    const read = () => workerClusterAdmin(fleet).get(name);
     try {
       const patched = await api.call('fleet-admin', 'PATCH', `/api/v1/clusters/${name}`, {
         labels: { 'api-test': 'yes' },
@@ -511,13 +500,7 @@ describe('jobs', () => {
   it('streams a running Job’s pod logs from its worker: whole, tail, and follow', async () => {
     const name = uniqueName('logs');
     await createDispatched(name, { name, pod: { runSeconds: 90 } });
-    const expected = readFileSync(
-      join(repositoryRoot, 'packages/sandbox/kwok/simulated-container-log.txt'),
-      'utf8',
-    )
-      .trimEnd()
-      .split('\n')
-      .map((line) => line.split(' ').slice(3).join(' '));
+    const expected = simulatedLogLines();
     const whole = await eventually('logs of the running pod', async () => {
       const response = await api.call('viewer', 'GET', `/api/v1/namespaces/${namespace}/jobs/${name}/logs`);
       return response.status === 200 ? response : undefined;

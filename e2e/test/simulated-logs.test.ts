@@ -2,12 +2,11 @@
 // with the sandbox CA) to the node's kubelet endpoint, which is KWOK's server, and KWOK serves
 // the simulated log file for every container (packages/sandbox/kwok/simulated-container-log.txt).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repositoryRoot, serviceAccountKubeconfig } from '@jobrelay/sandbox';
+import { serviceAccountKubeconfig, simulatedLogLines } from '@jobrelay/sandbox';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -27,13 +26,7 @@ let namespace: string;
 let pod: V1Pod;
 
 /** The text a kubelet returns for the CRI-format log file: the message after "<time> <stream> F ". */
-const expectedLines = readFileSync(
-  join(repositoryRoot, 'packages/sandbox/kwok/simulated-container-log.txt'),
-  'utf8',
-)
-  .trimEnd()
-  .split('\n')
-  .map((line) => line.split(' ').slice(3).join(' '));
+const expectedLines = simulatedLogLines();
 
 beforeAll(async () => {
   worker = clientsFor(sandbox, workerName);

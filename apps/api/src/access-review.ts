@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { statusCodeOf } from '@jobrelay/kube';
 import {
   AuthenticationV1Api,
   AuthorizationV1Api,
@@ -182,6 +183,6 @@ function resourceAttributes(
 
 /** The HTTP status of a failed review, never its body (which could echo the token). */
 function statusLine(err: unknown): string {
-  const code = (err as { code?: number }).code;
+  const code = statusCodeOf(err);
   return code ? `HTTP ${code}` : err instanceof Error ? err.message.split('\n')[0]! : 'unknown error';
 }

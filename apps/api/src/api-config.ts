@@ -1,9 +1,6 @@
 import { isIP } from 'node:net';
-import { ConfigError, loadFlagConfig } from '@jobrelay/kube';
+import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
-
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 export const apiConfigSchema = z.object({
   /** Kubeconfig of the management cluster for the API's own identity; default: in-cluster, $KUBECONFIG, ~/.kube/config. */

@@ -1,12 +1,6 @@
-import {
-  type WorkerCluster,
-  WorkerClusterRegistry,
-  workerClusterGroup,
-  workerClusterPlural,
-  workerClusterVersion,
-} from '@jobrelay/clusters';
+import { type WorkerCluster, WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
 import { type InformerEvent, objectKey, ResilientInformer, withTimeout } from '@jobrelay/kube';
-import { isJobFinished } from '@jobrelay/mirror';
+import { isJobFinished, originUidLabel } from '@jobrelay/mirror';
 import {
   type ClusterVerdict,
   chooseWorkerCluster,
@@ -72,7 +66,7 @@ export interface PreviewResult {
 export class FleetView {
   private readonly options: FleetViewOptions;
   private readonly origins: ResilientInformer<V1Job>;
-  private readonly clusters: ResilientInformer<WorkerCluster>;
+  private started = false;
   readonly registry: WorkerClusterRegistry;
   private readonly queue: Queue;
   private readonly redis: Redis;
@@ -105,20 +99,6 @@ export class FleetView {
       log,
       onEvent: (event) => this.onOriginEvent(event),
     });
-    this.clusters = new ResilientInformer<WorkerCluster>({
-      name: 'WorkerClusters',
-      kubeConfig: management,
-      apiVersion: `${workerClusterGroup}/${workerClusterVersion}`,
-      kind: 'WorkerCluster',
-      path: `/apis/${workerClusterGroup}/${workerClusterVersion}/${workerClusterPlural}`,
-      log,
-      onEvent: (event) =>
-        this.emit({
-          kind: 'cluster',
-          type: event.type === 'delete' ? 'deleted' : event.previous ? 'modified' : 'added',
-          cluster: event.object,
-        }),
-    });
     this.registry = new WorkerClusterRegistry({
       management,
       systemNamespace: options.systemNamespace,
@@ -126,7 +106,13 @@ export class FleetView {
       log: log.child({ component: 'worker-observer' }),
       allowExecPlugins: options.allowExecPlugins,
       observeOnly: true,
-      onMirrorEvent: () => {},
+      // The registry's WorkerCluster informer is the API's too: one watch, one cache.
+      onWorkerClusterEvent: (event) =>
+        this.emit({
+          kind: 'cluster',
+          type: event.type === 'delete' ? 'deleted' : event.previous ? 'modified' : 'added',
+          cluster: event.object,
+        }),
     });
     this.redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
     this.redis.on('error', () => {}); // readiness reports it
@@ -137,19 +123,19 @@ export class FleetView {
 
   async start(): Promise<void> {
     this.origins.start();
-    this.clusters.start();
-    await Promise.all([this.origins.waitForSync(), this.clusters.waitForSync()]);
-    await this.registry.start();
+    // The registry's start returns once its WorkerCluster cache is synced.
+    await Promise.all([this.origins.waitForSync(), this.registry.start()]);
+    this.started = true;
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.origins.stop(), this.clusters.stop(), this.registry.stop()]);
+    await Promise.all([this.origins.stop(), this.registry.stop()]);
     await this.queue.close().catch(() => {});
     this.redis.disconnect();
   }
 
   get synced(): boolean {
-    return this.origins.hasSynced && this.clusters.hasSynced;
+    return this.started && this.origins.hasSynced;
   }
 
   /** Redis and the management apiserver answer. */
@@ -193,17 +179,46 @@ export class FleetView {
     return this.origins.get(key);
   }
 
-  workerClusters(): WorkerCluster[] {
-    return this.clusters.list();
+  workerClusters(): readonly WorkerCluster[] {
+    return this.registry.workerClusters();
   }
 
   workerCluster(name: string): WorkerCluster | undefined {
-    return this.clusters.get(name);
+    return this.registry.workerCluster(name);
   }
 
   /** The registered cluster with this kube-system UID (the same physical cluster), if any. */
   registeredClusterNamed(clusterUid: string): string | undefined {
     return this.registry.connections().find((connection) => connection.clusterUid === clusterUid)?.name;
+  }
+
+  /**
+   * The Job's current mirror, from the API's watch of its worker (no API call), or why there
+   * is none to show. Only a mirror carrying this origin's UID counts.
+   */
+  mirrorOf(
+    job: V1Job,
+  ):
+    | { kind: 'found'; cluster: string; connection: WorkerConnection; mirror: V1Job }
+    | { kind: 'unplaced' | 'disconnected' | 'absent'; cluster: string | undefined; message: string } {
+    const cluster = placementOf(job)?.cluster;
+    if (!cluster) return { kind: 'unplaced', cluster, message: 'the Job is not placed on a cluster yet' };
+    const connection = this.registry.get(cluster);
+    if (!connection?.state.active)
+      return {
+        kind: 'disconnected',
+        cluster,
+        message: `cluster ${cluster} is not reachable from the API now`,
+      };
+    const mirror = connection.mirrors.get(jobKeyOf(job));
+    if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== job.metadata?.uid) {
+      return {
+        kind: 'absent',
+        cluster,
+        message: `no mirror on ${cluster} (not created yet, or removed after the Job finished)`,
+      };
+    }
+    return { kind: 'found', cluster, connection, mirror };
   }
 
   /** Unfinished dispatched Jobs placed on each cluster. */
@@ -223,7 +238,7 @@ export class FleetView {
   clusterViews(): ClusterView[] {
     const byCluster = this.jobsByCluster();
     const rates = this.placements.rate(this.now());
-    return this.clusters.list().map((wc) =>
+    return this.registry.workerClusters().map((wc) =>
       clusterView(wc, {
         jobsPlaced: byCluster.get(wc.metadata.name)?.length ?? 0,
         placementsPerMinute: rates.get(wc.metadata.name) ?? 0,
@@ -298,7 +313,7 @@ export class FleetView {
       return { decision: 'unschedulable', cluster: null, message: request.message, clusters: [] };
     }
     const views = new Map(this.registry.clusters().map((view) => [view.name, view]));
-    const inputs: PlacementClusterInput[] = this.clusters.list().map((wc) => {
+    const inputs: PlacementClusterInput[] = this.registry.workerClusters().map((wc) => {
       const condition = activeCondition(wc);
       const capacity = views.get(wc.metadata.name)?.capacity;
       return {

@@ -2,7 +2,8 @@
 // The API process: `npm run api -- --kubeconfig <file> [--flag value ...]`. Only wiring:
 // configuration, logger, signals; the app itself is built by buildApi.
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { defaultOriginId } from '@jobrelay/kube';
+import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { AccessReviewer } from './access-review.ts';
 import { apiUsage, ConfigError, loadApiConfig } from './api-config.ts';
@@ -10,12 +11,6 @@ import { ApiMetrics } from './api-metrics.ts';
 import { buildApi } from './build-api.ts';
 import { FleetView } from './fleet-view.ts';
 import { apiLogRedaction } from './log-redaction.ts';
-
-async function originIdOf(management: KubeConfig): Promise<string> {
-  const namespace = await management.makeApiClient(CoreV1Api).readNamespace({ name: 'kube-system' });
-  if (!namespace.metadata?.uid) throw new Error('the kube-system namespace has no UID; set --origin-id');
-  return namespace.metadata.uid;
-}
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -27,7 +22,7 @@ async function main(): Promise<void> {
   const management = new KubeConfig();
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
   else management.loadFromDefault();
-  const originId = config.originId ?? (await originIdOf(management));
+  const originId = config.originId ?? (await defaultOriginId(management));
   const fleet = new FleetView({
     management,
     managedBy: config.managedBy,

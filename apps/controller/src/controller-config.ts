@@ -1,11 +1,9 @@
-import { ConfigError, loadFlagConfig } from '@jobrelay/kube';
+import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
 
 /** reference/job-api-rules.md, "spec.managedBy": domain-prefixed path, at most 63 characters. */
 const managedByPattern =
   /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 const seconds = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
+import { defaultOriginId } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
 import { DispatchController } from './dispatch-controller.ts';
-import { defaultOriginId } from './origin-identity.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {

@@ -13,6 +13,8 @@ export {
 } from './cluster-api-clients.ts';
 export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
 export { ConfigError, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';
+export { dns1123Label, dns1123Subdomain, labelValuePattern } from './kubernetes-names.ts';
+export { defaultOriginId } from './origin-identity.ts';
 export { mergePatch } from './patch.ts';
 export {
   type InformableObject,

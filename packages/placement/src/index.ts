@@ -13,7 +13,9 @@ export {
   describeLabelSelector,
   type LabelRequirement,
   type LabelSelector,
+  labelKeyProblem,
   labelsMatch,
+  labelValueProblem,
   parseLabelSelector,
 } from './label-selector.ts';
 export {

@@ -189,7 +189,8 @@ const dnsSubdomainPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 const labelNameRule =
   "63 characters or fewer: letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
 
-function labelKeyProblem(key: string): string | undefined {
+/** Why a label key is not valid in Kubernetes, or undefined when it is. */
+export function labelKeyProblem(key: string): string | undefined {
   const parts = key.split('/');
   if (parts.length > 2) return 'a key is [prefix/]name with at most one "/"';
   const name = parts.at(-1)!;
@@ -205,7 +206,8 @@ function labelKeyProblem(key: string): string | undefined {
   return undefined;
 }
 
-function labelValueProblem(value: string): string | undefined {
+/** Why a label value is not valid in Kubernetes, or undefined when it is. */
+export function labelValueProblem(value: string): string | undefined {
   if (value === '') return undefined;
   if (value.length > 63 || !labelNamePattern.test(value)) return `a value must be empty or ${labelNameRule}`;
   return undefined;

@@ -15,6 +15,14 @@ export const simulatedLogSource = fileURLToPath(
   new URL('../kwok/simulated-container-log.txt', import.meta.url),
 );
 
+/** The lines `kubectl logs` returns for every simulated container: each CRI line's message after "<time> <stream> F ". */
+export function simulatedLogLines(): string[] {
+  return readFileSync(simulatedLogSource, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split(' ').slice(3).join(' '));
+}
+
 /**
  * kwok's second --config: one ClusterLogs (no selector: every pod, no containers: every
  * container) pointing at the sandbox's copy of the simulated log. Written at each `up`

@@ -1,5 +1,6 @@
 export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } from './api-access.ts';
 export { applyObjects, systemNamespace } from './apply-objects.ts';
+export { simulatedLogLines } from './control-plane-processes.ts';
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export { pinnedVersions } from './pinned-versions.ts';
 export {

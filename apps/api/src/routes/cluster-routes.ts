@@ -5,8 +5,8 @@ import {
   workerClusterPlural,
   workerClusterVersion,
 } from '@jobrelay/clusters';
-import { isNotFound, mergePatch } from '@jobrelay/kube';
-import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
+import { dns1123Label, isNotFound, mergePatch } from '@jobrelay/kube';
+import { labelKeyProblem, labelsMatch, labelValueProblem, parseLabelSelector } from '@jobrelay/placement';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
 import { clusterSchema } from '../cluster-views.ts';
@@ -14,11 +14,15 @@ import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import { onClusters, onSecrets, rawParams } from './permissions.ts';
 
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-/** Label keys and values as Kubernetes validates them (an optional DNS prefix, then a name). */
-const labelKey =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+/** Label keys and values as Kubernetes validates them, with the label selector's own messages. */
+const labelKey = z.string().superRefine((key, ctx) => {
+  const problem = labelKeyProblem(key);
+  if (problem) ctx.addIssue({ code: 'custom', message: `invalid label key: ${problem}` });
+});
+const labelValue = z.string().superRefine((value, ctx) => {
+  const problem = labelValueProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: `invalid label value: ${problem}` });
+});
 
 const clusterName = z
   .string()
@@ -30,10 +34,7 @@ const nameParams = z.object({ name: clusterName });
 const errors = { '4xx': problemSchema, '5xx': problemSchema };
 
 const labelsSchema = z
-  .record(
-    z.string().max(317).regex(labelKey, 'must be a label key such as team or example.com/team'),
-    z.string().max(63).regex(labelValue, 'must be a label value: at most 63 letters, digits, -, _ or .'),
-  )
+  .record(labelKey, labelValue)
   .refine((labels) => Object.keys(labels).length <= 64, 'at most 64 labels');
 
 const settings = {
@@ -73,10 +74,7 @@ const registerBody = z
 const updateBody = z
   .object({
     labels: z
-      .record(
-        z.string().max(317).regex(labelKey, 'must be a label key'),
-        z.string().max(63).regex(labelValue, 'must be a label value').nullable(),
-      )
+      .record(labelKey, labelValue.nullable())
       .optional()
       .describe('Merged into the labels; null removes one.'),
     weight: settings.weight.optional(),

@@ -1,18 +1,15 @@
 import { PassThrough } from 'node:stream';
-import { describeApiError, statusCodeOf } from '@jobrelay/kube';
-import { originUidLabel } from '@jobrelay/mirror';
+import { describeApiError, dns1123Label, dns1123Subdomain, statusCodeOf } from '@jobrelay/kube';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
-import { jobKeyOf, jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
+import { jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
 import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { openPodLog } from '../pod-log-stream.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import { onEvents, onJobs, podLogs, rawParams, rawQuery } from './permissions.ts';
 
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const namespaceName = z.string().max(63).regex(dns1123Label, 'must be a namespace name');
 export const jobName = z.string().max(253).regex(dns1123Subdomain, 'must be a Job name');
 const jobParams = z.object({ namespace: namespaceName, name: jobName });
@@ -184,22 +181,17 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
           }))
           .sort((a, b) => (a.at ?? '').localeCompare(b.at ?? ''));
       }
-      let mirror: z.infer<typeof jobDetailSchema>['mirror'] = null;
-      let mirrorUnavailable: string | null = null;
-      if (record?.cluster) {
-        const connection = fleet.registry.get(record.cluster);
-        const found = connection?.mirrors.get(jobKeyOf(job));
-        if (!connection) mirrorUnavailable = `cluster ${record.cluster} is not connected to the API`;
-        else if (!found || found.metadata?.labels?.[originUidLabel] !== job.metadata?.uid)
-          mirrorUnavailable = `no mirror on ${record.cluster} (not created yet, or removed after the Job finished)`;
-        else
-          mirror = {
-            cluster: record.cluster,
-            uid: found.metadata?.uid ?? null,
-            createdAt: iso(found.metadata?.creationTimestamp),
-            status: plain(found.status),
-          };
-      } else mirrorUnavailable = 'the Job is not placed';
+      const found = fleet.mirrorOf(job);
+      const mirror =
+        found.kind === 'found'
+          ? {
+              cluster: found.cluster,
+              uid: found.mirror.metadata?.uid ?? null,
+              createdAt: iso(found.mirror.metadata?.creationTimestamp),
+              status: plain(found.mirror.status),
+            }
+          : null;
+      const mirrorUnavailable = found.kind === 'found' ? null : found.message;
       const waiting =
         summary.phase === 'pending'
           ? { reason: summary.reason ?? fleet.preview(job).message, since: summary.waitingSince }
@@ -245,32 +237,24 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
       const { namespace, name } = request.params;
       const { follow, container, pod: onlyPod, tailLines } = request.query;
       const job = dispatched(namespace, name);
-      const cluster = placementOf(job)?.cluster;
-      if (!cluster)
-        throw new ApiProblem(
-          'conflict',
-          `${namespace}/${name} is not placed on a cluster yet: no pods, no logs`,
-        );
-      const connection = fleet.registry.get(cluster);
-      if (!connection?.state.active) {
-        throw new ApiProblem(
-          'unavailable',
-          `cluster ${cluster} is not reachable from the API now; retry later`,
-          {},
-          { 'retry-after': '5' },
-        );
+      const found = fleet.mirrorOf(job);
+      if (found.kind !== 'found') {
+        if (found.kind === 'unplaced')
+          throw new ApiProblem(
+            'conflict',
+            `${namespace}/${name} is not placed on a cluster yet: no pods, no logs`,
+          );
+        if (found.kind === 'disconnected')
+          throw new ApiProblem('unavailable', `${found.message}; retry later`, {}, { 'retry-after': '5' });
+        throw new ApiProblem('not-found', `${namespace}/${name}: ${found.message}`);
       }
-      const mirror = connection.mirrors.get(jobKeyOf(job));
-      if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== job.metadata?.uid) {
-        throw new ApiProblem(
-          'not-found',
-          `no mirror of ${namespace}/${name} on ${cluster}: not created yet, or removed after the Job finished`,
-        );
-      }
+      const { cluster, connection, mirror } = found;
+      // The mirror's pods, by the label the Job controller puts on them.
+      const podSelector = `batch.kubernetes.io/controller-uid=${mirror.metadata!.uid}`;
       const pods = (
         await connection.core.listNamespacedPod({
           namespace,
-          labelSelector: `batch.kubernetes.io/controller-uid=${mirror.metadata!.uid}`,
+          labelSelector: podSelector,
         })
       ).items
         .filter((pod) => !onlyPod || pod.metadata?.name === onlyPod)
@@ -343,15 +327,13 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
               void connection.core
                 .listNamespacedPod({
                   namespace,
-                  labelSelector: `batch.kubernetes.io/controller-uid=${mirror.metadata!.uid}`,
+                  labelSelector: podSelector,
                 })
                 .then((list) => {
-                  const ended = new Set(
-                    list.items
-                      .filter((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed')
-                      .map((p) => p.metadata?.name),
-                  );
-                  if (ended.size > 0 && ended.size >= list.items.length) for (const close of closers) close();
+                  const terminated = (p: (typeof list.items)[number]) =>
+                    p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+                  if (list.items.length > 0 && list.items.every(terminated))
+                    for (const close of closers) close();
                 })
                 .catch(() => {});
             }, 2_000)

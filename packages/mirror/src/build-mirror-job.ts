@@ -1,17 +1,10 @@
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
-import {
-  continuesFromAnnotation,
-  deadlineUsedAnnotation,
-  originLabel,
-  originUidLabel,
-  placementAttemptAnnotation,
-} from './jobrelay-names.ts';
+import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
+import { mirrorIdentityMetadata } from './mirror-identity.ts';
 
 /** Labels the origin's apiserver generated from the origin's UID; the worker generates its own. */
 const generatedSelectorLabels = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
-/** Client bookkeeping that means nothing on another cluster. */
-const droppedAnnotations = ['kubectl.kubernetes.io/last-applied-configuration'];
 
 export interface MirrorIdentity {
   /** This installation's origin id (value of `jobrelay.dev/origin`). */
@@ -83,22 +76,13 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
     );
     continuationAnnotations[deadlineUsedAnnotation] = String(continuation.deadlineUsedSeconds);
   }
+  const identityMetadata = mirrorIdentityMetadata(metadata, identity, generatedSelectorLabels);
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
-      name: metadata.name,
-      namespace: metadata.namespace,
-      labels: {
-        ...without(metadata.labels, generatedSelectorLabels),
-        [originLabel]: identity.originId,
-        [originUidLabel]: metadata.uid,
-      },
-      annotations: {
-        ...without(metadata.annotations, droppedAnnotations),
-        [placementAttemptAnnotation]: String(identity.attempt),
-        ...continuationAnnotations,
-      },
+      ...identityMetadata,
+      annotations: { ...identityMetadata.annotations, ...continuationAnnotations },
     },
     spec: mirrorSpec,
   };

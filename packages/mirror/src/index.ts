@@ -10,5 +10,6 @@ export {
 } from './continuation.ts';
 export { isJobFinished } from './job-finished.ts';
 export * from './jobrelay-names.ts';
+export { mirrorIdentityMetadata } from './mirror-identity.ts';
 export { type MirrorOwnership, mirrorOwnership } from './mirror-ownership.ts';
 export { mirrorSpecUpdate } from './mirror-spec-update.ts';

@@ -1,4 +1,4 @@
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { originLabel, originUidLabel, placementAttemptAnnotation } from './jobrelay-names.ts';
 
 export type MirrorOwnership =
@@ -10,10 +10,14 @@ export type MirrorOwnership =
   | { kind: 'foreign'; owner: string };
 
 /**
- * Who a Job found on a worker belongs to, decided only from labels we set. Another
+ * Who an object (of any kind) found on a worker belongs to, decided only from labels we set. Another
  * installation's mirror, or anybody's Job of the same name, is foreign (kueue #11849, #12404).
  */
-export function mirrorOwnership(job: V1Job, originId: string, originUid: string): MirrorOwnership {
+export function mirrorOwnership(
+  job: { metadata?: V1ObjectMeta },
+  originId: string,
+  originUid: string,
+): MirrorOwnership {
   const labels = job.metadata?.labels ?? {};
   const jobOrigin = labels[originLabel];
   const jobOriginUid = labels[originUidLabel];

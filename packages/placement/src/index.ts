@@ -44,6 +44,7 @@ export {
   type PlacementRecord,
   parsePlacementRecord,
 } from './placement-record.ts';
+export type { PodGroup } from './pod-groups.ts';
 export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
 export {
   addResources,

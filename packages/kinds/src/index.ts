@@ -1,0 +1,15 @@
+export { customObjectClient } from './custom-object-client.ts';
+export {
+  type AnyJobKindAdapter,
+  apiVersionOf,
+  collectionPath,
+  type JobKindAdapter,
+  type KindVerification,
+  type KubeObject,
+  type ManagedByPolicy,
+  type MirrorBuildContext,
+  objectKey,
+  type StatusViolation,
+  type WorkloadClient,
+  type WorkloadResource,
+} from './job-kind-adapter.ts';

@@ -1,0 +1,166 @@
+// The seam between the kind-agnostic core (planner, executor, registry, placement, GC, the
+// admin API) and one workload kind. Everything that knows what a batch/v1 Job, a RayCluster
+// or a RayJob looks like lives behind this interface; the core only calls it. Each adapter
+// is declared `satisfies JobKindAdapter<ItsType>` so a missing or mistyped member fails the
+// type check, not a test run.
+import type { ClusterApiClients } from '@jobrelay/kube';
+import type { CarriedProgress, PodGroup } from '@jobrelay/placement';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+
+/** Any namespaced Kubernetes object: the core reads only metadata; spec and status belong to the adapter. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+}
+
+/** Where a kind lives in the API: group/version/kind and its collection's plural. */
+export interface WorkloadResource {
+  /** API group, '' never (jobrelay dispatches no core-group kind). */
+  group: string;
+  version: string;
+  kind: string;
+  /** The collection path segment: `/apis/<group>/<version>/namespaces/<ns>/<plural>`. */
+  plural: string;
+  /**
+   * client-node's model name for typed deserialization (dates become Date objects). Only
+   * built-in kinds have one; custom resources stay plain JSON.
+   */
+  modelName?: string;
+}
+
+/** The claimed `spec.managedBy` value of a kind. */
+export interface ManagedByPolicy {
+  /** Claimed when the configuration names none for this kind. */
+  default: string;
+  /**
+   * The only values the kind's API accepts (a CRD's CEL rule), when it restricts them; the
+   * configuration is checked against this list at start-up.
+   */
+  accepted?: readonly string[];
+}
+
+/** How trustworthy a kind's support is; shown in the docs and by the API. */
+export type KindVerification =
+  /** e2e-tested against the kind's real controller on real clusters. */
+  | 'real-controller'
+  /** Dispatched by the generic adapter; its own controller was not run here. */
+  | 'generic-untested';
+
+/** What a kind's mirror carries over from its placement, for the adapter to build it. */
+export interface MirrorBuildContext {
+  /** This installation's `jobrelay.dev/origin` value. */
+  originId: string;
+  /** The placement attempt that creates this mirror. */
+  attempt: number;
+  /** Progress of earlier attempts (kinds that continue across attempts: batch/v1 Job). */
+  carried: CarriedProgress;
+  /** The injected clock's now: deadlines already used are computed from it. */
+  now: Date;
+}
+
+/** One rule broken by a status about to be written; nothing is sent while any remains. */
+export interface StatusViolation {
+  field: string;
+  message: string;
+}
+
+/**
+ * The API calls the core makes on objects of one kind on one cluster. Implementations map
+ * errors unchanged (the core tests them with @jobrelay/kube's isNotFound, isConflict ...).
+ */
+export interface WorkloadClient<T extends KubeObject> {
+  create(namespace: string, body: T): Promise<T>;
+  read(namespace: string, name: string): Promise<T>;
+  /** Merge patch of the main resource (metadata, spec). */
+  patch(namespace: string, name: string, body: object): Promise<T>;
+  /** Merge patch of the status subresource. */
+  patchStatus(namespace: string, name: string, body: object): Promise<T>;
+  /** Replaces the status subresource over `object.metadata.resourceVersion` (optimistic concurrency). */
+  replaceStatus(object: T): Promise<T>;
+  /**
+   * Deletes with background propagation (its pods and children go too) and a UID
+   * precondition, so an object that replaced it meanwhile is never deleted.
+   */
+  delete(namespace: string, name: string, uid: string): Promise<void>;
+}
+
+/**
+ * Everything the core needs to dispatch one workload kind. Pure members take objects and
+ * return values; `client` is the only door to the API. Optional members are capabilities
+ * only some kinds have (batch/v1 Job's continuation across attempts, its built-in
+ * controller's conditions); the planner checks for them, never for a kind.
+ */
+export interface JobKindAdapter<T extends KubeObject = KubeObject> {
+  /** Short, stable, lower-case: used in flags, metrics, logs and the REST API (`job`, `raycluster`). */
+  readonly name: string;
+  readonly resource: WorkloadResource;
+  readonly managedBy: ManagedByPolicy;
+  readonly verification: KindVerification;
+
+  /** Whether `object` is claimed by a dispatcher whose value for this kind is `managedBy`. */
+  isManagedBy(object: T, managedBy: string): boolean;
+  /** The client for objects of this kind through one cluster's shared, rate-limited clients. */
+  client(apis: ClusterApiClients): WorkloadClient<T>;
+
+  /**
+   * The mirror for a worker: same namespace and name, the origin's spec minus what must stay
+   * on the management cluster (its managedBy above all, so the worker's own controller runs
+   * it), and the identity labels from @jobrelay/mirror's `mirrorIdentityMetadata`.
+   */
+  buildMirror(origin: T, context: MirrorBuildContext): T;
+  /** The merge patch bringing a mirror's mutable spec in line with its origin, or undefined. */
+  mirrorSpecUpdate(origin: T, mirror: T): object | undefined;
+  /** The origin status that reflects `mirror`'s, with `carried` progress of earlier attempts added. */
+  originStatus(origin: T, mirror: T, carried: CarriedProgress): object;
+  /** Equal as far as the kind's API is concerned (so an equal status is not rewritten). */
+  sameStatus(a: object | undefined, b: object | undefined): boolean;
+  /** Rules the kind's apiserver would enforce on this status update; empty when it is valid. */
+  statusViolations(origin: T, desired: object): StatusViolation[];
+  /** The object's current status (undefined before its controller wrote one). */
+  statusOf(object: T): object | undefined;
+
+  /** Terminal: the workload ended and will not run again. */
+  isFinished(object: T): boolean;
+  /** When it finished (undefined while running, or when the kind does not say). */
+  finishedAt(object: T): Date | undefined;
+  /** Suspended by its author: not placed, and its mirror (if any) is suspended too. */
+  isSuspended(object: T): boolean;
+  /** The pods it runs at once, as groups of identical pods: placement fits and assumes these. */
+  podDemand(origin: T): PodGroup[];
+
+  /** The progress so far, carried into the next attempt when the workload moves (counters). */
+  progress?(origin: T): CarriedProgress;
+  /** A re-placed mirror's status seed (continuation), written before it may run; undefined when none is due. */
+  mirrorStatusSeed?(mirror: T): object | undefined;
+  /** False while a re-placed mirror waits for its seed: its status is not synced up yet. */
+  isSeedApplied?(mirror: T): boolean;
+  /** True when the mirror's status already includes earlier attempts (so `carried` is not added again). */
+  mirrorIncludesCarried?(mirror: T): boolean;
+  /** The status the kind's own controller writes on an object created suspended, if it writes one. */
+  suspendedBeforePlacementStatus?(origin: T, now: Date): object | undefined;
+  /** A final status for an origin whose outcome was decided before its mirror was lost. */
+  decidedOutcomeStatus?(origin: T, now: Date): object | undefined;
+  /** A terminal failed status after waiting longer than the placement timeout (kinds that can fail). */
+  placementTimeoutStatus?(origin: T, now: Date, message: string): object | undefined;
+}
+
+/** An adapter of any kind, as the core holds them in one list. */
+// biome-ignore lint/suspicious/noExplicitAny: the list holds adapters of different object types.
+export type AnyJobKindAdapter = JobKindAdapter<any>;
+
+/** `group/version`, the apiVersion of objects of this kind. */
+export function apiVersionOf(resource: WorkloadResource): string {
+  return resource.group === '' ? resource.version : `${resource.group}/${resource.version}`;
+}
+
+/** The cluster-wide collection path, or one namespace's. */
+export function collectionPath(resource: WorkloadResource, namespace?: string): string {
+  const base = `/apis/${apiVersionOf(resource)}`;
+  return namespace ? `${base}/namespaces/${namespace}/${resource.plural}` : `${base}/${resource.plural}`;
+}
+
+/** `namespace/name`: the key of an origin and of its mirrors (same namespace and name everywhere). */
+export function objectKey(object: KubeObject): string {
+  return `${object.metadata?.namespace}/${object.metadata?.name}`;
+}

@@ -13,3 +13,4 @@ export {
   type WorkloadClient,
   type WorkloadResource,
 } from './job-kind-adapter.ts';
+export { batchJobAdapter } from './batch-job/batch-job-adapter.ts';

@@ -111,8 +111,11 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
   buildMirror(origin: T, context: MirrorBuildContext): T;
   /** The merge patch bringing a mirror's mutable spec in line with its origin, or undefined. */
   mirrorSpecUpdate(origin: T, mirror: T): object | undefined;
-  /** The origin status that reflects `mirror`'s, with `carried` progress of earlier attempts added. */
-  originStatus(origin: T, mirror: T, carried: CarriedProgress): object;
+  /**
+   * The origin status that reflects `mirror`'s, with `carried` progress of earlier attempts
+   * added. `now` is the injected clock's, for any time the translation must stamp.
+   */
+  originStatus(origin: T, mirror: T, carried: CarriedProgress, now: Date): object;
   /** Equal as far as the kind's API is concerned (so an equal status is not rewritten). */
   sameStatus(a: object | undefined, b: object | undefined): boolean;
   /** Rules the kind's apiserver would enforce on this status update; empty when it is valid. */

@@ -1,0 +1,153 @@
+// batch/v1 Job behind the kind seam. Every Job rule lives in @jobrelay/mirror (building and
+// continuing mirrors) and @jobrelay/status (translating and validating status); this file
+// only maps them onto JobKindAdapter, so the core never names a Job.
+import { mergePatch as mergePatchOptions } from '@jobrelay/kube';
+import {
+  buildMirrorJob,
+  continuationFor,
+  defaultManagedBy,
+  isJobFinished,
+  isSeedApplied,
+  mirrorSpecUpdate,
+  mirrorStatusSeed,
+  seededProgress,
+} from '@jobrelay/mirror';
+import { type CarriedProgress, jobPodsAtOnce, podRequests } from '@jobrelay/placement';
+import {
+  finishDecidedJob,
+  sameJobStatus,
+  translateMirrorStatus,
+  usesBackoffLimitPerIndex,
+  validateJobStatusTransition,
+} from '@jobrelay/status';
+import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
+import type { JobKindAdapter } from '../job-kind-adapter.ts';
+
+function trueCondition(job: V1Job, type: string): V1JobCondition | undefined {
+  return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+}
+
+/** The seconds the apiserver keeps: a finer time would never compare equal to what it stores. */
+function wholeSeconds(now: Date): Date {
+  return new Date(Math.floor(now.getTime() / 1000) * 1000);
+}
+
+export const batchJobAdapter = {
+  name: 'job',
+  resource: { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', modelName: 'V1Job' },
+  managedBy: { default: defaultManagedBy },
+  verification: 'real-controller',
+
+  isManagedBy: (job, managedBy) => job.spec?.managedBy === managedBy,
+
+  client: ({ batch }) => ({
+    create: (namespace, body) => batch.createNamespacedJob({ namespace, body }),
+    read: (namespace, name) => batch.readNamespacedJob({ namespace, name }),
+    patch: (namespace, name, body) =>
+      batch.patchNamespacedJob({ namespace, name, body }, mergePatchOptions),
+    patchStatus: (namespace, name, body) =>
+      batch.patchNamespacedJobStatus({ namespace, name, body }, mergePatchOptions),
+    replaceStatus: (job) =>
+      batch.replaceNamespacedJobStatus({
+        name: job.metadata!.name!,
+        namespace: job.metadata!.namespace!,
+        body: job,
+      }),
+    delete: async (namespace, name, uid) => {
+      await batch.deleteNamespacedJob({
+        name,
+        namespace,
+        // In the body too: with a body the query parameter is not enough, and a Job's own
+        // default is to orphan its pods.
+        propagationPolicy: 'Background',
+        body: { propagationPolicy: 'Background', preconditions: { uid } },
+      });
+    },
+  }),
+
+  buildMirror: (origin, { originId, attempt, carried, now }) =>
+    buildMirrorJob(origin, {
+      originId,
+      attempt,
+      continuation: continuationFor(origin, attempt, carried, now),
+    }),
+  mirrorSpecUpdate: (origin, mirror) => mirrorSpecUpdate(origin, mirror),
+  originStatus: (origin, mirror, carried, now) => translateMirrorStatus(origin, mirror, carried, now),
+  sameStatus: (a, b) => sameJobStatus(a as V1JobStatus | undefined, b as V1JobStatus | undefined),
+  statusViolations: (origin, desired) =>
+    validateJobStatusTransition({
+      metadata: origin.metadata,
+      spec: origin.spec!,
+      oldStatus: origin.status ?? {},
+      newStatus: desired as V1JobStatus,
+    }),
+  statusOf: (job) => job.status,
+
+  isFinished: isJobFinished,
+  finishedAt: (job) => {
+    const condition = trueCondition(job, 'Complete') ?? trueCondition(job, 'Failed');
+    return condition?.lastTransitionTime ? new Date(condition.lastTransitionTime) : undefined;
+  },
+  isSuspended: (job) => job.spec?.suspend === true,
+  podDemand: (job) =>
+    job.spec?.template.spec
+      ? [{ requests: podRequests(job.spec.template.spec), count: jobPodsAtOnce(job.spec) }]
+      : [],
+
+  progress: (job): CarriedProgress => {
+    const status = job.status ?? {};
+    return {
+      succeeded: status.succeeded ?? 0,
+      failed: status.failed ?? 0,
+      ...(status.completedIndexes ? { completedIndexes: status.completedIndexes } : {}),
+      ...(status.failedIndexes ? { failedIndexes: status.failedIndexes } : {}),
+    };
+  },
+  mirrorStatusSeed: (mirror) => mirrorStatusSeed(mirror),
+  isSeedApplied: (mirror) => isSeedApplied(mirror),
+  // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.
+  mirrorIncludesCarried: (mirror) => seededProgress(mirror) !== undefined,
+  suspendedBeforePlacementStatus: (job, now) => {
+    const conditions = job.status?.conditions ?? [];
+    if (conditions.some((c) => c.type === 'Suspended' && c.status === 'True')) return undefined;
+    const suspended: V1JobCondition = {
+      type: 'Suspended',
+      status: 'True',
+      reason: 'JobSuspended',
+      message: 'Job suspended',
+      lastProbeTime: now,
+      lastTransitionTime: now,
+    };
+    // What the built-in controller writes for a Job created suspended, field for field.
+    return {
+      ready: 0,
+      terminating: 0,
+      uncountedTerminatedPods: {},
+      ...(usesBackoffLimitPerIndex(job.spec) ? { failedIndexes: '' } : {}),
+      ...job.status,
+      conditions: [...conditions.filter((c) => c.type !== 'Suspended'), suspended],
+    };
+  },
+  decidedOutcomeStatus: (job, now) => finishDecidedJob(job, now),
+  placementTimeoutStatus: (job, now, message) => {
+    const at = wholeSeconds(now);
+    const failure = (type: string): V1JobCondition => ({
+      type,
+      status: 'True',
+      reason: 'PlacementTimeout',
+      message,
+      lastProbeTime: at,
+      lastTransitionTime: at,
+    });
+    const status = job.status ?? {};
+    // FailureTarget and Failed, in one valid update.
+    return {
+      ...status,
+      startTime: status.startTime ?? at,
+      active: 0,
+      ready: 0,
+      terminating: 0,
+      conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
+    };
+  },
+} satisfies JobKindAdapter<V1Job>;

@@ -1,0 +1,34 @@
+/**
+ * Every reason jobrelay puts on an Event about an origin, in one place (like the Active
+ * condition's reasons): stable, so admins and alerts can match on them, and documented here
+ * with when each is recorded.
+ */
+export const eventReasons = {
+  /** Normal: a cluster was chosen and recorded on the origin. */
+  placed: 'Placed',
+  /** Warning: no cluster fits yet; the note says why, kube-scheduler style. */
+  failedPlacement: 'FailedPlacement',
+  /** Warning: nothing fit for the placement timeout; the origin failed. */
+  placementTimeout: 'PlacementTimeout',
+  /** Warning: the jobrelay.dev/placement annotation does not parse; nothing is done until it is removed. */
+  placementUnreadable: 'PlacementUnreadable',
+  /** Normal: the mirror was created on its cluster. */
+  mirrorCreated: 'MirrorCreated',
+  /** Normal: a mirror of this attempt already existed (a restart between create and record) and was adopted. */
+  mirrorAdopted: 'MirrorAdopted',
+  /** Warning: the cluster holds an object of that name that is not ours; it is left alone. */
+  nameCollision: 'NameCollision',
+  /** Warning: the namespace is missing on the cluster and namespace creation is off. */
+  namespaceMissing: 'NamespaceMissing',
+  /** Warning: the workload leaves its cluster (drain, lost worker, vanished mirror, collision). */
+  replacing: 'Replacing',
+  /** Normal: an outcome decided before the mirror was lost was made final without it. */
+  finishedWithoutMirror: 'FinishedWithoutMirror',
+  /** Warning: the mirror's status would break the kind's API rules; nothing was written. */
+  statusRefused: 'StatusRefused',
+} as const;
+
+export type EventReason = (typeof eventReasons)[keyof typeof eventReasons];
+
+/** The `action` of an Event (events.k8s.io/v1): what jobrelay was doing. */
+export type EventAction = 'Place' | 'Create' | 'Sync';

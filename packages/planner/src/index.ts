@@ -1,0 +1,14 @@
+export { classifyMirror, isDeletable, type MirrorClass, type MirrorContext } from './classify-mirror.ts';
+export { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
+export type { OriginAction } from './origin-actions.ts';
+export type { ClusterSnapshot, OriginSnapshot } from './origin-snapshot.ts';
+export {
+  conflictRetryMs,
+  deletionRetryMs,
+  mirrorRecorded,
+  type PlannerConfig,
+  planOrigin,
+  replace,
+  statusWrite,
+  unavailableClusterRetryMs,
+} from './plan-origin.ts';

@@ -1,0 +1,53 @@
+import type { KubeObject, StatusViolation } from '@jobrelay/kinds';
+import type { PlacementRecord } from '@jobrelay/placement';
+import type { EventAction, EventReason } from './event-reasons.ts';
+
+/**
+ * What the executor does for one origin, in order. Branches that depend on an API answer
+ * (a create that collides, a mirror that may have vanished) are planned here too, so the
+ * executor decides nothing: it calls the API and picks the branch the answer names.
+ */
+export type OriginAction<T extends KubeObject = KubeObject> =
+  /** Delete one of our mirrors (UID precondition, background propagation). */
+  | { type: 'delete-mirror'; cluster: string; mirror: T; why: string }
+  /** Ask the placement queue for a cluster (idempotent per origin UID). */
+  | { type: 'enqueue-placement' }
+  /** Write the placement record on the origin, over the version read. */
+  | { type: 'patch-placement'; record: PlacementRecord }
+  /**
+   * Create `body` on `cluster`, or adopt ours of this attempt. Created or adopted: its UID is
+   * recorded in `record` with an Event. Another object of that name: `onCollision`. Ours from
+   * an older attempt or origin: deleted, then retried. No namespace: `onNamespaceMissing`.
+   */
+  | {
+      type: 'create-mirror';
+      cluster: string;
+      body: T;
+      record: PlacementRecord;
+      onCollision: (owner: string) => OriginAction<T>[];
+      onNamespaceMissing: OriginAction<T>[];
+    }
+  /**
+   * The placement record names a mirror the cache does not hold: the cache may lag just after
+   * creation, so the worker is asked. Still there: look again soon. Gone: `ifVanished`.
+   */
+  | { type: 'confirm-mirror-vanished'; cluster: string; mirrorUid: string; ifVanished: OriginAction<T>[] }
+  /** Merge-patch the mirror's status (a re-placed mirror's progress seed). */
+  | { type: 'seed-mirror-status'; cluster: string; mirror: T; seed: object }
+  /** Merge-patch the mirror's spec (changes that may flow down). */
+  | { type: 'patch-mirror-spec'; cluster: string; mirror: T; patch: object }
+  /** Replace the origin's status over the version read; a conflict re-reads and re-plans. */
+  | { type: 'write-status'; status: object; purpose: 'sync' | 'suspended' | 'decided' | 'timeout' }
+  /** A status that breaks the kind's rules: nothing is written, the refusal is logged and counted. */
+  | { type: 'refuse-status'; violations: StatusViolation[] }
+  | {
+      type: 'record-event';
+      eventType: 'Normal' | 'Warning';
+      reason: EventReason;
+      action: EventAction;
+      note: string;
+    }
+  /** Placement bookkeeping: a removed origin is no longer assumed anywhere. */
+  | { type: 'forget-origin'; uid: string }
+  /** Look at this origin again after a while; ends the plan. */
+  | { type: 'requeue'; afterMs: number };

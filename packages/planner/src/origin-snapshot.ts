@@ -1,0 +1,39 @@
+import type { KubeObject } from '@jobrelay/kinds';
+import type { ParsedPlacement } from '@jobrelay/placement';
+
+/** One worker cluster as one origin's reconcile sees it. */
+export interface ClusterSnapshot<T extends KubeObject = KubeObject> {
+  name: string;
+  /** A WorkerCluster of that name exists. */
+  registered: boolean;
+  /** The registry holds clients and a synced mirror cache for it. */
+  connected: boolean;
+  /** Its Active condition is True. */
+  active: boolean;
+  /** Why it is (not) Active: the Active condition's reason. */
+  reason: string;
+  /** When it stopped being Active (clock milliseconds); undefined while Active or never connected. */
+  inactiveSince: number | undefined;
+  /** Its spec asks for a drain: its unfinished workloads move elsewhere. */
+  drain: boolean;
+  /** The object of the origin's namespace/name in its mirror cache, whoever owns it. */
+  mirror: T | undefined;
+}
+
+/** Everything one reconcile of one origin decides from, read from caches at one instant. */
+export type OriginSnapshot<T extends KubeObject = KubeObject> =
+  | {
+      kind: 'present';
+      key: string;
+      origin: T;
+      placement: ParsedPlacement;
+      clusters: ClusterSnapshot<T>[];
+    }
+  | {
+      /** Deleted, or being deleted (deletionTimestamp set). */
+      kind: 'gone';
+      key: string;
+      /** Its UID while known (from the object or the informer's delete event). */
+      uid: string | undefined;
+      clusters: ClusterSnapshot<T>[];
+    };

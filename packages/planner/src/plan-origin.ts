@@ -1,0 +1,361 @@
+import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
+import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { noProgress, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
+import { classifyMirror } from './classify-mirror.ts';
+import { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
+import type { OriginAction } from './origin-actions.ts';
+import type { ClusterSnapshot, OriginSnapshot } from './origin-snapshot.ts';
+
+export interface PlannerConfig {
+  /** This installation's `jobrelay.dev/origin` value. */
+  originId: string;
+  /** A placed workload whose cluster has not been Active this long moves elsewhere. */
+  workerLostTimeoutMs: number;
+  /** A finished workload's mirror is kept this long (for logs), then deleted. */
+  mirrorRetentionMs: number;
+}
+
+/** While a placed workload's cluster is unreachable, look again this often. */
+export const unavailableClusterRetryMs = 5_000;
+/** A deleted origin whose mirrors could not all be deleted yet is looked at again after this. */
+export const deletionRetryMs = 2_000;
+/** A conflicting write re-reads the origin and plans again after this. */
+export const conflictRetryMs = 200;
+
+type Action<T extends KubeObject> = OriginAction<T>;
+
+/**
+ * The pure core of dispatch: from a snapshot of one origin and the clusters, the actions
+ * that bring the world in line with it. Same snapshot and clock, same actions. The phases
+ * are numbered as the reconcile always was; the why of each is beside it.
+ */
+export function planOrigin<T extends KubeObject>(
+  snapshot: OriginSnapshot<T>,
+  adapter: JobKindAdapter<T>,
+  config: PlannerConfig,
+  now: number,
+): Action<T>[] {
+  // 1. Gone or going: its mirrors go too, on every reachable cluster. An unreachable
+  //    cluster's are removed on its return (returning-worker cleanup) or by garbage collection.
+  if (snapshot.kind === 'gone') {
+    const { uid } = snapshot;
+    if (!uid) return [];
+    const actions: Action<T>[] = [{ type: 'forget-origin', uid }];
+    for (const cluster of reachable(snapshot.clusters)) {
+      const mirror = cluster.mirror!;
+      const mirrorClass = classifyMirror(mirror, {
+        originId: config.originId,
+        cluster: cluster.name,
+        origin: undefined,
+      });
+      // Only this origin's own mirrors: another origin's of the same name is its reconcile's business.
+      if (mirrorClass.kind !== 'orphan' || mirrorOriginUid(mirror) !== uid) continue;
+      actions.push({ type: 'delete-mirror', cluster: cluster.name, mirror, why: 'its origin was deleted' });
+    }
+    return actions;
+  }
+
+  const { origin, placement, clusters } = snapshot;
+  const kind = adapter.resource.kind;
+  if (placement.kind === 'unreadable') {
+    return [
+      event(
+        'Warning',
+        eventReasons.placementUnreadable,
+        'Sync',
+        `annotation ${placementAnnotation} is damaged (${placement.problem}); remove it to let jobrelay place the ${kind} again`,
+      ),
+    ];
+  }
+  const record = placement.kind === 'ok' ? placement.record : undefined;
+  const originUid = origin.metadata!.uid!;
+  const actions: Action<T>[] = [];
+
+  // 2. Mirrors that are not the current attempt's, anywhere reachable, are stale. An
+  //    unreachable cluster must never hold up work on the reachable ones.
+  for (const cluster of reachable(clusters)) {
+    const mirrorClass = classifyMirror(cluster.mirror!, {
+      originId: config.originId,
+      cluster: cluster.name,
+      origin: { uid: originUid, placement },
+    });
+    if (mirrorClass.kind === 'stale' || mirrorClass.kind === 'orphan') {
+      const why =
+        mirrorClass.kind === 'stale' ? mirrorClass.why : 'it belongs to an earlier object of this name';
+      actions.push({ type: 'delete-mirror', cluster: cluster.name, mirror: cluster.mirror!, why });
+    }
+  }
+
+  // 3. Finished: keep the mirror for the retention time, then remove it.
+  if (adapter.isFinished(origin)) return [...actions, ...retire(snapshot, adapter, record, config, now)];
+
+  // 4. Not placed: wait while suspended, else ask for a placement.
+  if (!record?.cluster) {
+    if (adapter.isSuspended(origin)) {
+      const status = adapter.suspendedBeforePlacementStatus?.(origin, new Date(now));
+      if (status) actions.push(...statusWrite(adapter, origin, status, 'suspended'));
+      return actions;
+    }
+    return [...actions, { type: 'enqueue-placement' }];
+  }
+
+  // 5. Placed: the mirror must exist on that cluster, unless the cluster is being drained or
+  //    has been lost for longer than the timeout: then the workload moves.
+  const here = clusters.find((c) => c.name === record.cluster);
+  if (here?.registered && here.drain) {
+    return [
+      ...actions,
+      ...replace(adapter, origin, record, `cluster ${record.cluster} is being drained`, [], now),
+    ];
+  }
+  if (!here?.registered || !here.connected || !here.active) {
+    const lostForMs = here?.inactiveSince === undefined ? 0 : now - here.inactiveSince;
+    if (!here?.registered || lostForMs >= config.workerLostTimeoutMs) {
+      const why = here?.registered
+        ? `cluster ${record.cluster} has not been Active for ${Math.round(lostForMs / 1000)}s (${here.reason})`
+        : `cluster ${record.cluster} is no longer registered`;
+      return [...actions, ...replace(adapter, origin, record, why, [], now)];
+    }
+    return [
+      ...actions,
+      {
+        type: 'requeue',
+        afterMs: Math.min(unavailableClusterRetryMs, config.workerLostTimeoutMs - lostForMs),
+      },
+    ];
+  }
+  const mirror = currentMirror(here, originUid, placement, config);
+  if (!mirror) return [...actions, ...ensureMirror(adapter, origin, record, here, config, now)];
+  if (record.mirrorUid !== mirror.metadata!.uid) {
+    // Created (or adopted) but not recorded: the process died in between. Record it now, so
+    // that if it vanishes later it is seen as vanished and the workload placed again.
+    if (!record.mirrorUid)
+      return [...actions, ...mirrorRecorded(adapter, record, here.name, mirror.metadata!.uid!, 'adopted')];
+    // The recorded mirror is gone and another of the same attempt stands in its place: its
+    // counts did not continue the recorded one's, so the attempt ends here.
+    return [
+      ...actions,
+      ...replace(
+        adapter,
+        origin,
+        record,
+        `its mirror on ${here.name} was replaced by another object`,
+        [],
+        now,
+      ),
+    ];
+  }
+
+  // 6. Sync: progress of earlier attempts into a re-placed mirror (before it may run), spec
+  //    changes down, status up.
+  const seed = adapter.mirrorStatusSeed?.(mirror);
+  if (seed) {
+    // The mirror's watch event brings the seeded status; resume and sync from there.
+    return [
+      ...actions,
+      { type: 'seed-mirror-status', cluster: here.name, mirror, seed },
+      { type: 'requeue', afterMs: 1_000 },
+    ];
+  }
+  const specPatch = adapter.mirrorSpecUpdate(origin, mirror);
+  if (specPatch) actions.push({ type: 'patch-mirror-spec', cluster: here.name, mirror, patch: specPatch });
+  if (adapter.isSeedApplied && !adapter.isSeedApplied(mirror)) return actions;
+  const carried = adapter.mirrorIncludesCarried?.(mirror) ? noProgress : record.carried;
+  const desired = adapter.originStatus(origin, mirror, carried, new Date(now));
+  return [...actions, ...statusWrite(adapter, origin, desired, 'sync')];
+}
+
+/** Reachable clusters holding an object of the origin's name. */
+function reachable<T extends KubeObject>(clusters: ClusterSnapshot<T>[]): ClusterSnapshot<T>[] {
+  return clusters.filter((c) => c.connected && c.active && c.mirror !== undefined);
+}
+
+function mirrorOriginUid(mirror: KubeObject): string | undefined {
+  return mirror.metadata?.labels?.[originUidLabel];
+}
+
+function currentMirror<T extends KubeObject>(
+  cluster: ClusterSnapshot<T>,
+  originUid: string,
+  placement: ParsedPlacement,
+  config: PlannerConfig,
+): T | undefined {
+  if (!cluster.mirror) return undefined;
+  const mirrorClass = classifyMirror(cluster.mirror, {
+    originId: config.originId,
+    cluster: cluster.name,
+    origin: { uid: originUid, placement },
+  });
+  return mirrorClass.kind === 'current' ? cluster.mirror : undefined;
+}
+
+function event(
+  eventType: 'Normal' | 'Warning',
+  reason: EventReason,
+  action: EventAction,
+  note: string,
+): Extract<OriginAction, { type: 'record-event' }> {
+  return { type: 'record-event', eventType, reason, action, note };
+}
+
+/** A status write, or its refusal when it breaks the kind's rules; nothing when it is what the origin has. */
+export function statusWrite<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  origin: T,
+  desired: object,
+  purpose: 'sync' | 'suspended' | 'decided' | 'timeout',
+): Action<T>[] {
+  if (adapter.sameStatus(adapter.statusOf(origin), desired)) return [];
+  const violations = adapter.statusViolations(origin, desired);
+  if (violations.length > 0) {
+    const summary = violations.map((v) => `${v.field}: ${v.message}`).join('; ');
+    return [
+      { type: 'refuse-status', violations },
+      event('Warning', eventReasons.statusRefused, 'Sync', `not writing the mirror's status: ${summary}`),
+    ];
+  }
+  return [{ type: 'write-status', status: desired, purpose }];
+}
+
+/**
+ * Back to the queue for another cluster, carrying the progress reached so far. An outcome
+ * already decided (a Job's FailureTarget or SuccessCriteriaMet) is final instead: the
+ * workload finishes that way rather than running again elsewhere.
+ */
+export function replace<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  origin: T,
+  record: PlacementRecord,
+  because: string,
+  exclude: readonly string[],
+  now: number,
+): Action<T>[] {
+  const decided = adapter.decidedOutcomeStatus?.(origin, new Date(now));
+  if (decided) {
+    const write = statusWrite(adapter, origin, decided, 'decided');
+    if (write.some((a) => a.type === 'refuse-status')) return write;
+    return [
+      ...write,
+      event('Normal', eventReasons.finishedWithoutMirror, 'Sync', `finished as decided before: ${because}`),
+    ];
+  }
+  const next: PlacementRecord = {
+    attempt: record.attempt + 1,
+    carried: adapter.progress?.(origin) ?? noProgress,
+    excludedClusters: [...new Set([...record.excludedClusters, ...exclude])],
+    lastReplacedBecause: because,
+    waitingSince: new Date(now).toISOString(),
+  };
+  return [
+    { type: 'patch-placement', record: next },
+    event(
+      'Warning',
+      eventReasons.replacing,
+      'Place',
+      `placing the ${adapter.resource.kind} again: ${because} (attempt ${next.attempt})`,
+    ),
+    { type: 'enqueue-placement' },
+  ];
+}
+
+/** The mirror's UID goes into the placement record: from now on its absence means it vanished. */
+export function mirrorRecorded<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  record: PlacementRecord,
+  cluster: string,
+  mirrorUid: string,
+  how: 'created' | 'adopted',
+): Action<T>[] {
+  const verb = how === 'created' ? 'created' : 'adopted existing';
+  return [
+    { type: 'patch-placement', record: { ...record, mirrorUid } },
+    event(
+      'Normal',
+      how === 'created' ? eventReasons.mirrorCreated : eventReasons.mirrorAdopted,
+      'Create',
+      `${verb} mirror ${adapter.resource.kind} on cluster ${cluster} (attempt ${record.attempt})`,
+    ),
+  ];
+}
+
+function ensureMirror<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  origin: T,
+  record: PlacementRecord,
+  cluster: ClusterSnapshot<T>,
+  config: PlannerConfig,
+  now: number,
+): Action<T>[] {
+  const kind = adapter.resource.kind;
+  if (record.mirrorUid) {
+    return [
+      {
+        type: 'confirm-mirror-vanished',
+        cluster: cluster.name,
+        mirrorUid: record.mirrorUid,
+        ifVanished: replace(
+          adapter,
+          origin,
+          record,
+          `its mirror on ${cluster.name} vanished before the ${kind} finished`,
+          [],
+          now,
+        ),
+      },
+    ];
+  }
+  const key = `${origin.metadata!.namespace}/${origin.metadata!.name}`;
+  return [
+    {
+      type: 'create-mirror',
+      cluster: cluster.name,
+      body: adapter.buildMirror(origin, {
+        originId: config.originId,
+        attempt: record.attempt,
+        carried: record.carried,
+        now: new Date(now),
+      }),
+      record,
+      onCollision: (owner) => [
+        event(
+          'Warning',
+          eventReasons.nameCollision,
+          'Create',
+          `cluster ${cluster.name} already has a ${kind} ${key} (${owner}); it is left alone and this ${kind} is placed elsewhere`,
+        ),
+        ...replace(adapter, origin, record, `name collision on ${cluster.name}`, [cluster.name], now),
+      ],
+      onNamespaceMissing: [
+        event(
+          'Warning',
+          eventReasons.namespaceMissing,
+          'Create',
+          `namespace ${origin.metadata!.namespace} does not exist on cluster ${cluster.name} and namespace creation is off; create it there`,
+        ),
+        { type: 'requeue', afterMs: 30_000 },
+      ],
+    },
+  ];
+}
+
+function retire<T extends KubeObject>(
+  snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
+  adapter: JobKindAdapter<T>,
+  record: PlacementRecord | undefined,
+  config: PlannerConfig,
+  now: number,
+): Action<T>[] {
+  const here = record?.cluster ? snapshot.clusters.find((c) => c.name === record.cluster) : undefined;
+  // An unreachable cluster's mirror is retired when it is back (its return re-queues every origin).
+  if (!here?.connected || !here.active) return [];
+  const mirror = currentMirror(here, snapshot.origin.metadata!.uid!, snapshot.placement, config);
+  if (!mirror) return [];
+  // Without a finish time (a kind that does not say) the retention counts from now, every time:
+  // the mirror goes at once rather than never.
+  const finishedAt = adapter.finishedAt(snapshot.origin)?.getTime();
+  const wait = finishedAt === undefined ? 0 : finishedAt + config.mirrorRetentionMs - now;
+  if (wait > 0) return [{ type: 'requeue', afterMs: wait }];
+  return [
+    { type: 'delete-mirror', cluster: here.name, mirror, why: `its ${adapter.resource.kind} finished` },
+  ];
+}

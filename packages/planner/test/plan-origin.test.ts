@@ -1,0 +1,438 @@
+// planOrigin, case by case: a snapshot and a fixed clock in, the expected actions out.
+import { placementAnnotation } from '@jobrelay/mirror';
+import type { V1Job } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { type OriginAction, planOrigin } from '../src/index.ts';
+import {
+  adapter,
+  cluster,
+  config,
+  foreignJob,
+  mirrorOf,
+  now,
+  originJob,
+  present,
+  record,
+  seconds,
+} from '../test-support/snapshot-builders.ts';
+
+const plan = (snapshot: Parameters<typeof planOrigin<V1Job>>[0]) =>
+  planOrigin(snapshot, adapter, config, now);
+const types = (actions: OriginAction<V1Job>[]) => actions.map((a) => a.type);
+const reasons = (actions: OriginAction<V1Job>[]) =>
+  actions.flatMap((a) => (a.type === 'record-event' ? [a.reason] : []));
+const only = <K extends OriginAction<V1Job>['type']>(actions: OriginAction<V1Job>[], type: K) =>
+  actions.filter((a): a is Extract<OriginAction<V1Job>, { type: K }> => a.type === type);
+
+const running = { active: 3, ready: 3, succeeded: 0, failed: 0, startTime: seconds(-100) };
+
+describe('1. a deleted origin', () => {
+  it('deletes its own mirrors on reachable clusters only, never a foreign object or another origin’s', () => {
+    const origin = originJob();
+    const actions = plan({
+      kind: 'gone',
+      key: 'team-a/train',
+      uid: 'uid-1',
+      clusters: [
+        cluster('worker-1', { mirror: mirrorOf(origin) }),
+        cluster('worker-2', { mirror: foreignJob(origin) }),
+        cluster('worker-3', { mirror: mirrorOf(origin), active: false, inactiveSince: now - 1000 }),
+        cluster('worker-4', { mirror: mirrorOf(origin, { originUid: 'uid-of-a-newer-job' }) }),
+      ],
+    });
+    expect(actions).toEqual([
+      { type: 'forget-origin', uid: 'uid-1' },
+      { type: 'delete-mirror', cluster: 'worker-1', mirror: mirrorOf(origin), why: 'its origin was deleted' },
+    ]);
+  });
+
+  it('does nothing when its UID is unknown', () => {
+    expect(
+      plan({ kind: 'gone', key: 'team-a/train', uid: undefined, clusters: [cluster('worker-1')] }),
+    ).toEqual([]);
+  });
+});
+
+describe('an unreadable placement record', () => {
+  it('says so in an Event and touches no mirror, since which is current cannot be known', () => {
+    const origin = originJob();
+    const actions = plan(
+      present(origin, { kind: 'unreadable', problem: 'not JSON' }, [
+        cluster('worker-1', { mirror: mirrorOf(origin) }),
+        cluster('worker-2', { mirror: mirrorOf(origin, { attempt: 2 }) }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['record-event']);
+    expect(reasons(actions)).toEqual(['PlacementUnreadable']);
+    expect(only(actions, 'record-event')[0]!.note).toContain(placementAnnotation);
+  });
+});
+
+describe('4. not placed', () => {
+  it('asks for a placement', () => {
+    expect(plan(present(originJob(), undefined, [cluster('worker-1')]))).toEqual([
+      { type: 'enqueue-placement' },
+    ]);
+  });
+
+  it('asks again after a re-placement left it without a cluster', () => {
+    const actions = plan(
+      present(originJob(), record({ cluster: undefined, attempt: 2 }), [cluster('worker-1')]),
+    );
+    expect(actions).toEqual([{ type: 'enqueue-placement' }]);
+  });
+
+  it('waits while suspended, marking it Suspended as the built-in controller would', () => {
+    const actions = plan(
+      present(originJob({ spec: { suspend: true } as V1Job['spec'] }), undefined, [cluster('worker-1')]),
+    );
+    expect(types(actions)).toEqual(['write-status']);
+    const status = only(actions, 'write-status')[0]!.status as V1Job['status'];
+    expect(status?.conditions).toEqual([
+      expect.objectContaining({
+        type: 'Suspended',
+        status: 'True',
+        reason: 'JobSuspended',
+        lastTransitionTime: new Date(now),
+      }),
+    ]);
+    expect(status).toMatchObject({ ready: 0, terminating: 0 });
+  });
+
+  it('writes nothing for a suspended origin already marked Suspended', () => {
+    const suspended = originJob({
+      spec: { suspend: true } as V1Job['spec'],
+      status: {
+        conditions: [{ type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' }],
+      },
+    });
+    expect(plan(present(suspended, undefined, [cluster('worker-1')]))).toEqual([]);
+  });
+
+  it('deletes a mirror left from before its record was removed (the one rule: no record, no current mirror)', () => {
+    const origin = originJob();
+    const actions = plan(present(origin, undefined, [cluster('worker-1', { mirror: mirrorOf(origin) })]));
+    expect(types(actions)).toEqual(['delete-mirror', 'enqueue-placement']);
+  });
+});
+
+describe('5. placed, its cluster unusable', () => {
+  const origin = originJob({ status: { ...running, succeeded: 1, failed: 2 } });
+
+  it('moves off a draining cluster, carrying the counts so far', () => {
+    const actions = plan(
+      present(origin, record({ mirrorUid: 'mirror-uid-1', excludedClusters: ['worker-9'] }), [
+        cluster('worker-1', { drain: true, mirror: mirrorOf(origin) }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
+    expect(only(actions, 'patch-placement')[0]!.record).toEqual({
+      attempt: 2,
+      carried: { succeeded: 1, failed: 2 },
+      excludedClusters: ['worker-9'],
+      lastReplacedBecause: 'cluster worker-1 is being drained',
+      waitingSince: new Date(now).toISOString(),
+    });
+    expect(reasons(actions)).toEqual(['Replacing']);
+  });
+
+  it('waits for a lost cluster until the timeout, looking again at most every 5 s', () => {
+    const lost = (forMs: number) =>
+      plan(
+        present(origin, record(), [
+          cluster('worker-1', { active: false, reason: 'Unreachable', inactiveSince: now - forMs }),
+        ]),
+      );
+    expect(lost(10_000)).toEqual([{ type: 'requeue', afterMs: 5_000 }]);
+    expect(lost(58_000)).toEqual([{ type: 'requeue', afterMs: 2_000 }]);
+  });
+
+  it('moves off a cluster lost for the timeout, saying for how long and why', () => {
+    const actions = plan(
+      present(origin, record(), [
+        cluster('worker-1', { active: false, reason: 'Unreachable', inactiveSince: now - 61_000 }),
+      ]),
+    );
+    expect(only(actions, 'patch-placement')[0]!.record.lastReplacedBecause).toBe(
+      'cluster worker-1 has not been Active for 61s (Unreachable)',
+    );
+  });
+
+  it('treats a cluster whose connection is gone like an inactive one', () => {
+    const actions = plan(
+      present(origin, record(), [
+        cluster('worker-1', { connected: false, active: false, inactiveSince: now }),
+      ]),
+    );
+    expect(actions).toEqual([{ type: 'requeue', afterMs: 5_000 }]);
+  });
+
+  it('moves at once off a cluster that is no longer registered', () => {
+    const actions = plan(present(origin, record(), [cluster('worker-2')]));
+    expect(only(actions, 'patch-placement')[0]!.record.lastReplacedBecause).toBe(
+      'cluster worker-1 is no longer registered',
+    );
+  });
+
+  it('finishes a Job whose outcome was decided instead of running it again (FailureTarget)', () => {
+    const decided = originJob({
+      status: {
+        ...running,
+        failed: 7,
+        conditions: [
+          {
+            type: 'FailureTarget',
+            status: 'True',
+            reason: 'BackoffLimitExceeded',
+            message: 'too many failures',
+            lastTransitionTime: seconds(-5),
+          },
+        ],
+      },
+    });
+    const actions = plan(present(decided, record(), [cluster('worker-1', { drain: true })]));
+    expect(types(actions)).toEqual(['write-status', 'record-event']);
+    expect(reasons(actions)).toEqual(['FinishedWithoutMirror']);
+    const conditions = (only(actions, 'write-status')[0]!.status as V1Job['status'])?.conditions ?? [];
+    expect(conditions.map((c) => c.type)).toEqual(['FailureTarget', 'Failed']);
+  });
+});
+
+describe('5. placed on an Active cluster', () => {
+  const origin = originJob();
+
+  it('creates the mirror: managedBy dropped, our identity on it', () => {
+    const actions = plan(present(origin, record(), [cluster('worker-1')]));
+    expect(types(actions)).toEqual(['create-mirror']);
+    const create = only(actions, 'create-mirror')[0]!;
+    expect(create.cluster).toBe('worker-1');
+    expect(create.body.spec?.managedBy).toBeUndefined();
+    expect(create.body.metadata?.labels).toMatchObject({
+      'jobrelay.dev/origin': 'mgmt-1',
+      'jobrelay.dev/origin-uid': 'uid-1',
+    });
+    expect(create.record).toEqual(record());
+  });
+
+  it('plans the collision branch: an Event, and placement elsewhere, excluding that cluster', () => {
+    const create = only(
+      plan(present(origin, record(), [cluster('worker-1', { mirror: foreignJob(origin) })])),
+      'create-mirror',
+    )[0]!;
+    const branch = create.onCollision('not created by jobrelay');
+    expect(types(branch)).toEqual(['record-event', 'patch-placement', 'record-event', 'enqueue-placement']);
+    expect(reasons(branch)).toEqual(['NameCollision', 'Replacing']);
+    expect(only(branch, 'patch-placement')[0]!.record.excludedClusters).toEqual(['worker-1']);
+  });
+
+  it('plans the missing-namespace branch: an Event, and another look in 30 s', () => {
+    const create = only(plan(present(origin, record(), [cluster('worker-1')])), 'create-mirror')[0]!;
+    expect(reasons(create.onNamespaceMissing)).toEqual(['NamespaceMissing']);
+    expect(create.onNamespaceMissing.at(-1)).toEqual({ type: 'requeue', afterMs: 30_000 });
+  });
+
+  it('asks the worker before concluding a recorded mirror vanished, and plans the move if it did', () => {
+    const actions = plan(present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1')]));
+    expect(types(actions)).toEqual(['confirm-mirror-vanished']);
+    const confirm = only(actions, 'confirm-mirror-vanished')[0]!;
+    expect(confirm.mirrorUid).toBe('mirror-uid-1');
+    expect(only(confirm.ifVanished, 'patch-placement')[0]!.record.lastReplacedBecause).toBe(
+      'its mirror on worker-1 vanished before the Job finished',
+    );
+  });
+
+  it('records a mirror created but not recorded (a restart in between) as adopted', () => {
+    const actions = plan(present(origin, record(), [cluster('worker-1', { mirror: mirrorOf(origin) })]));
+    expect(types(actions)).toEqual(['patch-placement', 'record-event']);
+    expect(only(actions, 'patch-placement')[0]!.record).toEqual(record({ mirrorUid: 'mirror-uid-1' }));
+    expect(reasons(actions)).toEqual(['MirrorAdopted']);
+  });
+
+  it('ends the attempt when another object of the same attempt replaced the recorded mirror', () => {
+    const actions = plan(
+      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [
+        cluster('worker-1', { mirror: mirrorOf(origin, { uid: 'other' }) }),
+      ]),
+    );
+    expect(only(actions, 'patch-placement')[0]!.record.lastReplacedBecause).toBe(
+      'its mirror on worker-1 was replaced by another object',
+    );
+  });
+});
+
+describe('2. stale mirrors, with the current one in place', () => {
+  const origin = originJob({ status: running });
+  const current = mirrorOf(origin, { attempt: 2, uid: 'mirror-uid-2', status: running });
+  const placed = record({ cluster: 'worker-2', attempt: 2, mirrorUid: 'mirror-uid-2' });
+
+  it('deletes a mirror of an older attempt on another cluster, and syncs the current one', () => {
+    const stale = mirrorOf(origin, { attempt: 1 });
+    const actions = plan(
+      present(origin, placed, [
+        cluster('worker-1', { mirror: stale }),
+        cluster('worker-2', { mirror: current }),
+      ]),
+    );
+    expect(actions).toEqual([
+      {
+        type: 'delete-mirror',
+        cluster: 'worker-1',
+        mirror: stale,
+        why: 'its origin is placed on worker-2 now',
+      },
+    ]);
+  });
+
+  it('leaves a stale mirror on an unreachable cluster for its return', () => {
+    const actions = plan(
+      present(origin, placed, [
+        cluster('worker-1', { mirror: mirrorOf(origin), active: false, inactiveSince: now - 5_000 }),
+        cluster('worker-2', { mirror: current }),
+      ]),
+    );
+    expect(actions).toEqual([]);
+  });
+
+  it('deletes a mirror left by an earlier origin of the same name', () => {
+    const earlier = mirrorOf(origin, { originUid: 'uid-0' });
+    const actions = plan(
+      present(origin, placed, [
+        cluster('worker-1', { mirror: earlier }),
+        cluster('worker-2', { mirror: current }),
+      ]),
+    );
+    expect(only(actions, 'delete-mirror').map((a) => a.why)).toEqual([
+      'it belongs to an earlier object of this name',
+    ]);
+  });
+
+  it('never deletes a foreign object, even with our origin’s name', () => {
+    const actions = plan(
+      present(origin, placed, [
+        cluster('worker-1', { mirror: foreignJob(origin) }),
+        cluster('worker-2', { mirror: current }),
+      ]),
+    );
+    expect(actions).toEqual([]);
+  });
+});
+
+describe('6. sync', () => {
+  it('seeds a re-placed mirror with the progress of earlier attempts before it may run', () => {
+    const origin = originJob({ status: { ...running, succeeded: 2 } });
+    const carried = { succeeded: 2, failed: 0 };
+    const body = adapter.buildMirror(origin, { originId: 'mgmt-1', attempt: 2, carried, now: new Date(now) });
+    const mirror = { ...body, metadata: { ...body.metadata, uid: 'mirror-uid-2' } };
+    const actions = plan(
+      present(origin, record({ attempt: 2, carried, mirrorUid: 'mirror-uid-2' }), [
+        cluster('worker-1', { mirror }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['seed-mirror-status', 'requeue']);
+    expect(only(actions, 'seed-mirror-status')[0]!.seed).toMatchObject({ succeeded: 2 });
+  });
+
+  it('propagates a parallelism change down', () => {
+    const origin = originJob({ spec: { parallelism: 1 } as V1Job['spec'] });
+    const actions = plan(
+      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [
+        cluster('worker-1', { mirror: mirrorOf(originJob()) }),
+      ]),
+    );
+    expect(only(actions, 'patch-mirror-spec')).toEqual([
+      expect.objectContaining({ cluster: 'worker-1', patch: { parallelism: 1 } }),
+    ]);
+  });
+
+  it('writes the mirror’s status up, and nothing when the origin already has it', () => {
+    const origin = originJob();
+    const mirror = mirrorOf(origin, { status: running });
+    const first = plan(
+      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })]),
+    );
+    expect(types(first)).toEqual(['write-status']);
+    const written = only(first, 'write-status')[0]!.status as V1Job['status'];
+    expect(written).toMatchObject({ active: 3, ready: 3 });
+    const synced = originJob({ status: written });
+    expect(
+      plan(present(synced, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })])),
+    ).toEqual([]);
+  });
+
+  it('adds the progress carried from earlier attempts to a fresh mirror’s', () => {
+    const origin = originJob({ status: { ...running, failed: 2 } });
+    const mirror = mirrorOf(origin, { attempt: 2, status: { ...running, failed: 1 } });
+    const actions = plan(
+      present(
+        origin,
+        record({ attempt: 2, carried: { succeeded: 0, failed: 2 }, mirrorUid: 'mirror-uid-1' }),
+        [cluster('worker-1', { mirror })],
+      ),
+    );
+    expect((only(actions, 'write-status')[0]!.status as V1Job['status'])?.failed).toBe(3);
+  });
+
+  it('refuses a status that would break the Job API rules, with an Event, writing nothing', () => {
+    // A mirror reporting more ready pods than active ones (ready <= active is an API rule).
+    const origin = originJob({ status: running });
+    const mirror = mirrorOf(origin, { status: { ...running, active: 1, ready: 3 } });
+    const actions = plan(
+      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })]),
+    );
+    expect(types(actions)).toEqual(['refuse-status', 'record-event']);
+    expect(reasons(actions)).toEqual(['StatusRefused']);
+  });
+});
+
+describe('3. finished', () => {
+  const finishedStatus = (at: Date) => ({
+    succeeded: 3,
+    startTime: seconds(-100),
+    completionTime: at,
+    conditions: [
+      { type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: at },
+      { type: 'Complete', status: 'True', lastTransitionTime: at },
+    ],
+  });
+
+  it('keeps the mirror for the retention time, then deletes it', () => {
+    const recent = originJob({ status: finishedStatus(seconds(-10)) });
+    const mirror = mirrorOf(recent);
+    expect(
+      plan(present(recent, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })])),
+    ).toEqual([{ type: 'requeue', afterMs: 20_000 }]);
+    const old = originJob({ status: finishedStatus(seconds(-31)) });
+    expect(
+      plan(present(old, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })])),
+    ).toEqual([{ type: 'delete-mirror', cluster: 'worker-1', mirror, why: 'its Job finished' }]);
+  });
+
+  it('leaves the mirror of an unreachable cluster for its return', () => {
+    const old = originJob({ status: finishedStatus(seconds(-300)) });
+    const actions = plan(
+      present(old, record({ mirrorUid: 'mirror-uid-1' }), [
+        cluster('worker-1', { mirror: mirrorOf(old), active: false, inactiveSince: now }),
+      ]),
+    );
+    expect(actions).toEqual([]);
+  });
+
+  it('places nothing and creates nothing for a finished origin', () => {
+    const old = originJob({ status: finishedStatus(seconds(-300)) });
+    expect(plan(present(old, undefined, [cluster('worker-1')]))).toEqual([]);
+  });
+});
+
+describe('determinism', () => {
+  it('returns the same actions for the same snapshot and clock, and leaves the snapshot untouched', () => {
+    const origin = originJob({ status: running });
+    const snapshot = present(origin, record({ mirrorUid: 'mirror-uid-1' }), [
+      cluster('worker-1', { mirror: mirrorOf(origin, { status: { ...running, succeeded: 1 } }) }),
+      cluster('worker-2', { mirror: mirrorOf(origin, { attempt: 0 }) }),
+    ]);
+    const before = structuredClone(snapshot);
+    const first = plan(snapshot);
+    expect(plan(snapshot)).toEqual(first);
+    expect(snapshot).toEqual(before);
+  });
+});

@@ -372,15 +372,26 @@ describe('6. sync', () => {
     expect((only(actions, 'write-status')[0]!.status as V1Job['status'])?.failed).toBe(3);
   });
 
-  it('refuses a status that would break the Job API rules, with an Event, writing nothing', () => {
-    // A mirror reporting more ready pods than active ones (ready <= active is an API rule).
-    const origin = originJob({ status: running });
-    const mirror = mirrorOf(origin, { status: { ...running, active: 1, ready: 3 } });
-    const actions = plan(
+  it('refuses a status that breaks the kind’s rules, with an Event, writing nothing', () => {
+    // The Job translation never produces an invalid status (its property tests say so), so a
+    // kind whose rules refuse this one stands in for a mirror the rules would reject.
+    const strict = {
+      ...adapter,
+      statusViolations: () => [{ field: 'status.ready', message: 'must be <= active' }],
+    };
+    const origin = originJob();
+    const mirror = mirrorOf(origin, { status: running });
+    const actions = planOrigin(
       present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })]),
+      strict,
+      config,
+      now,
     );
     expect(types(actions)).toEqual(['refuse-status', 'record-event']);
     expect(reasons(actions)).toEqual(['StatusRefused']);
+    expect(only(actions, 'record-event')[0]!.note).toBe(
+      "not writing the mirror's status: status.ready: must be <= active",
+    );
   });
 });
 

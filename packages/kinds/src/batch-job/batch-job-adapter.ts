@@ -43,8 +43,7 @@ export const batchJobAdapter = {
   client: ({ batch }) => ({
     create: (namespace, body) => batch.createNamespacedJob({ namespace, body }),
     read: (namespace, name) => batch.readNamespacedJob({ namespace, name }),
-    patch: (namespace, name, body) =>
-      batch.patchNamespacedJob({ namespace, name, body }, mergePatchOptions),
+    patch: (namespace, name, body) => batch.patchNamespacedJob({ namespace, name, body }, mergePatchOptions),
     patchStatus: (namespace, name, body) =>
       batch.patchNamespacedJobStatus({ namespace, name, body }, mergePatchOptions),
     replaceStatus: (job) =>

@@ -23,8 +23,11 @@ export interface CapacitySnapshot {
   allocatable: Resources;
   /** Requests of every non-terminal pod, bound or pending. */
   requested: Resources;
-  /** Non-terminal pods bound to a node, per Job (`namespace/name`), from the pods' job-name label. */
-  podsByJob: ReadonlyMap<string, number>;
+  /**
+   * Non-terminal pods bound to a node, per controlling owner (`namespace/name`): a Job's pods
+   * under the Job, a RayCluster's head and workers under the RayCluster, whatever the kind.
+   */
+  podsByOwner: ReadonlyMap<string, number>;
 }
 
 function schedulable(node: V1Node): boolean {
@@ -100,16 +103,16 @@ export class WorkerCapacity {
   snapshot(): CapacitySnapshot {
     if (this.cached) return this.cached;
     const byNode = new Map<string, Resources>();
-    const podsByJob = new Map<string, number>();
+    const podsByOwner = new Map<string, number>();
     let requested: Resources = {};
     for (const pod of this.pods.list()) {
       const phase = pod.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed' || !pod.spec) continue;
-      const job = pod.metadata?.labels?.['batch.kubernetes.io/job-name'];
+      const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller)?.name;
       // Only pods bound to a node are in some node's requests; an unbound one is not yet.
-      if (job && pod.spec.nodeName) {
-        const key = `${pod.metadata?.namespace}/${job}`;
-        podsByJob.set(key, (podsByJob.get(key) ?? 0) + 1);
+      if (owner && pod.spec.nodeName) {
+        const key = `${pod.metadata?.namespace}/${owner}`;
+        podsByOwner.set(key, (podsByOwner.get(key) ?? 0) + 1);
       }
       const request = podRequests(pod.spec);
       requested = addResources(requested, request);
@@ -131,7 +134,7 @@ export class WorkerCapacity {
         free: subtractResources(nodeAllocatable, nodeRequested),
       });
     }
-    this.cached = { nodes, allocatable, requested, podsByJob };
+    this.cached = { nodes, allocatable, requested, podsByOwner };
     return this.cached;
   }
 }

@@ -1,3 +1,4 @@
+export { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 export { customObjectClient } from './custom-object-client.ts';
 export {
   type AnyJobKindAdapter,
@@ -13,4 +14,3 @@ export {
   type WorkloadClient,
   type WorkloadResource,
 } from './job-kind-adapter.ts';
-export { batchJobAdapter } from './batch-job/batch-job-adapter.ts';

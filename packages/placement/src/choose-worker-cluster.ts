@@ -1,4 +1,5 @@
 import { describeLabelSelector, type LabelSelector, labelsMatch } from './label-selector.ts';
+import type { PodGroup } from './pod-groups.ts';
 import {
   addResources,
   fitsIn,
@@ -26,6 +27,8 @@ export interface ClusterCandidate {
   maxActiveJobs?: number;
   /** Unfinished jobrelay Jobs placed there, including placements not yet mirrored. */
   activeJobs: number;
+  /** The workload kinds (adapter names) the cluster serves; undefined while not known (not filtered). */
+  servedKinds?: readonly string[];
   /** Undefined until the cluster's nodes and pods have been listed. */
   capacity?: {
     /** Free resources of each node new pods can land on. */
@@ -45,10 +48,10 @@ export interface PlacementRequest {
   excludedClusters: readonly string[];
   clusterSelector?: LabelSelector;
   pinnedCluster?: string;
-  /** What one pod requests. */
-  podRequests: Resources;
-  /** Pods that run at once: min(parallelism, completions). */
-  pods: number;
+  /** The pods that run at once, as groups of identical pods (a Job: one group of min(parallelism, completions)). */
+  podGroups: readonly PodGroup[];
+  /** The workload's kind, when clusters may not all serve it: `name` as the clusters list it, `label` for messages. */
+  kind?: { name: string; label: string };
   policy: ScoringPolicy;
 }
 
@@ -94,7 +97,9 @@ function renderRejection(count: number, rejections: Rejection[]): string {
   const free = Math.max(...rejections.map((r) => (typeof r === 'string' ? 0 : r.free)));
   const fmt = (amount: number) => formatResourceAmount(first.resource, Math.max(0, amount));
   if (first.kind === 'node') {
-    return `${count} insufficient ${first.resource} (requests ${fmt(first.requested)}, largest free node ${fmt(free)})`;
+    // Clusters may fail on different pod groups: name the largest request, whatever their order.
+    const requested = Math.max(...rejections.map((r) => (typeof r === 'string' ? 0 : r.requested)));
+    return `${count} insufficient ${first.resource} (requests ${fmt(requested)}, largest free node ${fmt(free)})`;
   }
   const pods = `${first.pods} ${first.pods === 1 ? 'pod needs' : 'pods need'}`;
   return `${count} insufficient ${first.resource} in total (${pods} ${fmt(first.requested)}, ${count === 1 ? 'free' : 'most free'} ${fmt(free)})`;
@@ -119,20 +124,25 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
   if (candidate.maxActiveJobs !== undefined && candidate.activeJobs >= candidate.maxActiveJobs) {
     return `at maxActiveJobs (${candidate.maxActiveJobs})`;
   }
-  if (!hasRequests(request.podRequests)) return undefined;
+  if (request.kind && candidate.servedKinds && !candidate.servedKinds.includes(request.kind.name)) {
+    return `does not serve ${request.kind.label}`;
+  }
+  const groups = request.podGroups.filter((group) => hasRequests(group.requests));
+  if (groups.length === 0) return undefined;
   const capacity = candidate.capacity;
   if (!capacity) return 'capacity not known yet';
-  // One node must fit one pod...
-  if (!capacity.nodes.some((node) => fitsIn(request.podRequests, node.free).length === 0)) {
+  // One node must fit one pod of each group...
+  for (const group of groups) {
+    if (capacity.nodes.some((node) => fitsIn(group.requests, node.free).length === 0)) continue;
     const frees = capacity.nodes.map((node) => node.free);
-    const missing = Object.keys(request.podRequests).find(
-      (name) => (request.podRequests[name] ?? 0) > max(frees, name),
+    const missing = Object.keys(group.requests).find(
+      (name) => (group.requests[name] ?? 0) > max(frees, name),
     );
     if (missing) {
       return {
         group: `insufficient ${missing}`,
         resource: missing,
-        requested: request.podRequests[missing]!,
+        requested: group.requests[missing]!,
         free: max(frees, missing),
         kind: 'node',
         pods: 1,
@@ -145,7 +155,7 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
     capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
     capacity.assumed,
   );
-  const needed = scaleResources(request.podRequests, request.pods);
+  const needed = totalDemand(request.podGroups);
   const short = fitsIn(needed, freeTotal)[0];
   if (short) {
     return {
@@ -154,10 +164,18 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
       requested: needed[short]!,
       free: freeTotal[short] ?? 0,
       kind: 'total',
-      pods: request.pods,
+      pods: request.podGroups.reduce((sum, group) => sum + group.count, 0),
     };
   }
   return undefined;
+}
+
+/** What all the pods that run at once request together. */
+export function totalDemand(groups: readonly PodGroup[]): Resources {
+  return groups.reduce<Resources>(
+    (sum, group) => addResources(sum, scaleResources(group.requests, group.count)),
+    {},
+  );
 }
 
 /**
@@ -174,7 +192,7 @@ function score(candidate: ClusterCandidate, request: PlacementRequest): number {
       capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
       capacity.assumed,
     );
-    const needed = scaleResources(request.podRequests, request.pods);
+    const needed = totalDemand(request.podGroups);
     for (const name of scoredResources) {
       const allocatable = capacity.allocatable[name] ?? 0;
       if (allocatable <= 0) continue;

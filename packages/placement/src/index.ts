@@ -8,6 +8,7 @@ export {
   type ScoredCluster,
   type ScoringPolicy,
   scoringPolicies,
+  totalDemand,
 } from './choose-worker-cluster.ts';
 export {
   describeLabelSelector,
@@ -22,11 +23,13 @@ export {
   type ClusterLoad,
   clusterCandidates,
   clusterLoad,
-  jobPodRequests,
+  type KindedWorkload,
   type PlacementClusterInput,
   type PlacementRequestResult,
-  type PodsByJob,
+  type PodsByOwner,
   placementRequestFor,
+  type Workload,
+  type WorkloadFacts,
   waitingSince,
 } from './placement-inputs.ts';
 export {

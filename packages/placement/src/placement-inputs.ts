@@ -3,29 +3,41 @@
 // controller (which decides) and the admin API (which previews and explains), so both
 // compute exactly the same decision from the same state.
 //
-// The annotation names and isJobFinished come from @jobrelay/mirror, which holds every
-// user-facing jobrelay name. That is no cycle: @jobrelay/mirror depends only on
-// @jobrelay/status, and neither depends on @jobrelay/placement. Moving the names here would
-// split them across two packages, and taking them as parameters would let a caller pass
-// different ones than the controller reads.
+// The annotation names come from @jobrelay/mirror, which holds every user-facing jobrelay
+// name. That is no cycle: @jobrelay/mirror depends only on @jobrelay/status, and neither
+// depends on @jobrelay/placement. Moving the names here would split them across two
+// packages, and taking them as parameters would let a caller pass different ones than the
+// controller reads. What a workload is (finished, suspended, its pods) comes from its kind's
+// adapter, structurally as WorkloadFacts: @jobrelay/kinds depends on this package.
 import {
   clusterPinAnnotation,
   clusterSelectorAnnotation,
-  isJobFinished,
   placementAnnotation,
   placementPolicyAnnotation,
 } from '@jobrelay/mirror';
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ClusterCandidate, PlacementRequest, ScoringPolicy } from './choose-worker-cluster.ts';
 import { scoringPolicies } from './choose-worker-cluster.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import { type PlacementRecord, parsePlacementRecord } from './placement-record.ts';
-import { jobPodsAtOnce, podRequests } from './pod-requests.ts';
+import type { PodGroup } from './pod-groups.ts';
 import { addResources, type Resources, scaleResources } from './resource-quantity.ts';
 
-/** One pod's requests of a Job, from its pod template (none without a template). */
-export function jobPodRequests(job: V1Job): Resources {
-  return job.spec?.template.spec ? podRequests(job.spec.template.spec) : {};
+/** Any workload object, as far as placement reads it: its metadata. */
+export interface Workload {
+  metadata?: V1ObjectMeta;
+}
+
+/**
+ * What placement needs to know about a workload of one kind (a JobKindAdapter is one).
+ * `podDemand` gives the pods that run at once when it starts, as groups of identical pods.
+ */
+export interface WorkloadFacts<T extends Workload = Workload> {
+  readonly name: string;
+  readonly resource: { readonly kind: string };
+  isFinished(workload: T): boolean;
+  isSuspended(workload: T): boolean;
+  podDemand(workload: T): PodGroup[];
 }
 
 export type PlacementRequestResult =
@@ -33,19 +45,20 @@ export type PlacementRequestResult =
   | { kind: 'invalid'; message: string };
 
 /**
- * What the Job asks of a cluster, from its spec and its jobrelay.dev/* annotations
+ * What the workload asks of a cluster, from its pods and its jobrelay.dev/* annotations
  * (cluster-selector, placement-policy, cluster pin), and the clusters its placement record
  * excludes. An annotation that does not parse makes the request invalid, with a message
- * naming the annotation: the Job waits with it rather than being placed by a guess.
- * `podRequestsOf` lets a caller cache the requests per Job (the pod template is immutable).
+ * naming the annotation: the workload waits with it rather than being placed by a guess.
+ * `demandOf` lets a caller cache the demand per workload (pod templates are immutable).
  */
-export function placementRequestFor(
-  job: V1Job,
+export function placementRequestFor<T extends Workload>(
+  workload: T,
   previous: PlacementRecord | undefined,
   defaultPolicy: ScoringPolicy,
-  podRequestsOf: (job: V1Job) => Resources = jobPodRequests,
+  facts: WorkloadFacts<T>,
+  demandOf: (workload: T) => PodGroup[] = (w) => facts.podDemand(w),
 ): PlacementRequestResult {
-  const annotations = job.metadata?.annotations ?? {};
+  const annotations = workload.metadata?.annotations ?? {};
   const selectorText = annotations[clusterSelectorAnnotation];
   let clusterSelector: PlacementRequest['clusterSelector'];
   if (selectorText !== undefined && selectorText.trim() !== '') {
@@ -69,12 +82,12 @@ export function placementRequestFor(
   return {
     kind: 'ok',
     request: {
-      namespace: job.metadata!.namespace!,
+      namespace: workload.metadata!.namespace!,
       excludedClusters: previous?.excludedClusters ?? [],
       ...(clusterSelector ? { clusterSelector } : {}),
       ...(pin ? { pinnedCluster: pin } : {}),
-      podRequests: podRequestsOf(job),
-      pods: job.spec ? jobPodsAtOnce(job.spec) : 0,
+      podGroups: demandOf(workload),
+      kind: { name: facts.name, label: facts.resource.kind },
       policy: policy as ScoringPolicy,
     },
   };
@@ -84,42 +97,57 @@ export function placementRequestFor(
 export type ClusterLoad = Map<string, { jobs: number; assumed: Resources }>;
 
 /** What clusterLoad needs of a cluster's capacity: bound pods per Job (`namespace/name`). */
-export interface PodsByJob {
-  podsByJob: ReadonlyMap<string, number>;
+export interface PodsByOwner {
+  podsByOwner: ReadonlyMap<string, number>;
+}
+
+/** A managed workload and the facts of its kind. */
+export interface KindedWorkload {
+  workload: Workload;
+  facts: WorkloadFacts<never>;
 }
 
 /**
- * Per cluster: unfinished jobrelay Jobs placed there (`assumedPlacements`, by origin UID:
- * placements written but not yet seen in the cache, included) and the requests of those
- * whose pods do not exist yet, so a burst of placements does not all land on the cluster
- * that looked emptiest a moment ago (cf. kube-scheduler's assume cache).
+ * Per cluster: unfinished jobrelay workloads placed there (`assumedPlacements`, by origin
+ * UID: placements written but not yet seen in the cache, included) and the requests of the
+ * pods that do not exist yet, so a burst of placements does not all land on the cluster that
+ * looked emptiest a moment ago (cf. kube-scheduler's assume cache). Pods are counted against
+ * a workload by their controlling owner's name, which for a Job or a RayCluster is its own.
  */
 export function clusterLoad(
-  origins: Iterable<V1Job>,
-  capacities: ReadonlyMap<string, PodsByJob | undefined>,
+  workloads: Iterable<KindedWorkload>,
+  capacities: ReadonlyMap<string, PodsByOwner | undefined>,
   assumedPlacements: ReadonlyMap<string, string>,
-  podRequestsOf: (job: V1Job) => Resources = jobPodRequests,
+  demandOf: (entry: KindedWorkload) => PodGroup[] = ({ workload, facts }) =>
+    (facts as WorkloadFacts).podDemand(workload),
 ): ClusterLoad {
   const byCluster: ClusterLoad = new Map();
-  for (const job of origins) {
-    if (isJobFinished(job)) continue;
-    const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
+  for (const entry of workloads) {
+    const { workload } = entry;
+    const facts = entry.facts as WorkloadFacts;
+    if (facts.isFinished(workload)) continue;
+    const parsed = parsePlacementRecord(workload.metadata?.annotations?.[placementAnnotation]);
     const cluster =
       (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ??
-      assumedPlacements.get(job.metadata?.uid ?? '');
+      assumedPlacements.get(workload.metadata?.uid ?? '');
     if (!cluster) continue;
-    const entry = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
-    entry.jobs += 1;
-    if (job.spec?.suspend !== true) {
+    const load = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
+    load.jobs += 1;
+    if (!facts.isSuspended(workload)) {
       // Pods already counted by the worker's capacity (its pod watch) are not assumed again;
-      // the mirror's status can run ahead of that watch, so it is not used here.
-      const key = `${job.metadata?.namespace}/${job.metadata?.name}`;
-      const counted = capacities.get(cluster)?.podsByJob.get(key) ?? 0;
-      const outstanding = Math.max(0, (job.spec ? jobPodsAtOnce(job.spec) : 0) - counted);
-      if (outstanding > 0)
-        entry.assumed = addResources(entry.assumed, scaleResources(podRequestsOf(job), outstanding));
+      // the mirror's status can run ahead of that watch, so it is not used here. Counted pods
+      // are taken off the groups in order (a RayCluster's head first, then its workers).
+      const key = `${workload.metadata?.namespace}/${workload.metadata?.name}`;
+      let counted = capacities.get(cluster)?.podsByOwner.get(key) ?? 0;
+      for (const group of demandOf(entry)) {
+        const seen = Math.min(counted, group.count);
+        counted -= seen;
+        const outstanding = group.count - seen;
+        if (outstanding > 0)
+          load.assumed = addResources(load.assumed, scaleResources(group.requests, outstanding));
+      }
     }
-    byCluster.set(cluster, entry);
+    byCluster.set(cluster, load);
   }
   return byCluster;
 }
@@ -139,6 +167,8 @@ export interface PlacementClusterInput {
     allowedNamespaces?: readonly string[];
   };
   state: { active: boolean; reason?: string };
+  /** The workload kinds (adapter names) it serves; undefined while not known. */
+  servedKinds?: readonly string[];
   /** Undefined until the cluster's nodes and pods are listed. */
   capacity: { nodes: ReadonlyArray<{ name: string; free: Resources }>; allocatable: Resources } | undefined;
 }
@@ -161,6 +191,7 @@ export function clusterCandidates(
       allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
       ...(cluster.spec.maxActiveJobs !== undefined ? { maxActiveJobs: cluster.spec.maxActiveJobs } : {}),
       activeJobs: here?.jobs ?? 0,
+      ...(cluster.servedKinds ? { servedKinds: cluster.servedKinds } : {}),
       ...(cluster.capacity
         ? {
             capacity: {
@@ -179,7 +210,7 @@ export function clusterCandidates(
  * waitingSince (set when a Job is placed again), else the Job's creation. Undefined when
  * neither is known. The placement timeout counts from it; the pending queue orders by it.
  */
-export function waitingSince(job: V1Job, record: PlacementRecord | undefined): Date | undefined {
+export function waitingSince(job: Workload, record: PlacementRecord | undefined): Date | undefined {
   // A waitingSince that is not a time (the annotation is hand-editable) falls back to the
   // Job's creation, the earliest the attempt can have started: never an Invalid Date.
   for (const since of [record?.waitingSince, job.metadata?.creationTimestamp]) {

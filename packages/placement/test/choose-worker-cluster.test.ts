@@ -130,19 +130,20 @@ class JobBuilder {
   private request: PlacementRequest = {
     namespace: 'default',
     excludedClusters: [],
-    podRequests: amounts({ cpu: '1', memory: '1Gi' }),
-    pods: 1,
+    podGroups: [{ requests: amounts({ cpu: '1', memory: '1Gi' }), count: 1 }],
     policy: 'spread',
   };
 
   /** What one pod requests, as quantities; replaces the default 1 cpu / 1Gi. */
   requests(quantities: Readonly<Record<string, string>>): this {
-    this.request = { ...this.request, podRequests: amounts(quantities) };
+    const [group] = this.request.podGroups;
+    this.request = { ...this.request, podGroups: [{ ...group!, requests: amounts(quantities) }] };
     return this;
   }
 
   pods(pods: number): this {
-    this.request = { ...this.request, pods };
+    const [group] = this.request.podGroups;
+    this.request = { ...this.request, podGroups: [{ ...group!, count: pods }] };
     return this;
   }
 
@@ -1018,8 +1019,10 @@ describe('chooseWorkerCluster: properties', () => {
     excludedClusters: mostly([], fc.subarray(names, { maxLength: 2 })),
     clusterSelector: mostly(undefined, fc.record({ requirements: fc.array(requirement, { maxLength: 2 }) })),
     pinnedCluster: mostly(undefined, fc.constantFrom('a', 'b', 'zz')),
-    podRequests: resources(0, 6, 1),
-    pods: fc.integer({ min: 0, max: 4 }),
+    podGroups: fc.array(fc.record({ requests: resources(0, 6, 1), count: fc.integer({ min: 0, max: 4 }) }), {
+      minLength: 1,
+      maxLength: 3,
+    }),
     policy: fc.constantFrom(...scoringPolicies),
   });
 
@@ -1044,19 +1047,27 @@ describe('chooseWorkerCluster: properties', () => {
     if (r.clusterSelector?.requirements.some((req) => !requirementHolds(req, c.labels))) return false;
     if (c.allowedNamespaces.length > 0 && !c.allowedNamespaces.includes(r.namespace)) return false;
     if (c.maxActiveJobs !== undefined && c.activeJobs >= c.maxActiveJobs) return false;
-    const requested = Object.entries(r.podRequests).filter(([, amount]) => amount > 0);
-    if (requested.length === 0) return true;
+    const groups = r.podGroups
+      .map((group) => ({
+        ...group,
+        requested: Object.entries(group.requests).filter(([, amount]) => amount > 0),
+      }))
+      .filter((group) => group.requested.length > 0);
+    if (groups.length === 0) return true;
     if (!c.capacity) return false;
     const { nodes, assumed } = c.capacity;
-    const onePodFits = nodes.some((node) =>
-      requested.every(([name, amount]) => amount <= (node.free[name] ?? 0)),
+    const onePodOfEachFits = groups.every((group) =>
+      nodes.some((node) => group.requested.every(([name, amount]) => amount <= (node.free[name] ?? 0))),
     );
     // Zero pods at once (parallelism 0) need nothing in total, even where the free total is negative.
-    const allPodsFit = requested.every(([name, amount]) => {
+    const total: Record<string, number> = {};
+    for (const group of groups)
+      for (const [name, amount] of group.requested) total[name] = (total[name] ?? 0) + amount * group.count;
+    const allPodsFit = Object.entries(total).every(([name, amount]) => {
       const free = nodes.reduce((sum, node) => sum + (node.free[name] ?? 0), 0) - (assumed[name] ?? 0);
-      return amount * r.pods === 0 || amount * r.pods <= free;
+      return amount === 0 || amount <= free;
     });
-    return onePodFits && allPodsFit;
+    return onePodOfEachFits && allPodsFit;
   }
 
   it('places only on a cluster passing every filter, and is unschedulable only when none does', () => {

@@ -1,18 +1,31 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chooseWorkerCluster } from '../src/choose-worker-cluster.ts';
+import type { WorkloadFacts } from '../src/placement-inputs.ts';
 import {
   clusterCandidates,
   clusterLoad,
-  jobPodRequests,
   type PlacementClusterInput,
   placementRequestFor,
   waitingSince,
 } from '../src/placement-inputs.ts';
 import { formatPlacementRecord, noProgress, type PlacementRecord } from '../src/placement-record.ts';
-import type { Resources } from '../src/resource-quantity.ts';
+import { jobPodsAtOnce, podRequests } from '../src/pod-requests.ts';
 
 const Gi = 2 ** 30;
+
+/** The facts placement reads of a Job, as the batch/v1 Job adapter in @jobrelay/kinds gives them. */
+const jobFacts: WorkloadFacts<V1Job> = {
+  name: 'job',
+  resource: { kind: 'Job' },
+  isFinished: (j) => (j.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True'),
+  isSuspended: (j) => j.spec?.suspend === true,
+  podDemand: (j) =>
+    j.spec?.template.spec
+      ? [{ requests: podRequests(j.spec.template.spec), count: jobPodsAtOnce(j.spec) }]
+      : [],
+};
+const kinded = (jobs: V1Job[]) => jobs.map((workload) => ({ workload, facts: jobFacts }));
 
 /** A managed origin Job: one pod asking for `cpu` and 1Gi, `parallelism` at once. */
 function job(
@@ -99,6 +112,7 @@ describe('placementRequestFor', () => {
       }),
       undefined,
       'spread',
+      jobFacts,
     );
     expect(result).toEqual({
       kind: 'ok',
@@ -107,8 +121,8 @@ describe('placementRequestFor', () => {
         excludedClusters: [],
         pinnedCluster: 'worker-2',
         clusterSelector: { requirements: [{ key: 'region', operator: 'Equals', values: ['eu'] }] },
-        podRequests: { cpu: 500, memory: Gi },
-        pods: 2,
+        podGroups: [{ requests: { cpu: 500, memory: Gi }, count: 2 }],
+        kind: { name: 'job', label: 'Job' },
         policy: 'binpack',
       },
     });
@@ -119,18 +133,19 @@ describe('placementRequestFor', () => {
       job('plain', { annotations: { 'jobrelay.dev/cluster-selector': '  ', 'jobrelay.dev/cluster': ' ' } }),
       undefined,
       'binpack',
+      jobFacts,
     );
     expect(result.kind).toBe('ok');
     if (result.kind !== 'ok') return;
     expect(result.request.policy).toBe('binpack');
     expect(result.request).not.toHaveProperty('pinnedCluster');
     expect(result.request).not.toHaveProperty('clusterSelector');
-    expect(result.request.pods).toBe(1);
+    expect(result.request.podGroups.map((g) => g.count)).toEqual([1]);
   });
 
   it("keeps the previous attempt's excluded clusters", () => {
     const previous: PlacementRecord = { attempt: 2, carried: noProgress, excludedClusters: ['worker-1'] };
-    const result = placementRequestFor(job('again'), previous, 'spread');
+    const result = placementRequestFor(job('again'), previous, 'spread', jobFacts);
     expect(result.kind === 'ok' && result.request.excludedClusters).toEqual(['worker-1']);
   });
 
@@ -139,6 +154,7 @@ describe('placementRequestFor', () => {
       job('bad-selector', { annotations: { 'jobrelay.dev/cluster-selector': 'region in eu' } }),
       undefined,
       'spread',
+      jobFacts,
     );
     expect(result.kind).toBe('invalid');
     expect(result.kind === 'invalid' && result.message).toMatch(
@@ -151,6 +167,7 @@ describe('placementRequestFor', () => {
       job('bad-policy', { annotations: { 'jobrelay.dev/placement-policy': 'random' } }),
       undefined,
       'spread',
+      jobFacts,
     );
     expect(result).toEqual({
       kind: 'invalid',
@@ -158,14 +175,14 @@ describe('placementRequestFor', () => {
     });
   });
 
-  it("uses the caller's pod requests, so a cache is honoured", () => {
+  it("uses the caller's pod demand, so a cache is honoured", () => {
     const seen: string[] = [];
-    const result = placementRequestFor(job('cached'), undefined, 'spread', (j) => {
+    const result = placementRequestFor(job('cached'), undefined, 'spread', jobFacts, (j) => {
       seen.push(j.metadata!.name!);
-      return { cpu: 7 };
+      return [{ requests: { cpu: 7 }, count: 1 }];
     });
     expect(seen).toEqual(['cached']);
-    expect(result.kind === 'ok' && result.request.podRequests).toEqual({ cpu: 7 });
+    expect(result.kind === 'ok' && result.request.podGroups).toEqual([{ requests: { cpu: 7 }, count: 1 }]);
   });
 });
 
@@ -178,20 +195,24 @@ describe('clusterLoad', () => {
       job('waiting'),
     ];
     // One of a's two pods is already running there (the worker's pod watch counts it).
-    const capacities = new Map([['worker-1', { podsByJob: new Map([['team-a/a', 1]]) }]]);
-    const load = clusterLoad(origins, capacities, new Map());
+    const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/a', 1]]) }]]);
+    const load = clusterLoad(kinded(origins), capacities, new Map());
     expect([...load.keys()]).toEqual(['worker-1']);
     expect(load.get('worker-1')).toEqual({ jobs: 2, assumed: { cpu: 2000, memory: 2 * Gi } });
   });
 
   it('counts placements written but not yet in the cache, by origin UID', () => {
-    const load = clusterLoad([job('fresh', { cpu: '2' })], new Map(), new Map([['uid-fresh', 'worker-2']]));
+    const load = clusterLoad(
+      kinded([job('fresh', { cpu: '2' })]),
+      new Map(),
+      new Map([['uid-fresh', 'worker-2']]),
+    );
     expect(load.get('worker-2')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: Gi } });
   });
 
   it('counts a suspended Job against maxActiveJobs but assumes none of its requests', () => {
     const load = clusterLoad(
-      [job('paused', { annotations: placedOn('worker-1'), suspend: true })],
+      kinded([job('paused', { annotations: placedOn('worker-1'), suspend: true })]),
       new Map(),
       new Map(),
     );
@@ -199,9 +220,9 @@ describe('clusterLoad', () => {
   });
 
   it('assumes nothing once every pod runs', () => {
-    const capacities = new Map([['worker-1', { podsByJob: new Map([['team-a/a', 3]]) }]]);
+    const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/a', 3]]) }]]);
     const load = clusterLoad(
-      [job('a', { annotations: placedOn('worker-1'), parallelism: 3 })],
+      kinded([job('a', { annotations: placedOn('worker-1'), parallelism: 3 })]),
       capacities,
       new Map(),
     );
@@ -270,10 +291,10 @@ describe('clusterCandidates', () => {
     const clusters = [cluster('worker-1'), cluster('worker-2')];
     const origins = [job('first', { cpu: '3' }), job('second', { cpu: '3' })];
     const assumed = new Map([['uid-first', 'worker-1']]);
-    const request = placementRequestFor(origins[1]!, undefined, 'spread');
+    const request = placementRequestFor(origins[1]!, undefined, 'spread', jobFacts);
     if (request.kind !== 'ok') throw new Error(request.message);
     const decision = chooseWorkerCluster(
-      clusterCandidates(clusters, clusterLoad(origins, new Map(), assumed)),
+      clusterCandidates(clusters, clusterLoad(kinded(origins), new Map(), assumed)),
       request.request,
     );
     expect(decision.kind === 'placed' && decision.cluster).toBe('worker-2');
@@ -315,9 +336,66 @@ describe('waitingSince', () => {
   });
 });
 
-describe('jobPodRequests', () => {
-  it("is one pod's requests, and nothing for a Job without a pod spec", () => {
-    expect(jobPodRequests(job('a', { cpu: '250m' }))).toEqual<Resources>({ cpu: 250, memory: Gi });
-    expect(jobPodRequests({ metadata: { name: 'bare' } })).toEqual({});
+describe('several pod groups (a RayCluster: a head and a worker group)', () => {
+  const head = { requests: { cpu: 2000, memory: 4 * Gi }, count: 1 };
+  const workers = { requests: { cpu: 1000, memory: Gi }, count: 3 };
+  const rayFacts: WorkloadFacts<V1Job> = {
+    ...jobFacts,
+    name: 'raycluster',
+    resource: { kind: 'RayCluster' },
+    podDemand: () => [head, workers],
+  };
+
+  it('assumes every group’s pods, taking counted pods off the groups in order', () => {
+    const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/ray', 2]]) }]]);
+    const load = clusterLoad(
+      [{ workload: job('ray', { annotations: placedOn('worker-1') }), facts: rayFacts }],
+      capacities,
+      new Map(),
+    );
+    // The head and one worker run: two workers are still assumed.
+    expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: 2 * Gi } });
+  });
+
+  it('needs a node for the largest pod of each group and the total for all of them', () => {
+    const request = placementRequestFor(job('ray'), undefined, 'spread', rayFacts);
+    if (request.kind !== 'ok') throw new Error(request.message);
+    expect(request.request.kind).toEqual({ name: 'raycluster', label: 'RayCluster' });
+    const small = cluster('small', {
+      capacity: {
+        nodes: [{ name: 'n', free: { cpu: 1500, memory: 16 * Gi } }],
+        allocatable: { cpu: 1500, memory: 16 * Gi },
+      },
+    });
+    const decision = chooseWorkerCluster(clusterCandidates([small], new Map()), request.request);
+    expect(decision).toEqual({
+      kind: 'unschedulable',
+      message: '0/1 clusters available: 1 insufficient cpu (requests 2, largest free node 1500m).',
+    });
+    const roomy = cluster('roomy', {
+      capacity: {
+        nodes: [
+          { name: 'n1', free: { cpu: 2000, memory: 8 * Gi } },
+          { name: 'n2', free: { cpu: 2000, memory: 8 * Gi } },
+        ],
+        allocatable: { cpu: 4000, memory: 16 * Gi },
+      },
+    });
+    const total = chooseWorkerCluster(clusterCandidates([roomy], new Map()), request.request);
+    expect(total.kind === 'unschedulable' && total.message).toBe(
+      '0/1 clusters available: 1 insufficient cpu in total (4 pods need 5, free 4).',
+    );
+  });
+
+  it('skips a cluster that does not serve the kind, saying so', () => {
+    const request = placementRequestFor(job('ray'), undefined, 'spread', rayFacts);
+    if (request.kind !== 'ok') throw new Error(request.message);
+    const decision = chooseWorkerCluster(
+      clusterCandidates([cluster('jobs-only', { servedKinds: ['job'] })], new Map()),
+      request.request,
+    );
+    expect(decision.kind === 'unschedulable' && decision.message).toBe(
+      '0/1 clusters available: 1 does not serve RayCluster.',
+    );
   });
 });

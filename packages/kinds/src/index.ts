@@ -9,8 +9,8 @@ export {
   type KubeObject,
   type ManagedByPolicy,
   type MirrorBuildContext,
-  objectKey,
   type StatusViolation,
   type WorkloadClient,
   type WorkloadResource,
 } from './job-kind-adapter.ts';
+export { builtInKind, builtInKinds } from './kind-list.ts';

@@ -162,8 +162,3 @@ export function collectionPath(resource: WorkloadResource, namespace?: string): 
   const base = `/apis/${apiVersionOf(resource)}`;
   return namespace ? `${base}/namespaces/${namespace}/${resource.plural}` : `${base}/${resource.plural}`;
 }
-
-/** `namespace/name`: the key of an origin and of its mirrors (same namespace and name everywhere). */
-export function objectKey(object: KubeObject): string {
-  return `${object.metadata?.namespace}/${object.metadata?.name}`;
-}

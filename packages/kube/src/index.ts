@@ -6,6 +6,7 @@ export {
   reasonOf,
   statusCodeOf,
 } from './api-errors.ts';
+export { type Clock, systemClock } from './clock.ts';
 export {
   type ClusterApiClients,
   type ClusterClientOptions,
@@ -25,4 +26,5 @@ export {
 } from './resilient-informer.ts';
 export { TokenBucket } from './token-bucket.ts';
 export { deserialize, serialize } from './typed-objects.ts';
+export { unlessConflict, type WriteOutcome } from './unless-conflict.ts';
 export { TimeoutError, withTimeout } from './with-timeout.ts';

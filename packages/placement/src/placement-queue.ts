@@ -7,6 +7,8 @@ export interface PlacementTask {
   namespace: string;
   name: string;
   uid: string;
+  /** The workload kind's adapter name; absent in tasks queued before kinds existed, which were Jobs. */
+  kind?: string;
 }
 
 export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable';

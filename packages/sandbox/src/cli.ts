@@ -2,6 +2,7 @@
 // `npm run sandbox -- <command>`: real local Kubernetes clusters and Redis on loopback.
 import { parseArgs } from 'node:util';
 import { describePins, resolveKubeBinaries } from './kube-binaries.ts';
+import { resolveKuberayOperator } from './kuberay-operator.ts';
 import { registerSandboxWorkers } from './register-workers.ts';
 import { openSandbox, sandboxDown, sandboxEnv, sandboxStatus, sandboxUp } from './sandbox.ts';
 import { defaultSandboxDir } from './sandbox-layout.ts';
@@ -9,7 +10,8 @@ import { defaultSandboxDir } from './sandbox-layout.ts';
 const usage = `usage: npm run sandbox -- <command> [options]
 
 commands:
-  up [--workers N]   start one management and N worker clusters (default 2) and Redis;
+  up [--workers N]   start one management and N worker clusters (default 2), Redis, KubeRay's
+                     ray-operator on every cluster and the simulated Ray dashboards;
                      starts only what is not already running
   status             list clusters, endpoints, pids and health
   env                print shell exports (KUBECONFIG, REDIS_URL, ...): eval "$(npm run -s sandbox -- env)"
@@ -18,7 +20,8 @@ commands:
                      deploy/worker on each worker; a kubeconfig of its jobrelay-dispatcher
                      ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects;
                      deploy/api and the fleet-admin, viewer, team-a, jobrelay-api bindings
-  binaries           build the pinned Kubernetes binaries now (once; cached) and print where they are
+  binaries           build the pinned Kubernetes binaries and KubeRay's ray-operator now (once; cached)
+                     and print where they are
 
 The sandbox lives in ${defaultSandboxDir()} (JOBRELAY_SANDBOX_DIR overrides).`;
 
@@ -105,8 +108,13 @@ async function main(): Promise<void> {
       return;
     }
     case 'binaries': {
-      const binaries = await resolveKubeBinaries((line) => process.stderr.write(`${line}\n`));
+      const log = (line: string) => process.stderr.write(`${line}\n`);
+      const binaries = await resolveKubeBinaries(log);
       process.stdout.write(`${describePins()}: ${binaries.dir}\n`);
+      const kuberay = await resolveKuberayOperator(log);
+      process.stdout.write(
+        `KubeRay ray-operator ${kuberay.version}: ${kuberay.operator} (CRDs in ${kuberay.crdDir})\n`,
+      );
       return;
     }
     default:

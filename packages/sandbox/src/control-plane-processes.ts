@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { httpOk, redisPing } from './health-probes.ts';
+import { kuberayProcesses } from './kuberay-operator.ts';
 import type { RequiredBinary } from './pinned-versions.ts';
 import type { SandboxPki } from './pki.ts';
 import type { SandboxLayout } from './sandbox-layout.ts';
@@ -42,8 +43,11 @@ export function writeKwokLogsConfig(layout: SandboxLayout): void {
   );
 }
 
-/** Start order: a process starts only after every process of an earlier tier is healthy. */
-export type Tier = 'storage' | 'apiserver' | 'controllers';
+/**
+ * Start order: a process starts only after every process of an earlier tier is healthy.
+ * `kuberay`: the simulated Ray dashboards and KubeRay's operators, after the cluster itself.
+ */
+export type Tier = 'storage' | 'apiserver' | 'controllers' | 'kuberay';
 
 export interface ProcessSpec {
   /** `etcd`, `redis`, or `<cluster>/<component>`. */
@@ -56,6 +60,8 @@ export interface ProcessSpec {
   /** What `status` prints as the endpoint. */
   endpoint: string;
   healthy: () => Promise<boolean>;
+  /** Run before each start of the process (e.g. the CRDs an operator needs). */
+  beforeStart?: () => Promise<void>;
 }
 
 export interface ProcessContext {
@@ -121,6 +127,7 @@ export function sandboxProcesses(ctx: ProcessContext): ProcessSpec[] {
     },
   ];
   for (const cluster of state.clusters) specs.push(...clusterProcesses(ctx, cluster, etcdUrl));
+  specs.push(...kuberayProcesses(state, layout).map((spec) => ({ ...spec, tier: 'kuberay' as const })));
   return specs;
 }
 

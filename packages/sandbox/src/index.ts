@@ -2,7 +2,36 @@ export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } fro
 export { applyObjects, systemNamespace } from './apply-objects.ts';
 export { simulatedLogLines } from './control-plane-processes.ts';
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
+export type { KubeTarget } from './kube-http.ts';
+export {
+  installKuberayCrds,
+  type KuberayOperator,
+  kuberayCacheDir,
+  kuberayCrdFiles,
+  kuberayManagedBy,
+  resolveKuberayOperator,
+} from './kuberay-operator.ts';
 export { pinnedVersions } from './pinned-versions.ts';
+export {
+  jobInfoAt,
+  parseExitCode,
+  parseRunMs,
+  type RayJobInfo,
+  type RayJobStatus,
+  rayJobSimulation,
+  SimulatedRayDashboards,
+  simulatedRayVersion,
+} from './ray-dashboard.ts';
+export {
+  rayApiVersion,
+  type SandboxRayClusterManifest,
+  type SandboxRayClusterOptions,
+  type SandboxRayJobManifest,
+  sandboxRayCluster,
+  sandboxRayClusterSpec,
+  sandboxRayImage,
+  sandboxRayJob,
+} from './ray-manifests.ts';
 export {
   dispatcherServiceAccount,
   installCrds,
@@ -15,6 +44,7 @@ export {
   recordSandboxApi,
   type Sandbox,
   type SandboxCluster,
+  type SandboxKuberay,
   sandboxDown,
   sandboxEnv,
   sandboxStatus,

@@ -105,7 +105,7 @@ function runBuildScript(outDir: string): Promise<void> {
 }
 
 /** A directory lock (mkdir is atomic); a lock left by a dead process is taken over. */
-async function withBuildLock(lockDir: string, body: () => Promise<void>): Promise<void> {
+export async function withBuildLock(lockDir: string, body: () => Promise<void>): Promise<void> {
   mkdirSync(join(lockDir, '..'), { recursive: true });
   for (;;) {
     try {

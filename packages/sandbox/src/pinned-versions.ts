@@ -9,6 +9,11 @@ export const pinnedVersions = {
   etcd: 'v3.6.16',
   /** v0.7.0 builds with Go 1.25+; v0.8.0 needs Go 1.26. */
   kwok: 'v0.7.0',
+  /**
+   * KubeRay's ray-operator (github.com/ray-project/kuberay/ray-operator), built separately
+   * (scripts/build-kuberay-operator.sh, its own cache key): RayCluster, RayJob, RayService.
+   */
+  kuberay: 'v1.5.0',
 } as const;
 
 export const requiredBinaries = [

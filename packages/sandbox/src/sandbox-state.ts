@@ -16,6 +16,9 @@ export interface ClusterState {
   controllerManagerPort: number;
   schedulerPort: number;
   kwokPort: number;
+  /** KubeRay's ray-operator of this cluster: --metrics-addr and --health-probe-bind-address. */
+  rayOperatorMetricsPort?: number;
+  rayOperatorProbePort?: number;
   nodes: NodeShape;
 }
 
@@ -31,6 +34,10 @@ export interface SandboxState {
   redisServer: string;
   etcd: { clientPort: number; peerPort: number };
   redis: { port: number };
+  /** KubeRay's ray-operator (one per cluster) and the CRDs it needs (kuberay-operator.ts). */
+  kuberay?: { operator: string; crdDir: string; version: string };
+  /** The simulated Ray dashboards (ray-dashboard.ts): the HTTP proxy every operator uses. */
+  rayDashboard?: { port: number };
   clusters: ClusterState[];
   /** Process name (`etcd`, `redis`, `<cluster>/<component>`) to what was started. */
   processes: Record<string, RecordedProcess>;
@@ -71,12 +78,21 @@ export function writeState(file: string, state: SandboxState): void {
 }
 
 function portsIn(state: SandboxState): Set<number> {
-  return new Set([
+  const ports = [
     state.etcd.clientPort,
     state.etcd.peerPort,
     state.redis.port,
-    ...state.clusters.flatMap((c) => [c.apiserverPort, c.controllerManagerPort, c.schedulerPort, c.kwokPort]),
-  ]);
+    state.rayDashboard?.port,
+    ...state.clusters.flatMap((c) => [
+      c.apiserverPort,
+      c.controllerManagerPort,
+      c.schedulerPort,
+      c.kwokPort,
+      c.rayOperatorMetricsPort,
+      c.rayOperatorProbePort,
+    ]),
+  ];
+  return new Set(ports.filter((port): port is number => port !== undefined));
 }
 
 async function newCluster(
@@ -85,7 +101,8 @@ async function newCluster(
   nodes: NodeShape,
   taken: ReadonlySet<number>,
 ): Promise<ClusterState> {
-  const [apiserverPort, controllerManagerPort, schedulerPort, kwokPort] = await freeLoopbackPorts(4, taken);
+  const [apiserverPort, controllerManagerPort, schedulerPort, kwokPort, metricsPort, probePort] =
+    await freeLoopbackPorts(6, taken);
   return {
     name,
     role,
@@ -93,6 +110,8 @@ async function newCluster(
     controllerManagerPort: controllerManagerPort!,
     schedulerPort: schedulerPort!,
     kwokPort: kwokPort!,
+    rayOperatorMetricsPort: metricsPort!,
+    rayOperatorProbePort: probePort!,
     nodes,
   };
 }
@@ -100,9 +119,14 @@ async function newCluster(
 /** The state for `workers` workers: the existing one extended (never shrunk), or a new one. */
 export async function planState(
   existing: SandboxState | undefined,
-  options: { workers: number; binariesDir: string; redisServer: string },
+  options: {
+    workers: number;
+    binariesDir: string;
+    redisServer: string;
+    kuberay: NonNullable<SandboxState['kuberay']>;
+  },
 ): Promise<SandboxState> {
-  const { workers, binariesDir, redisServer } = options;
+  const { workers, binariesDir, redisServer, kuberay } = options;
   let state = existing;
   if (!state) {
     const [clientPort, peerPort, redisPort] = await freeLoopbackPorts(3);
@@ -120,6 +144,18 @@ export async function planState(
   // Binaries may have been rebuilt elsewhere since: running processes keep theirs, restarts take the new ones.
   state.binariesDir = binariesDir;
   state.redisServer = redisServer;
+  state.kuberay = kuberay;
+  // A sandbox started before KubeRay was part of it gets the ports now; its running processes stay.
+  if (!state.rayDashboard) {
+    const [port] = await freeLoopbackPorts(1, portsIn(state));
+    state.rayDashboard = { port: port! };
+  }
+  for (const cluster of state.clusters) {
+    if (cluster.rayOperatorMetricsPort && cluster.rayOperatorProbePort) continue;
+    const [metricsPort, probePort] = await freeLoopbackPorts(2, portsIn(state));
+    cluster.rayOperatorMetricsPort = metricsPort!;
+    cluster.rayOperatorProbePort = probePort!;
+  }
   const existingWorkers = state.clusters.filter((c) => c.role === 'worker').length;
   for (let i = existingWorkers + 1; i <= workers; i++) {
     const shape = workerNodeShapes[(i - 1) % workerNodeShapes.length]!;

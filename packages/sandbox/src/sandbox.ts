@@ -9,15 +9,16 @@ import {
   writeKwokLogsConfig,
 } from './control-plane-processes.ts';
 import { ensureTokens, readToken, writeKubeconfig } from './credentials.ts';
-import { waitFor } from './health-probes.ts';
+import { httpOk, waitFor } from './health-probes.ts';
 import { resolveKubeBinaries } from './kube-binaries.ts';
+import { rayDashboardProxyUrl, resolveKuberayOperator } from './kuberay-operator.ts';
 import { isOurProcess, startDetached, stopProcess } from './local-process.ts';
 import { ensurePki } from './pki.ts';
 import { findRedisServer } from './redis-server.ts';
 import { defaultSandboxDir, type Identity, SandboxLayout, userIdentities } from './sandbox-layout.ts';
 import { type ClusterState, planState, readState, type SandboxState, writeState } from './sandbox-state.ts';
 
-const tiers: readonly Tier[] = ['storage', 'apiserver', 'controllers'];
+const tiers: readonly Tier[] = ['storage', 'apiserver', 'controllers', 'kuberay'];
 /** An apiserver on a busy 2-core machine can take half a minute before /readyz passes. */
 const processReadyTimeoutMs = 90_000;
 
@@ -41,6 +42,22 @@ export interface Sandbox {
   token(identity: Identity): string;
   /** The admin API's URL once one was started for this sandbox (recordSandboxApi). */
   apiUrl?: string;
+  /** KubeRay's ray-operator on every cluster; undefined for a sandbox started before it was part of it. */
+  kuberay?: SandboxKuberay;
+}
+
+export interface SandboxKuberay {
+  /** ray-operator's version (pinnedVersions.kuberay unless JOBRELAY_KUBERAY_OPERATOR). */
+  version: string;
+  /**
+   * The simulated Ray dashboards' HTTP proxy as a cluster's operator uses it, the cluster
+   * named as the proxy user: `curl -x <this> http://<head-svc>.<ns>.svc.cluster.local:8265/api/jobs/`.
+   */
+  dashboardProxy(cluster: string): string;
+  /** The process name of a cluster's operator, for stopSandboxProcess: `<cluster>/ray-operator`. */
+  operatorProcess(cluster: string): string;
+  /** True when the cluster's operator is running (pid checked) and its /readyz answers 200. */
+  operatorReady(cluster: string): Promise<boolean>;
 }
 
 export interface UpOptions {
@@ -80,12 +97,13 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
 
   const redisServer = findRedisServer();
   const binaries = await resolveKubeBinaries(log);
+  const kuberay = await resolveKuberayOperator(log);
   for (const dir of [layout.logsDir, layout.etcdDataDir, layout.redisDataDir, layout.componentsDir]) {
     mkdirSync(dir, { recursive: true });
   }
   const pki = ensurePki(layout.pkiDir);
   ensureTokens(layout);
-  const state = await planState(existing, { workers, binariesDir: binaries.dir, redisServer });
+  const state = await planState(existing, { workers, binariesDir: binaries.dir, redisServer, kuberay });
   writeState(layout.stateFile, state);
   writeAllKubeconfigs(layout, state, readFileSync(pki.caCert, 'utf8'));
   for (const cluster of state.clusters) mkdirSync(layout.kwokWorkDir(cluster.name), { recursive: true });
@@ -95,8 +113,9 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
   const started: string[] = [];
   for (const tier of tiers) {
     const tierSpecs = specs.filter((spec) => spec.tier === tier);
-    for (const spec of tierSpecs) {
-      if (isOurProcess(state.processes[spec.name]?.pid, spec.binary)) continue;
+    const toStart = tierSpecs.filter((spec) => !isOurProcess(state.processes[spec.name]?.pid, spec.binary));
+    await Promise.all(toStart.map((spec) => spec.beforeStart?.()));
+    for (const spec of toStart) {
       const pid = startDetached({
         binary: spec.binary,
         args: spec.args,
@@ -181,6 +200,26 @@ export function openSandbox(dir: string = defaultSandboxDir()): Sandbox {
     kubeconfigPath: (cluster, identity = 'admin') => layout.kubeconfig(cluster, identity),
     token: (identity) => readToken(layout, identity),
     ...(state.api ? { apiUrl: state.api.url } : {}),
+    ...(state.kuberay && state.rayDashboard
+      ? { kuberay: sandboxKuberay(layout, state.kuberay.version, state.rayDashboard.port) }
+      : {}),
+  };
+}
+
+function sandboxKuberay(layout: SandboxLayout, version: string, dashboardPort: number): SandboxKuberay {
+  const operatorProcess = (cluster: string) => `${cluster}/ray-operator`;
+  return {
+    version,
+    dashboardProxy: (cluster) => rayDashboardProxyUrl(dashboardPort, cluster),
+    operatorProcess,
+    operatorReady: async (cluster) => {
+      // Read afresh: the operator may have been restarted since the sandbox was opened.
+      const state = readState(layout.stateFile);
+      const recorded = state?.processes[operatorProcess(cluster)];
+      const port = state?.clusters.find((c) => c.name === cluster)?.rayOperatorProbePort;
+      if (!recorded || !port || !isOurProcess(recorded.pid, recorded.binary)) return false;
+      return httpOk(`http://127.0.0.1:${port}/readyz`);
+    },
   };
 }
 

@@ -77,7 +77,12 @@ describe('recordSandboxApi', () => {
     writeFileSync(join(layout.pkiDir, 'ca.crt'), 'not read by this test\n');
     writeState(
       layout.stateFile,
-      await planState(undefined, { workers: 1, binariesDir: '/b', redisServer: '/r' }),
+      await planState(undefined, {
+        workers: 1,
+        binariesDir: '/b',
+        redisServer: '/r',
+        kuberay: { operator: '/k/ray-operator', crdDir: '/k/crds', version: 'v1.5.0' },
+      }),
     );
     expect(openSandbox(dir).apiUrl).toBeUndefined();
 

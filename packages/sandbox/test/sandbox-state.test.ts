@@ -1,14 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { planState, workerNodeShapes } from '../src/sandbox-state.ts';
 
-const options = { binariesDir: '/opt/kube/bin', redisServer: '/usr/bin/redis-server' };
+const options = {
+  binariesDir: '/opt/kube/bin',
+  redisServer: '/usr/bin/redis-server',
+  kuberay: { operator: '/opt/kuberay/bin/ray-operator', crdDir: '/opt/kuberay/crds', version: 'v1.5.0' },
+};
 
 function allPorts(state: Awaited<ReturnType<typeof planState>>): number[] {
   return [
     state.etcd.clientPort,
     state.etcd.peerPort,
     state.redis.port,
-    ...state.clusters.flatMap((c) => [c.apiserverPort, c.controllerManagerPort, c.schedulerPort, c.kwokPort]),
+    state.rayDashboard!.port,
+    ...state.clusters.flatMap((c) => [
+      c.apiserverPort,
+      c.controllerManagerPort,
+      c.schedulerPort,
+      c.kwokPort,
+      c.rayOperatorMetricsPort!,
+      c.rayOperatorProbePort!,
+    ]),
   ];
 }
 
@@ -45,5 +57,25 @@ describe('planState', () => {
     expect(new Set(allPorts(grown)).size).toBe(allPorts(grown).length);
     const same = await planState(grown, { ...options, workers: 1 });
     expect(same.clusters).toHaveLength(3);
+  });
+
+  it('gives a sandbox planned before KubeRay its ports, moving nothing that runs', async () => {
+    const old = await planState(undefined, { ...options, workers: 2 });
+    delete old.rayDashboard;
+    delete old.kuberay;
+    for (const cluster of old.clusters) {
+      delete cluster.rayOperatorMetricsPort;
+      delete cluster.rayOperatorProbePort;
+    }
+    const snapshot = structuredClone(old);
+    const upgraded = await planState(old, { ...options, workers: 2 });
+    expect(upgraded.kuberay).toEqual(options.kuberay);
+    expect(upgraded.rayDashboard?.port).toBeGreaterThan(0);
+    expect(upgraded.clusters.map(({ apiserverPort, kwokPort }) => ({ apiserverPort, kwokPort }))).toEqual(
+      snapshot.clusters.map(({ apiserverPort, kwokPort }) => ({ apiserverPort, kwokPort })),
+    );
+    const ports = allPorts(upgraded);
+    expect(ports.every((port) => port > 0)).toBe(true);
+    expect(new Set(ports).size).toBe(ports.length);
   });
 });

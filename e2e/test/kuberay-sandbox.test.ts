@@ -1,0 +1,321 @@
+// KubeRay's real ray-operator in the sandbox: one per cluster, RayClusters run on KWOK pods,
+// RayJobs run to the end against the simulated Ray dashboard (packages/sandbox/src/
+// ray-dashboard.ts), and on the management cluster a RayCluster or RayJob whose managedBy
+// is MultiKueue's is left alone, as jobrelay needs it to be.
+import {
+  kuberayManagedBy,
+  rayJobSimulation,
+  type SandboxKuberay,
+  sandboxRayCluster,
+  sandboxRayJob,
+} from '@jobrelay/sandbox';
+import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ClusterClients,
+  clientsFor,
+  createTestNamespace,
+  eventually,
+  testSandbox,
+  uniqueName,
+} from '../src/kube-test-helpers.ts';
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+}
+
+interface RayClusterStatus {
+  state?: string;
+  readyWorkerReplicas?: number;
+  availableWorkerReplicas?: number;
+  desiredWorkerReplicas?: number;
+  conditions?: Condition[];
+  head?: { serviceName?: string; podName?: string };
+}
+
+interface RayCluster extends KubernetesObject {
+  status?: RayClusterStatus;
+}
+
+interface RayJob extends KubernetesObject {
+  status?: {
+    jobId?: string;
+    jobStatus?: string;
+    jobDeploymentStatus?: string;
+    reason?: string;
+    message?: string;
+    rayClusterName?: string;
+    dashboardURL?: string;
+    succeeded?: number;
+    failed?: number;
+    rayJobInfo?: { startTime?: string; endTime?: string };
+  };
+}
+
+const sandbox = testSandbox();
+let kuberay: SandboxKuberay;
+let worker: ClusterClients & { custom: CustomObjectsApi };
+let management: ClusterClients & { custom: CustomObjectsApi };
+let workerNs: string;
+let managementNs: string;
+
+function withCustom(clients: ClusterClients): ClusterClients & { custom: CustomObjectsApi } {
+  return { ...clients, custom: clients.kubeConfig.makeApiClient(CustomObjectsApi) };
+}
+
+const ray = (plural: 'rayclusters' | 'rayjobs', namespace: string) => ({
+  group: 'ray.io',
+  version: 'v1',
+  namespace,
+  plural,
+});
+
+async function create(clients: { custom: CustomObjectsApi }, namespace: string, object: KubernetesObject) {
+  const plural = object.kind === 'RayCluster' ? 'rayclusters' : 'rayjobs';
+  return clients.custom.createNamespacedCustomObject({ ...ray(plural, namespace), body: object });
+}
+
+async function read<T>(
+  clients: { custom: CustomObjectsApi },
+  plural: 'rayclusters' | 'rayjobs',
+  namespace: string,
+  name: string,
+): Promise<T> {
+  return (await clients.custom.getNamespacedCustomObject({ ...ray(plural, namespace), name })) as T;
+}
+
+function conditionsOf(status: RayClusterStatus | undefined): Record<string, string> {
+  return Object.fromEntries((status?.conditions ?? []).map((c) => [c.type, c.status]));
+}
+
+async function waitForFinishedRayJob(
+  clients: typeof worker,
+  namespace: string,
+  name: string,
+): Promise<RayJob> {
+  return eventually(
+    `RayJob ${namespace}/${name} to finish`,
+    async () => {
+      const job = await read<RayJob>(clients, 'rayjobs', namespace, name);
+      const status = job.status?.jobDeploymentStatus;
+      return status === 'Complete' || status === 'Failed' ? job : undefined;
+    },
+    { timeoutMs: 150_000, intervalMs: 1000 },
+  );
+}
+
+beforeAll(async () => {
+  if (!sandbox.kuberay)
+    throw new Error(`the sandbox at ${sandbox.dir} predates KubeRay: run sandbox up again`);
+  kuberay = sandbox.kuberay;
+  worker = withCustom(clientsFor(sandbox, sandbox.workers[0]!.name));
+  management = withCustom(clientsFor(sandbox, sandbox.management.name));
+  [workerNs, managementNs] = await Promise.all([
+    createTestNamespace(worker, 'kuberay'),
+    createTestNamespace(management, 'kuberay'),
+  ]);
+});
+
+describe('KubeRay in the sandbox', () => {
+  it('runs a ready ray-operator on every cluster, management included', async () => {
+    const ready = await Promise.all(sandbox.clusters.map((c) => kuberay.operatorReady(c.name)));
+    expect(Object.fromEntries(sandbox.clusters.map((c, i) => [c.name, ready[i]]))).toEqual(
+      Object.fromEntries(sandbox.clusters.map((c) => [c.name, true])),
+    );
+  });
+});
+
+describe.concurrent('on a worker, the operator', () => {
+  it('brings a RayCluster (head + 2 workers) to ready on KWOK pods, with its head Service', async () => {
+    const name = uniqueName('rc');
+    await create(worker, workerNs, sandboxRayCluster({ name, workerReplicas: 2 }));
+    const cluster = await eventually(
+      `RayCluster ${name} ready`,
+      async () => {
+        const rc = await read<RayCluster>(worker, 'rayclusters', workerNs, name);
+        return rc.status?.state === 'ready' && rc.status.readyWorkerReplicas === 2 ? rc : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    expect(cluster.status?.availableWorkerReplicas).toBe(2);
+    expect(cluster.status?.desiredWorkerReplicas).toBe(2);
+    expect(conditionsOf(cluster.status)).toMatchObject({
+      HeadPodReady: 'True',
+      RayClusterProvisioned: 'True',
+      RayClusterSuspended: 'False',
+      RayClusterSuspending: 'False',
+    });
+    const pods = await worker.core.listNamespacedPod({
+      namespace: workerNs,
+      labelSelector: `ray.io/cluster=${name}`,
+    });
+    expect(pods.items.map((p) => [p.metadata?.labels?.['ray.io/node-type'], p.status?.phase]).sort()).toEqual(
+      [
+        ['head', 'Running'],
+        ['worker', 'Running'],
+        ['worker', 'Running'],
+      ],
+    );
+    const service = await worker.core.readNamespacedService({
+      name: cluster.status!.head!.serviceName!,
+      namespace: workerNs,
+    });
+    expect(service.spec?.ports?.find((p) => p.name === 'dashboard')?.port).toBe(8265);
+  });
+
+  for (const mode of ['K8sJobMode', 'HTTPMode'] as const) {
+    it(`runs a RayJob (${mode}) to Complete, SUCCEEDED, for the simulated run time`, async () => {
+      const name = uniqueName(mode === 'HTTPMode' ? 'rj-http' : 'rj-k8s');
+      const runSeconds = 4;
+      await create(
+        worker,
+        workerNs,
+        sandboxRayJob({
+          name,
+          ...(mode === 'HTTPMode' ? { submissionMode: mode } : {}),
+          runSeconds,
+          cluster: { workerReplicas: 1 },
+        }),
+      );
+      const job = await waitForFinishedRayJob(worker, workerNs, name);
+      expect(job.status).toMatchObject({
+        jobDeploymentStatus: 'Complete',
+        jobStatus: 'SUCCEEDED',
+        message: 'Job finished successfully.',
+        succeeded: 1,
+        failed: 0,
+      });
+      expect(job.status?.dashboardURL).toBe(
+        `${job.status?.rayClusterName}-head-svc.${workerNs}.svc.cluster.local:8265`,
+      );
+      const { startTime, endTime } = job.status?.rayJobInfo ?? {};
+      // Timestamps are whole seconds.
+      expect(Date.parse(endTime!) - Date.parse(startTime!)).toBeGreaterThanOrEqual((runSeconds - 1) * 1000);
+      const submitter = await worker.batch
+        .readNamespacedJob({ name, namespace: workerNs })
+        .then((j) => j.status?.conditions?.find((c) => c.type === 'Complete')?.status)
+        .catch((err: { code?: number }) => (err.code === 404 ? 'none' : Promise.reject(err)));
+      // K8sJobMode: the submitter Job ran (a KWOK pod) and completed; HTTPMode has none.
+      expect(submitter).toBe(mode === 'K8sJobMode' ? 'True' : 'none');
+    });
+
+    it(`fails a RayJob (${mode}) whose simulated entrypoint exits 1: FAILED, AppFailed`, async () => {
+      const name = uniqueName(mode === 'HTTPMode' ? 'rj-http-fail' : 'rj-k8s-fail');
+      await create(
+        worker,
+        workerNs,
+        sandboxRayJob({
+          name,
+          ...(mode === 'HTTPMode' ? { submissionMode: mode } : {}),
+          runSeconds: 1,
+          exitCode: 1,
+        }),
+      );
+      const job = await waitForFinishedRayJob(worker, workerNs, name);
+      expect(job.status).toMatchObject({
+        jobDeploymentStatus: 'Failed',
+        jobStatus: 'FAILED',
+        reason: 'AppFailed',
+        failed: 1,
+      });
+      expect(job.status?.message).toMatch(/^Job entrypoint command failed with exit code 1/);
+    });
+  }
+});
+
+describe.concurrent('on the management cluster, the operator', () => {
+  it('runs a RayCluster without managedBy (hybrid: it stays there)', async () => {
+    const name = uniqueName('local-rc');
+    await create(management, managementNs, sandboxRayCluster({ name, workerReplicas: 1 }));
+    await eventually(
+      `RayCluster ${name} ready on the management cluster`,
+      async () => {
+        const rc = await read<RayCluster>(management, 'rayclusters', managementNs, name);
+        return rc.status?.state === 'ready' ? rc : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+  });
+
+  it(`leaves a RayCluster and a RayJob managed by ${kuberayManagedBy.multiKueue} alone: no pods, no status`, async () => {
+    const clusterName = uniqueName('mk-rc');
+    const jobName = uniqueName('mk-rj');
+    const managedBy = kuberayManagedBy.multiKueue;
+    await create(management, managementNs, sandboxRayCluster({ name: clusterName, managedBy }));
+    await create(management, managementNs, sandboxRayJob({ name: jobName, managedBy }));
+    // A RayCluster the operator owns is ready within a few seconds here (the test above).
+    await new Promise((r) => setTimeout(r, 12_000));
+    const rc = await read<RayCluster>(management, 'rayclusters', managementNs, clusterName);
+    expect(rc.status ?? {}).toEqual({});
+    const rj = await read<RayJob>(management, 'rayjobs', managementNs, jobName);
+    expect(rj.status ?? {}).toEqual({});
+    expect(rj.metadata?.finalizers ?? []).toEqual([]);
+    const pods = await management.core.listNamespacedPod({
+      namespace: managementNs,
+      labelSelector: `ray.io/cluster=${clusterName}`,
+    });
+    expect(pods.items).toHaveLength(0);
+    const clusters = (await management.custom.listNamespacedCustomObject({
+      ...ray('rayclusters', managementNs),
+      labelSelector: `ray.io/originated-from-cr-name=${jobName}`,
+    })) as { items: unknown[] };
+    expect(clusters.items).toHaveLength(0);
+    const services = await management.core.listNamespacedService({ namespace: managementNs });
+    expect(services.items.filter((s) => s.metadata?.name?.startsWith(clusterName))).toHaveLength(0);
+  });
+
+  it("refuses a managedBy that is neither KubeRay's nor MultiKueue's (the CRD's CEL rule)", async () => {
+    const refused = await create(
+      management,
+      managementNs,
+      sandboxRayCluster({ name: uniqueName('other-rc'), managedBy: 'jobrelay.dev/dispatcher' }),
+    ).then(
+      () => undefined,
+      (err: { code?: number; body?: unknown }) => ({ code: err.code, body: String(err.body) }),
+    );
+    expect(refused?.code).toBe(422);
+    expect(refused?.body).toContain(
+      "the managedBy field value must be either 'ray.io/kuberay-operator' or 'kueue.x-k8s.io/multikueue'",
+    );
+  });
+});
+
+describe('the simulated Ray dashboard', () => {
+  it('answers the Jobs API through the proxy an operator uses, for a K8sJobMode job it looked up', async () => {
+    const name = uniqueName('rj-api');
+    await create(worker, workerNs, sandboxRayJob({ name, runSeconds: 1 }));
+    const job = await waitForFinishedRayJob(worker, workerNs, name);
+    const { request } = await import('node:http');
+    const proxy = new URL(kuberay.dashboardProxy(sandbox.workers[0]!.name));
+    const info = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = request(
+        {
+          host: proxy.hostname,
+          port: Number(proxy.port),
+          path: `http://${job.status!.dashboardURL}/api/jobs/${job.status!.jobId}`,
+          headers: {
+            'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:`).toString('base64')}`,
+          },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk) => {
+            body += chunk;
+          });
+          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(body))));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(info).toMatchObject({
+      submission_id: job.status!.jobId,
+      status: 'SUCCEEDED',
+      entrypoint: expect.any(String),
+      metadata: { [rayJobSimulation.runSecondsKey]: '1' },
+      driver_exit_code: 0,
+    });
+  });
+});

@@ -4,6 +4,7 @@
 // that is not saved anywhere yet.
 
 import { probeWorkerKubeconfig, type WorkerCluster, WorkerClusterRegistry } from '@jobrelay/clusters';
+import { batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
 import { originLabel } from '@jobrelay/mirror';
 import { systemNamespace } from '@jobrelay/sandbox';
 import { CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
@@ -103,6 +104,7 @@ describe('an observe-only WorkerClusterRegistry', () => {
       management: fleet.management.kubeConfig,
       systemNamespace,
       originId,
+      kinds: builtInKinds,
       log,
       observeOnly: true,
       healthIntervalMs: 300, // many health rounds in the seconds below, each a chance to write
@@ -120,16 +122,17 @@ describe('an observe-only WorkerClusterRegistry', () => {
     });
     expect(connection.clusterUid).toBe(kubeSystemUid);
     expect(connection.kubernetesVersion).toMatch(/^v1\.\d+\./);
-    await connection.mirrors.waitForSync();
+    expect(connection.servedKinds.has(batchJobAdapter.name)).toBe(true);
+    await connection.waitForMirrors();
     const mirrors: V1Job[] = await eventually('the mirror in the cache', async () => {
-      const list = connection.mirrors.list();
+      const list = connection.mirrors(batchJobAdapter)?.list() ?? [];
       return list.length > 0 ? list : undefined;
     });
     expect(mirrors.map((m) => `${m.metadata?.namespace}/${m.metadata?.name}`)).toEqual([
       `${namespace}/${mirrorName}`,
     ]);
     // The worker clients work for reads (the API's pod logs go through them).
-    const read = await connection.batch.readNamespacedJob({ name: mirrorName, namespace });
+    const read = await batchJobAdapter.client(connection.clients).read(namespace, mirrorName);
     expect(read.metadata?.labels?.[originLabel]).toBe(originId);
     // And its kubeconfig (for client-node's Log) is the registered worker's, not the management's.
     expect(connection.kubeConfig.getCurrentCluster()?.server).toBe(
@@ -186,6 +189,7 @@ describe('an observe-only WorkerClusterRegistry', () => {
       management: fleet.management.kubeConfig,
       systemNamespace,
       originId: uniqueName('writer'),
+      kinds: builtInKinds,
       log,
       healthIntervalMs: 300,
     });
@@ -215,13 +219,14 @@ describe('probeWorkerKubeconfig', () => {
     (parse(dispatcherKubeconfig) as KubeconfigDocument).users[0]!.user.token as string;
 
   it("accepts the registered dispatcher kubeconfig, with the worker's version and kube-system UID", async () => {
-    const result = await probeWorkerKubeconfig(dispatcherKubeconfig, { originId });
+    const result = await probeWorkerKubeconfig(dispatcherKubeconfig, { originId, kinds: builtInKinds });
     const server = fleet.sandbox.clusters.find((c) => c.name === worker)!.server;
     expect(result).toEqual({
       ok: true,
       server: new URL(server).origin,
       kubernetesVersion: expect.stringMatching(/^v1\.\d+\./),
       clusterUid: kubeSystemUid,
+      servedKinds: expect.arrayContaining([batchJobAdapter.name]),
     });
   });
 
@@ -231,7 +236,7 @@ describe('probeWorkerKubeconfig', () => {
       variant((d) => {
         d.users[0]!.user = { token: nobodyToken };
       }),
-      { originId },
+      { originId, kinds: builtInKinds },
     );
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -247,7 +252,7 @@ describe('probeWorkerKubeconfig', () => {
     const began = Date.now();
     const result = await probeWorkerKubeconfig(
       dispatcherKubeconfig.replace(/https:\/\/127\.0\.0\.1:\d+/, 'https://127.0.0.1:9'),
-      { originId, timeoutMs: 3_000 },
+      { originId, kinds: builtInKinds, timeoutMs: 3_000 },
     );
     expect(Date.now() - began).toBeLessThan(10_000);
     expect(result).toMatchObject({ ok: false, reason: 'Unreachable' });
@@ -259,12 +264,12 @@ describe('probeWorkerKubeconfig', () => {
     const exec = variant((d) => {
       d.users[0]!.user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } };
     });
-    const unsafe = await probeWorkerKubeconfig(exec, { originId });
+    const unsafe = await probeWorkerKubeconfig(exec, { originId, kinds: builtInKinds });
     expect(unsafe).toMatchObject({ ok: false, reason: 'KubeconfigUnsafe' });
     expect(!unsafe.ok && unsafe.message).toContain('exec');
-    const malformed = await probeWorkerKubeconfig(': not a kubeconfig [', { originId });
+    const malformed = await probeWorkerKubeconfig(': not a kubeconfig [', { originId, kinds: builtInKinds });
     expect(malformed).toMatchObject({ ok: false, reason: 'KubeconfigMalformed' });
-    const notOne = await probeWorkerKubeconfig('hello: world\n', { originId });
+    const notOne = await probeWorkerKubeconfig('hello: world\n', { originId, kinds: builtInKinds });
     expect(notOne).toMatchObject({ ok: false, reason: 'KubeconfigMalformed' });
   });
 
@@ -292,6 +297,7 @@ describe('probeWorkerKubeconfig', () => {
       management: fleet.management.kubeConfig,
       systemNamespace,
       originId,
+      kinds: builtInKinds,
       log,
       observeOnly: true,
     });
@@ -301,7 +307,7 @@ describe('probeWorkerKubeconfig', () => {
         const s = registry.clusters().find((c) => c.name === name)?.state;
         return s?.reason === 'Forbidden' ? s : undefined;
       });
-      const probed = await probeWorkerKubeconfig(kubeconfig, { originId });
+      const probed = await probeWorkerKubeconfig(kubeconfig, { originId, kinds: builtInKinds });
       expect(probed).toEqual({ ok: false, reason: 'Forbidden', message: state.message });
     } finally {
       await registry.stop();

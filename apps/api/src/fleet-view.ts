@@ -1,4 +1,5 @@
 import { type WorkerCluster, WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
+import { type AnyJobKindAdapter, batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
 import { type InformerEvent, objectKey, ResilientInformer, withTimeout } from '@jobrelay/kube';
 import { isJobFinished, originUidLabel } from '@jobrelay/mirror';
 import {
@@ -35,6 +36,8 @@ export interface FleetViewOptions {
   /** The controller's default scoring policy, for previews. */
   placementPolicy: ScoringPolicy;
   allowExecPlugins: boolean;
+  /** The kinds the controller dispatches (its --kinds): workers are checked for these. Default: every built-in kind. */
+  kinds?: readonly AnyJobKindAdapter[];
   log: Logger;
   now?: () => number;
 }
@@ -79,10 +82,13 @@ export class FleetView {
   private sortedJobKeys: readonly string[] | undefined;
   private queueStatesMemo: { at: number; states: Promise<Map<string, QueueState>> } | undefined;
   private readonly now: () => number;
+  /** The kinds workers are checked for, here and by registration's probe. */
+  readonly kinds: readonly AnyJobKindAdapter[];
 
   constructor(options: FleetViewOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
+    this.kinds = options.kinds ?? builtInKinds;
     const { management, log } = options;
     this.core = management.makeApiClient(CoreV1Api);
     this.custom = management.makeApiClient(CustomObjectsApi);
@@ -103,6 +109,8 @@ export class FleetView {
       management,
       systemNamespace: options.systemNamespace,
       originId: options.originId,
+      kinds: this.kinds,
+      clock: { now: this.now },
       log: log.child({ component: 'worker-observer' }),
       allowExecPlugins: options.allowExecPlugins,
       observeOnly: true,
@@ -210,7 +218,7 @@ export class FleetView {
         cluster,
         message: `cluster ${cluster} is not reachable from the API now`,
       };
-    const mirror = connection.mirrors.get(jobKeyOf(job));
+    const mirror = connection.mirrors(batchJobAdapter)?.get(jobKeyOf(job));
     if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== job.metadata?.uid) {
       return {
         kind: 'absent',

@@ -43,7 +43,7 @@ export function classifyConnectionError(
   if (status === 403) {
     return {
       reason: activeReasons.forbidden,
-      message: `${server} denied listing Jobs (HTTP 403): grant the kubeconfig's identity the jobrelay-worker ClusterRole`,
+      message: `${server} denied a connection check (HTTP 403): grant the kubeconfig's identity the jobrelay-worker ClusterRole`,
     };
   }
   if (status !== undefined) {

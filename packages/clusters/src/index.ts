@@ -1,8 +1,20 @@
 export { classifyConnectionError } from './classify-connection-error.ts';
+export {
+  attemptDue,
+  type BackoffConfig,
+  backoffMs,
+  type ConnectionEvent,
+  type ConnectionState,
+  initialConnectionState,
+  nextConnectionState,
+  olderRegistration,
+  type RegistrationClaim,
+} from './connection-state.ts';
 export { type KubeconfigLoad, loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
 export {
   checkWorker,
   defaultProbeTimeoutMs,
+  kindsServedBy,
   mirrorSelectorFor,
   probeWorkerKubeconfig,
   type WorkerCheck,
@@ -20,8 +32,11 @@ export {
   type WorkerConnectionState,
 } from './worker-cluster-registry.ts';
 export {
+  clusterPermissions,
   deniedPermissions,
+  kindPermissions,
   summarizePermissions,
+  type WorkerKind,
   type WorkerPermission,
   workerPermissions,
 } from './worker-permissions.ts';

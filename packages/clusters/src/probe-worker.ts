@@ -1,12 +1,7 @@
-import {
-  type ClusterApiClients,
-  describeApiError,
-  makeClusterApiClients,
-  statusCodeOf,
-  withTimeout,
-} from '@jobrelay/kube';
+import { apiVersionOf, type WorkloadResource } from '@jobrelay/kinds';
+import { type ClusterApiClients, makeClusterApiClients, statusCodeOf, withTimeout } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
-import type { V1SelfSubjectAccessReview } from '@kubernetes/client-node';
+import type { V1APIResourceList, V1SelfSubjectAccessReview } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { classifyConnectionError } from './classify-connection-error.ts';
 import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
@@ -14,6 +9,7 @@ import { type ActiveReason, activeReasons } from './worker-cluster.ts';
 import {
   deniedPermissions,
   summarizePermissions,
+  type WorkerKind,
   type WorkerPermission,
   workerPermissions,
 } from './worker-permissions.ts';
@@ -31,18 +27,30 @@ export interface WorkerCheck {
   kubernetesVersion?: string;
   /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
   clusterUid?: string;
-  /** The identity was found to hold every required permission (or the worker cannot say). */
+  /**
+   * The kinds (adapter names) the worker serves, of those asked about; undefined until
+   * discovery answered. A kind not served is not watched, not checked and not placed there.
+   */
+  servedKinds?: ReadonlySet<string>;
+  /** The identity was found to hold every required permission of the served kinds (or the worker cannot say). */
   permissionsChecked: boolean;
   failure?: { reason: ActiveReason; message: string };
 }
 
 export interface WorkerCheckOptions {
+  /** The kinds jobrelay dispatches: which the worker serves is discovered, and those are checked. */
+  kinds: readonly WorkerKind[];
   /** The origin's mirror selector (mirrorSelectorFor). */
   mirrorSelector: string;
   timeoutMs?: number;
   /** Already read on this connection: not asked again (every call costs the worker). */
   known?: { kubernetesVersion: string; clusterUid?: string };
-  /** Already found complete on this connection: not asked again. */
+  /**
+   * Kinds already found served on this connection: discovery asks only about the others
+   * (none, once every kind is served), so a kind installed later is found at the next check.
+   */
+  servedKinds?: ReadonlySet<string>;
+  /** Already found complete on this connection for `servedKinds`: not asked again. */
   permissionsChecked?: boolean;
   log?: Logger;
 }
@@ -50,12 +58,14 @@ export interface WorkerCheckOptions {
 /**
  * The checks of a worker connection, in order; the registry's health probe and
  * probeWorkerKubeconfig (registration) both run exactly these, so they cannot disagree:
- * 1. list our mirrors (label-selected, limit 1): proves the address, TLS, the credentials
- *    and the permission needed most;
- * 2. the version, and kube-system's UID (not fatal without it: duplicates then go undetected);
- * 3. SelfSubjectAccessReviews for every required worker permission: a missing one is
- *    Forbidden, named, rather than a capacity watch failing in the background forever.
- * A 403 on step 1 also runs step 3, so the message names every missing permission.
+ * 1. discovery (`GET /apis/<group>/<version>` of each kind not yet known to be served):
+ *    proves the address, TLS and the credentials, and says which kinds the worker serves;
+ * 2. list our mirrors of each served kind (label-selected, limit 1): the permission needed
+ *    most (a kind whose resource went away meanwhile is no longer served);
+ * 3. the version, and kube-system's UID (not fatal without it: duplicates then go undetected);
+ * 4. SelfSubjectAccessReviews for every required worker permission of the served kinds: a
+ *    missing one is Forbidden, named, rather than a watch failing in the background forever.
+ * A 403 on step 2 also runs step 4, so the message names every missing permission.
  * Failures are classified by classifyConnectionError: messages name the server, never a credential.
  */
 export async function checkWorker(
@@ -67,23 +77,57 @@ export async function checkWorker(
   const result: WorkerCheck = {
     ...options.known,
     permissionsChecked: options.permissionsChecked ?? false,
+    ...(options.servedKinds ? { servedKinds: options.servedKinds } : {}),
   };
   try {
-    try {
-      await withTimeout(
-        clients.batch.listJobForAllNamespaces({ labelSelector: options.mirrorSelector, limit: 1 }),
-        timeoutMs,
-        server,
+    let served = await discoverServedKinds(clients, options.kinds, options.servedKinds, timeoutMs, server);
+    // A kind found since the last check has had its permissions reviewed by nobody.
+    if ([...served].some((kind) => !options.servedKinds?.has(kind))) result.permissionsChecked = false;
+    result.servedKinds = served;
+    const listed = await Promise.allSettled(
+      options.kinds
+        .filter((kind) => served.has(kind.name))
+        .map(async (kind) => {
+          const { group, version, plural } = kind.resource;
+          try {
+            await withTimeout(
+              clients.custom.listClusterCustomObject({
+                group,
+                version,
+                plural,
+                labelSelector: options.mirrorSelector,
+                limit: 1,
+              }),
+              timeoutMs,
+              server,
+            );
+            return undefined;
+          } catch (err) {
+            if (statusCodeOf(err) === 404) return kind.name; // its resource went away
+            throw new KindListError(kind, err);
+          }
+        }),
+    );
+    const gone = listed.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+    if (gone.length > 0) {
+      served = new Set([...served].filter((kind) => !gone.includes(kind)));
+      result.servedKinds = served;
+    }
+    const failed = listed.flatMap((r) => (r.status === 'rejected' ? [r.reason as KindListError] : []));
+    const other = failed.find((f) => statusCodeOf(f.cause) !== 403);
+    if (other) throw other.cause;
+    if (failed.length > 0) {
+      const required = requiredPermissions(options.kinds, served);
+      const denied = await deniedRequiredPermissions(clients, server, required, timeoutMs, options.log).catch(
+        () => [],
       );
-    } catch (err) {
-      if (statusCodeOf(err) !== 403) throw err;
-      const denied = await deniedRequiredPermissions(clients, server, timeoutMs, options.log).catch(() => []);
-      if (denied.length === 0) throw err;
+      if (denied.length === 0) throw failed[0]!.cause;
+      const resources = failed.map((f) => resourceName(f.kind.resource)).join(', ');
       return {
         ...result,
         failure: {
           reason: activeReasons.forbidden,
-          message: forbiddenMessage(`${server} denied listing Jobs (HTTP 403); it denies`, denied),
+          message: forbiddenMessage(`${server} denied listing ${resources} (HTTP 403); it denies`, denied),
         },
       };
     }
@@ -100,7 +144,8 @@ export async function checkWorker(
       result.clusterUid = kubeSystem?.metadata?.uid;
     }
     if (!result.permissionsChecked) {
-      const denied = await deniedRequiredPermissions(clients, server, timeoutMs, options.log);
+      const required = requiredPermissions(options.kinds, served);
+      const denied = await deniedRequiredPermissions(clients, server, required, timeoutMs, options.log);
       if (denied.length > 0) {
         return {
           ...result,
@@ -115,14 +160,77 @@ export async function checkWorker(
   return result;
 }
 
+/** A failed mirror list, with the kind it was for. */
+class KindListError extends Error {
+  readonly kind: WorkerKind;
+  constructor(kind: WorkerKind, cause: unknown) {
+    super(`listing ${resourceName(kind.resource)} failed`, { cause });
+    this.kind = kind;
+  }
+}
+
+/** `<plural>.<group>`, as kubectl names a resource. */
+function resourceName(resource: WorkloadResource): string {
+  return resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+}
+
+/** The names of `kinds` whose resource (their plural) `list`, their group/version's discovery document, serves. */
+export function kindsServedBy(kinds: readonly WorkerKind[], list: V1APIResourceList): string[] {
+  const resources = new Set(list.resources.map((r) => r.name));
+  return kinds
+    .filter(
+      (kind) => apiVersionOf(kind.resource) === list.groupVersion && resources.has(kind.resource.plural),
+    )
+    .map((kind) => kind.name);
+}
+
+/**
+ * `known`, plus the kinds of `kinds` not in it that discovery finds now: one
+ * `GET /apis/<group>/<version>` per group/version asked about (404: none of them served).
+ * Returned in the order of `kinds`.
+ */
+async function discoverServedKinds(
+  clients: ClusterApiClients,
+  kinds: readonly WorkerKind[],
+  known: ReadonlySet<string> | undefined,
+  timeoutMs: number,
+  server: string,
+): Promise<ReadonlySet<string>> {
+  const found = new Set(known);
+  const byGroupVersion = new Map<string, WorkerKind[]>();
+  for (const kind of kinds) {
+    if (found.has(kind.name)) continue;
+    const groupVersion = apiVersionOf(kind.resource);
+    byGroupVersion.set(groupVersion, [...(byGroupVersion.get(groupVersion) ?? []), kind]);
+  }
+  await Promise.all(
+    [...byGroupVersion.values()].map(async (asked) => {
+      const { group, version } = asked[0]!.resource;
+      try {
+        const list = await withTimeout(clients.custom.getAPIResources({ group, version }), timeoutMs, server);
+        for (const name of kindsServedBy(asked, list)) found.add(name);
+      } catch (err) {
+        if (statusCodeOf(err) !== 404) throw err;
+      }
+    }),
+  );
+  return new Set(kinds.filter((kind) => found.has(kind.name)).map((kind) => kind.name));
+}
+
+/** The permissions the controller cannot work without on a worker serving `served` of `kinds`. */
+function requiredPermissions(kinds: readonly WorkerKind[], served: ReadonlySet<string>): WorkerPermission[] {
+  return workerPermissions(kinds.filter((kind) => served.has(kind.name))).filter((p) => p.required);
+}
+
 function forbiddenMessage(lead: string, denied: readonly WorkerPermission[]): string {
   return `${lead} the kubeconfig's identity ${summarizePermissions(denied)}: grant it the jobrelay-worker ClusterRole (kubectl apply -k deploy/worker)`;
 }
 
-/** Required permissions the worker denies; none when it cannot answer access reviews. */
+/** Which of `required` the worker denies; none when it cannot answer access reviews. */
 async function deniedRequiredPermissions(
   clients: ClusterApiClients,
   server: string,
+  required: readonly WorkerPermission[],
   timeoutMs: number,
   log: Logger | undefined,
 ): Promise<WorkerPermission[]> {
@@ -136,7 +244,6 @@ async function deniedRequiredPermissions(
         body,
       }) as Promise<V1SelfSubjectAccessReview>,
   };
-  const required = workerPermissions.filter((p) => p.required);
   try {
     return await withTimeout(deniedPermissions(authorization, required), timeoutMs, server);
   } catch (err) {
@@ -145,16 +252,25 @@ async function deniedRequiredPermissions(
     // check is skipped (the watches log their own errors). Anything else (a timeout, a 401) is
     // a connection error.
     if (status !== 403 && status !== 404) throw err;
-    log?.warn({ err: describeApiError(err) }, "cannot review the identity's permissions; not checked");
+    log?.warn({ err }, "cannot review the identity's permissions; not checked");
     return [];
   }
 }
 
 export type WorkerKubeconfigProbe =
-  | { ok: true; server: string; kubernetesVersion: string; clusterUid?: string }
+  | {
+      ok: true;
+      server: string;
+      kubernetesVersion: string;
+      clusterUid?: string;
+      /** The kinds (adapter names) of `kinds` the worker serves. */
+      servedKinds: string[];
+    }
   | { ok: false; reason: ActiveReason; message: string };
 
 export interface WorkerKubeconfigProbeOptions {
+  /** The kinds jobrelay dispatches (the registry's): which the worker serves, and their permissions. */
+  kinds: readonly WorkerKind[];
   /** This installation's `jobrelay.dev/origin` value: the mirror list selects on it. */
   originId: string;
   /** Accept exec credential plugins (off by default, as in the controller). */
@@ -189,6 +305,7 @@ export async function probeWorkerKubeconfig(
     requestTimeoutMs: timeoutMs,
   });
   const check = await checkWorker(clients, loaded.server, {
+    kinds: options.kinds,
     mirrorSelector: mirrorSelectorFor(options.originId),
     timeoutMs,
   });
@@ -198,5 +315,6 @@ export async function probeWorkerKubeconfig(
     server: loaded.server,
     kubernetesVersion: check.kubernetesVersion ?? 'unknown',
     ...(check.clusterUid ? { clusterUid: check.clusterUid } : {}),
+    servedKinds: [...(check.servedKinds ?? [])],
   };
 }

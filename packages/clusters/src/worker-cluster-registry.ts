@@ -1,4 +1,11 @@
 import {
+  type AnyJobKindAdapter,
+  apiVersionOf,
+  collectionPath,
+  type JobKindAdapter,
+  type KubeObject,
+} from '@jobrelay/kinds';
+import {
   type ClusterApiClients,
   type ClusterClientOptions,
   describeApiError,
@@ -9,16 +16,19 @@ import {
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
-import { isJobFinished } from '@jobrelay/mirror';
 import { formatResourceAmount, type Resources } from '@jobrelay/placement';
-import {
-  type BatchV1Api,
-  type CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1Job,
-} from '@kubernetes/client-node';
+import { type CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import {
+  attemptDue,
+  type BackoffConfig,
+  type ConnectionEvent,
+  type ConnectionState,
+  initialConnectionState,
+  nextConnectionState,
+  olderRegistration,
+  type RemovedEvent,
+} from './connection-state.ts';
 import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
 import { checkWorker, defaultProbeTimeoutMs, mirrorSelectorFor } from './probe-worker.ts';
 import { type CapacitySnapshot, WorkerCapacity } from './worker-capacity.ts';
@@ -40,19 +50,29 @@ const heartbeatWriteIntervalMs = 30_000;
 /** First retry of a failed connection; doubles per attempt up to reconnectMaxBackoffMs. */
 const reconnectInitialBackoffMs = 1_000;
 
+/** The Active condition of a connection. */
 export interface WorkerConnectionState {
   active: boolean;
   reason: ActiveReason;
   message: string;
 }
 
-/** One worker cluster: its clients and its label-selected cache of our mirrors. */
+/** One worker cluster: its clients and one label-selected cache of our mirrors per kind it serves. */
 export interface WorkerConnection {
   readonly name: string;
   readonly state: WorkerConnectionState;
-  readonly batch: BatchV1Api;
+  /** The worker's clients, sharing one rate limit and one connection pool: what an adapter's `client(apis)` takes. */
+  readonly clients: ClusterApiClients;
   readonly core: CoreV1Api;
-  readonly mirrors: ResilientInformer<V1Job>;
+  /** The kinds (adapter names) the worker serves and whose mirrors are watched; others are not placed there. */
+  readonly servedKinds: ReadonlySet<string>;
+  /** The cache of our mirrors of that kind; undefined when the worker does not serve it. */
+  mirrors<T extends KubeObject>(kind: JobKindAdapter<T>): ResilientInformer<T> | undefined;
+  mirrors(kind: string): ResilientInformer<KubeObject> | undefined;
+  /** Every served kind's mirror cache has been listed. */
+  mirrorsSynced(): boolean;
+  /** Resolves once every served kind's mirror cache has been listed. */
+  waitForMirrors(): Promise<void>;
   readonly kubernetesVersion: string | undefined;
   /** UID of the worker's kube-system namespace (undefined when the identity may not read it). */
   readonly clusterUid: string | undefined;
@@ -68,38 +88,48 @@ export interface WorkerClusterView {
   state: WorkerConnectionState;
   /** When it stopped being Active (undefined while Active or never connected). */
   inactiveSince: number | undefined;
+  /**
+   * The kinds (adapter names) it serves, as discovery last found them; undefined until it
+   * answered. Placement does not place a kind elsewhere ("does not serve RayCluster").
+   */
+  servedKinds: readonly string[] | undefined;
   /** Undefined until its nodes and pods are listed. */
   capacity: CapacitySnapshot | undefined;
 }
 
 interface ConnectionEntry {
   name: string;
-  state: WorkerConnectionState;
+  /** Changed only through nextConnectionState (transition). */
+  state: ConnectionState;
   secretVersion?: string;
   kubeConfig?: KubeConfig;
   server?: string;
   clients?: ClusterApiClients;
-  mirrors?: ResilientInformer<V1Job>;
+  /** One label-selected cache of our mirrors per served kind (by adapter name), once the checks passed. */
+  mirrors?: Map<string, ResilientInformer<KubeObject>>;
   capacity?: WorkerCapacity;
   kubernetesVersion?: string;
   /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
   clusterUid?: string;
-  /** The identity was found to hold every required permission (checked once per connection). */
+  /** The kinds discovery found served on this connection (asked again while one is missing). */
+  servedKinds?: ReadonlySet<string>;
+  /** The identity was found to hold every required permission of the served kinds (checked once per connection and kind). */
   permissionsChecked?: boolean;
-  /** When this registration was first seen Active; the older of two twins is kept. */
-  activeSince?: number;
-  inactiveSince?: number;
-  /** Failed connection attempts in a row, and when the next may run. */
-  attempts: number;
-  nextAttemptAt: number;
   /** WorkerCluster generation last synced: a spec change retries at once. */
   generation?: number;
   lastStatusWrite?: { at: number; signature: string };
   syncing?: Promise<void>;
 }
 
+type ProbeOutcome = { ok: true; message: string } | { ok: false; reason: ActiveReason; message: string };
+
 export interface WorkerClusterRegistryOptions {
   management: KubeConfig;
+  /**
+   * The kinds dispatched: each worker is asked which of them it serves (discovery), and
+   * gets one label-selected mirror watch and the permission checks of each served one.
+   */
+  kinds: readonly AnyJobKindAdapter[];
   /** Where kubeconfig Secrets live (jobrelay-system). */
   systemNamespace: string;
   /** This installation's `jobrelay.dev/origin` value: the mirror watches select on it. */
@@ -112,6 +142,8 @@ export interface WorkerClusterRegistryOptions {
   clientRateLimit?: ClusterClientOptions;
   /** Accept exec credential plugins in worker kubeconfigs (off by default). */
   allowExecPlugins?: boolean;
+  /** Where time comes from (backoff, heartbeats, certificate validity); default Date.now. */
+  clock?: { now(): number };
   /**
    * Watch and connect, never write: no WorkerCluster status is written to the management
    * cluster and `beforeActive` never runs. For processes beside the controller (the admin
@@ -119,20 +151,20 @@ export interface WorkerClusterRegistryOptions {
    * so two writers never fight over it.
    */
   observeOnly?: boolean;
-  /** A mirror changed on a worker. Must only enqueue. */
-  onMirrorEvent?: (cluster: string, event: InformerEvent<V1Job>) => void;
+  /** A mirror of `kind` (the adapter's name) changed on a worker. Must only enqueue. */
+  onMirrorEvent?: (cluster: string, kind: string, event: InformerEvent<KubeObject>) => void;
   /** A WorkerCluster object changed on the management cluster (after the registry has seen it). */
   onWorkerClusterEvent?: (event: InformerEvent<WorkerCluster>) => void;
-  /** A cluster became Active or stopped being Active (or was removed), or its spec changed. */
+  /** A cluster became Active or stopped being Active (or was removed), or its spec or served kinds changed. */
   onAvailabilityChange?: (cluster: string, active: boolean) => void;
   /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
   onCapacityChange?: (cluster: string) => void;
   /**
-   * Runs when a cluster connects (again), with its mirror cache synced, before it is marked
-   * Active: the place to delete mirrors that went stale while it was away.
+   * Runs when a cluster connects (again), with the mirror cache of every served kind synced,
+   * before it is marked Active: the place to delete mirrors that went stale while it was away.
    */
   beforeActive?: (connection: WorkerConnection) => Promise<void>;
-  /** Requests of Jobs placed on a cluster whose pods do not exist yet, for the status's free capacity. */
+  /** Requests of workloads placed on a cluster whose pods do not exist yet, for the status's free capacity. */
   assumedRequests?: (cluster: string) => Resources;
 }
 
@@ -140,11 +172,15 @@ export interface WorkerClusterRegistryOptions {
  * Keeps one connection per WorkerCluster, kept apart from workload logic (as MultiKueue's
  * multikueuecluster.go does): it loads the kubeconfig Secret, probes the cluster with capped
  * exponential backoff while it fails, keeps the Active condition and capacity in the
- * WorkerCluster's status, and runs label-selected watches of our mirrors plus the node and
- * pod watches capacity needs. A broken cluster never stops the others.
+ * WorkerCluster's status, finds which kinds the worker serves, and runs one label-selected
+ * watch of our mirrors per served kind plus the node and pod watches capacity needs. A
+ * connection's state changes only through nextConnectionState (connection-state.ts); this
+ * class does the I/O. A broken cluster never stops the others.
  */
 export class WorkerClusterRegistry {
   private readonly options: WorkerClusterRegistryOptions;
+  private readonly clock: { now(): number };
+  private readonly backoff: BackoffConfig;
   private readonly entries = new Map<string, ConnectionEntry>();
   private readonly workerClusterInformer: ResilientInformer<WorkerCluster>;
   private readonly managementCore: CoreV1Api;
@@ -153,7 +189,16 @@ export class WorkerClusterRegistry {
   private stopped = false;
 
   constructor(options: WorkerClusterRegistryOptions) {
+    const names = options.kinds.map((kind) => kind.name);
+    const twice = names.find((name, index) => names.indexOf(name) !== index);
+    if (twice !== undefined)
+      throw new Error(`WorkerClusterRegistry: two kinds are named ${JSON.stringify(twice)}`);
     this.options = options;
+    this.clock = options.clock ?? { now: () => Date.now() };
+    this.backoff = {
+      initialMs: reconnectInitialBackoffMs,
+      maxMs: options.reconnectMaxBackoffMs ?? 5 * 60_000,
+    };
     const management = makeClusterApiClients(options.management, { qps: 50, burst: 100 });
     this.managementCore = management.core;
     this.customObjects = options.management.makeApiClient(CustomObjectsApi);
@@ -197,7 +242,7 @@ export class WorkerClusterRegistry {
     await Promise.all([...this.entries.values()].map((entry) => this.disconnect(entry)));
   }
 
-  /** Every cluster with clients, Active or not. */
+  /** Every cluster with clients and mirror watches, Active or not. */
   connections(): WorkerConnection[] {
     return [...this.entries.values()]
       .filter((e) => e.clients && e.mirrors && e.kubeConfig)
@@ -208,16 +253,16 @@ export class WorkerClusterRegistry {
   clusters(): WorkerClusterView[] {
     return this.workerClusterInformer.list().map((wc) => {
       const entry = this.entries.get(wc.metadata.name);
+      const state = entry?.state ?? initialConnectionState();
       return {
         name: wc.metadata.name,
         labels: wc.metadata.labels ?? {},
         spec: wc.spec,
-        state: entry?.state ?? {
-          active: false,
-          reason: activeReasons.connecting,
-          message: 'not checked yet',
-        },
-        inactiveSince: entry?.inactiveSince,
+        state: entry
+          ? conditionOf(state)
+          : { active: false, reason: activeReasons.connecting, message: 'not checked yet' },
+        inactiveSince: state.inactiveSince,
+        servedKinds: entry?.servedKinds ? [...entry.servedKinds] : undefined,
         capacity: entry?.capacity?.hasSynced ? entry.capacity.snapshot() : undefined,
       };
     });
@@ -247,29 +292,46 @@ export class WorkerClusterRegistry {
     return Object.fromEntries([...this.entries.values()].map((e) => [e.name, e.clients?.requestCount ?? 0]));
   }
 
+  mirrorSelector(): string {
+    return mirrorSelectorFor(this.options.originId);
+  }
+
   private view(entry: ConnectionEntry): WorkerConnection {
+    // A snapshot of the watches now: a connection closed later leaves these stopped, not swapped.
+    const informers = new Map(entry.mirrors);
+    const mirrors = (kind: string | AnyJobKindAdapter) =>
+      informers.get(typeof kind === 'string' ? kind : kind.name);
     return {
       name: entry.name,
-      state: entry.state,
-      batch: entry.clients!.batch,
+      state: conditionOf(entry.state),
+      clients: entry.clients!,
       core: entry.clients!.core,
-      mirrors: entry.mirrors!,
+      servedKinds: new Set(informers.keys()),
+      mirrors: mirrors as WorkerConnection['mirrors'],
+      mirrorsSynced: () => [...informers.values()].every((informer) => informer.hasSynced),
+      waitForMirrors: async () => {
+        await Promise.all([...informers.values()].map((informer) => informer.waitForSync()));
+      },
       kubernetesVersion: entry.kubernetesVersion,
       clusterUid: entry.clusterUid,
       kubeConfig: entry.kubeConfig!,
     };
   }
 
+  /** The one way a connection's state changes. */
+  private transition(
+    entry: ConnectionEntry,
+    event: Exclude<ConnectionEvent, RemovedEvent>,
+    now = this.clock.now(),
+  ): void {
+    entry.state = nextConnectionState(entry.state, event, now, this.backoff);
+  }
+
   /** One sync per cluster at a time; a request during a sync is served by that sync. */
   private sync(name: string): Promise<void> {
     let entry = this.entries.get(name);
     if (!entry) {
-      entry = {
-        name,
-        state: { active: false, reason: activeReasons.connecting, message: 'connecting' },
-        attempts: 0,
-        nextAttemptAt: 0,
-      };
+      entry = { name, state: initialConnectionState() };
       this.entries.set(name, entry);
     }
     const current = entry;
@@ -284,55 +346,52 @@ export class WorkerClusterRegistry {
     const log = this.options.log.child({ cluster: entry.name });
     const workerCluster = this.workerClusterInformer.get(entry.name);
     if (!workerCluster) return;
-    const specChanged = entry.generation !== workerCluster.metadata.generation;
-    entry.generation = workerCluster.metadata.generation;
-    const now = Date.now();
+    const now = this.clock.now();
+    if (entry.generation !== workerCluster.metadata.generation) {
+      entry.generation = workerCluster.metadata.generation;
+      this.transition(entry, { type: 'spec-changed' }, now);
+    }
     // A failing cluster is retried with backoff, not on every tick; a spec change retries now.
-    if (!entry.state.active && entry.attempts > 0 && now < entry.nextAttemptAt && !specChanged) return;
+    if (!attemptDue(entry.state, now)) return;
     const wasActive = entry.state.active;
-    const next = await this.probe(entry, workerCluster, log);
-    if (next.active && !wasActive && this.options.beforeActive && !this.options.observeOnly) {
+    const servedBefore = servedKindsKey(entry.servedKinds);
+    const outcome = await this.probe(entry, workerCluster, log);
+    if (outcome.ok && !wasActive && this.options.beforeActive && !this.options.observeOnly) {
       try {
         // Stale mirrors go before anything new happens there.
-        await withTimeout(entry.mirrors!.waitForSync(), 30_000, `${entry.name} mirror list`);
+        await withTimeout(this.view(entry).waitForMirrors(), 30_000, `${entry.name} mirror list`);
         await this.options.beforeActive(this.view(entry));
       } catch (err) {
-        log.warn({ err: describeApiError(err) }, 'cleanup before activation failed; will retry');
-        entry.attempts += 1;
-        entry.nextAttemptAt = now + this.backoffMs(entry.attempts);
+        log.warn({ err }, 'cleanup before activation failed; will retry');
+        this.transition(entry, { type: 'cleanup-failed' }, now);
         return this.writeStatus(entry, workerCluster, log);
       }
     }
-    entry.state = next;
-    if (next.active) {
-      entry.attempts = 0;
-      entry.nextAttemptAt = 0;
-      entry.inactiveSince = undefined;
-    } else {
-      entry.attempts += 1;
-      entry.nextAttemptAt = now + this.backoffMs(entry.attempts);
-      entry.inactiveSince ??= now;
-    }
-    if (next.active !== wasActive) {
-      log.info(
-        { active: next.active, reason: next.reason, detail: next.message },
-        'cluster availability changed',
-      );
-      this.options.onAvailabilityChange?.(entry.name, next.active);
+    this.transition(
+      entry,
+      outcome.ok
+        ? { type: 'connected', message: outcome.message }
+        : { type: 'disconnected', reason: outcome.reason, message: outcome.message },
+      now,
+    );
+    const { active, reason, message } = entry.state;
+    if (active !== wasActive) {
+      log.info({ active, reason, detail: message }, 'cluster availability changed');
+      this.options.onAvailabilityChange?.(entry.name, active);
+    } else if (active && servedKindsKey(entry.servedKinds) !== servedBefore) {
+      // Workloads of a kind it has just started serving may be placed there now.
+      log.info({ servedKinds: [...(entry.servedKinds ?? [])] }, 'served kinds changed');
+      this.options.onAvailabilityChange?.(entry.name, active);
     }
     await this.writeStatus(entry, workerCluster, log);
   }
 
-  private backoffMs(attempts: number): number {
-    const cap = this.options.reconnectMaxBackoffMs ?? 5 * 60_000;
-    return Math.min(reconnectInitialBackoffMs * 2 ** Math.max(0, attempts - 1), cap);
-  }
-
+  /** Connects (a new or changed Secret), runs the checks and starts the watches: the I/O of an attempt. */
   private async probe(
     entry: ConnectionEntry,
     workerCluster: WorkerCluster,
     log: Logger,
-  ): Promise<WorkerConnectionState> {
+  ): Promise<ProbeOutcome> {
     const { name: secretName, key = 'kubeconfig' } = workerCluster.spec.kubeconfigSecretRef;
     const secretRef = `${this.options.systemNamespace}/${secretName}`;
     let secret: Awaited<ReturnType<CoreV1Api['readNamespacedSecret']>>;
@@ -344,26 +403,27 @@ export class WorkerClusterRegistry {
     } catch (err) {
       await this.disconnect(entry);
       if (isNotFound(err)) {
-        return inactive(
+        return failed(
           activeReasons.secretNotFound,
           `Secret ${secretRef} not found: create it with the kubeconfig under key ${key}`,
         );
       }
-      return inactive(activeReasons.connecting, `cannot read Secret ${secretRef}: ${describeApiError(err)}`);
+      return failed(activeReasons.connecting, `cannot read Secret ${secretRef}: ${describeApiError(err)}`);
     }
     if (secret.metadata?.resourceVersion !== entry.secretVersion) {
       await this.disconnect(entry);
       const data = secret.data?.[key];
       if (!data) {
-        return inactive(
+        return failed(
           activeReasons.kubeconfigKeyMissing,
           `Secret ${secretRef} has no key ${JSON.stringify(key)}`,
         );
       }
       const loaded = loadWorkerKubeconfig(Buffer.from(data, 'base64').toString('utf8'), {
         allowExecPlugins: this.options.allowExecPlugins ?? false,
+        now: new Date(this.clock.now()),
       });
-      if (!loaded.ok) return inactive(loaded.reason, `Secret ${secretRef}: ${loaded.message}`);
+      if (!loaded.ok) return failed(loaded.reason, `Secret ${secretRef}: ${loaded.message}`);
       entry.secretVersion = secret.metadata?.resourceVersion;
       entry.kubeConfig = loaded.kubeConfig;
       entry.server = loaded.server;
@@ -375,71 +435,92 @@ export class WorkerClusterRegistry {
     }
     const server = entry.server!;
     const check = await checkWorker(entry.clients!, server, {
+      kinds: this.options.kinds,
       mirrorSelector: this.mirrorSelector(),
       timeoutMs: probeTimeoutMs,
       ...(entry.kubernetesVersion
         ? { known: { kubernetesVersion: entry.kubernetesVersion, clusterUid: entry.clusterUid } }
         : {}),
+      ...(entry.servedKinds ? { servedKinds: entry.servedKinds } : {}),
       permissionsChecked: entry.permissionsChecked ?? false,
       log,
     });
     entry.kubernetesVersion = check.kubernetesVersion;
     entry.clusterUid = check.clusterUid;
     entry.permissionsChecked = check.permissionsChecked;
-    if (check.failure) return inactive(check.failure.reason, check.failure.message);
-    // Two WorkerClusters for one physical cluster would each see the other's mirrors as
-    // stale and delete them: the registration that was Active first is kept.
-    const twin = [...this.entries.values()].find(
-      (other) =>
-        other !== entry &&
-        other.clusterUid !== undefined &&
-        other.clusterUid === entry.clusterUid &&
-        other.activeSince !== undefined &&
-        (entry.activeSince === undefined || other.activeSince < entry.activeSince),
+    if (check.servedKinds) entry.servedKinds = check.servedKinds;
+    if (check.failure) return failed(check.failure.reason, check.failure.message);
+    const twin = olderRegistration(
+      { name: entry.name, clusterUid: entry.clusterUid, activeSince: entry.state.activeSince },
+      [...this.entries.values()].map((other) => ({
+        name: other.name,
+        clusterUid: other.clusterUid,
+        activeSince: other.state.activeSince,
+      })),
     );
     if (twin) {
       await this.disconnect(entry);
-      return inactive(
+      return failed(
         activeReasons.duplicateCluster,
         `${server} is the same cluster as WorkerCluster ${twin.name}; delete one of the two registrations`,
       );
     }
-    entry.activeSince ??= Date.now();
-    if (!entry.mirrors) this.startWatches(entry, log);
-    return {
-      active: true,
-      reason: activeReasons.connected,
-      message: `connected to ${server} (${entry.kubernetesVersion})`,
-    };
+    // Claimed before the cleanup runs, so a twin checked meanwhile is the one refused.
+    this.transition(entry, { type: 'checks-passed' });
+    this.startWatches(entry, log);
+    return { ok: true, message: this.connectedMessage(entry, server) };
   }
 
-  mirrorSelector(): string {
-    return mirrorSelectorFor(this.options.originId);
+  /** `connected to <server> (<version>)`, naming the kinds it does not serve. */
+  private connectedMessage(entry: ConnectionEntry, server: string): string {
+    const missing = this.options.kinds.filter((kind) => !entry.servedKinds?.has(kind.name));
+    const serves =
+      missing.length > 0
+        ? `; does not serve ${missing.map((kind) => `${kind.resource.kind} (${apiVersionOf(kind.resource)})`).join(', ')}`
+        : '';
+    return `connected to ${server} (${entry.kubernetesVersion})${serves}`;
   }
 
+  /** One mirror watch per served kind (a kind no longer served loses its watch), and the capacity watches. */
   private startWatches(entry: ConnectionEntry, log: Logger): void {
     const cluster = entry.name;
-    entry.mirrors = new ResilientInformer<V1Job>({
-      name: `${cluster} mirror Jobs`,
-      kubeConfig: entry.kubeConfig!,
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      path: '/apis/batch/v1/jobs',
-      modelName: 'V1Job',
-      labelSelector: this.mirrorSelector(),
-      log,
-      onEvent: (event) => this.options.onMirrorEvent?.(cluster, event),
-    });
-    entry.mirrors.start();
-    entry.capacity = new WorkerCapacity({
-      cluster,
-      kubeConfig: entry.kubeConfig!,
-      log,
-      onChange: () => this.options.onCapacityChange?.(cluster),
-    });
-    entry.capacity.start();
+    const served = entry.servedKinds ?? new Set<string>();
+    entry.mirrors ??= new Map();
+    for (const [kind, informer] of entry.mirrors) {
+      if (served.has(kind)) continue;
+      entry.mirrors.delete(kind);
+      void informer.stop();
+      log.info({ kind }, 'kind no longer served: its mirror watch stopped');
+    }
+    for (const adapter of this.options.kinds) {
+      if (!served.has(adapter.name) || entry.mirrors.has(adapter.name)) continue;
+      const { resource } = adapter;
+      const informer = new ResilientInformer<KubeObject>({
+        name: `${cluster} mirrors (${adapter.name})`,
+        kubeConfig: entry.kubeConfig!,
+        apiVersion: apiVersionOf(resource),
+        kind: resource.kind,
+        path: collectionPath(resource),
+        ...(resource.modelName ? { modelName: resource.modelName } : {}),
+        labelSelector: this.mirrorSelector(),
+        log,
+        onEvent: (event) => this.options.onMirrorEvent?.(cluster, adapter.name, event),
+      });
+      entry.mirrors.set(adapter.name, informer);
+      informer.start();
+    }
+    if (!entry.capacity) {
+      entry.capacity = new WorkerCapacity({
+        cluster,
+        kubeConfig: entry.kubeConfig!,
+        log,
+        onChange: () => this.options.onCapacityChange?.(cluster),
+      });
+      entry.capacity.start();
+    }
   }
 
+  /** Closes the connection: clients, watches, and what was learned through them. */
   private async disconnect(entry: ConnectionEntry): Promise<void> {
     const { mirrors, capacity } = entry;
     entry.mirrors = undefined;
@@ -449,9 +530,12 @@ export class WorkerClusterRegistry {
     entry.secretVersion = undefined;
     entry.kubernetesVersion = undefined;
     entry.clusterUid = undefined;
+    entry.servedKinds = undefined;
     entry.permissionsChecked = undefined;
-    entry.activeSince = undefined;
-    await Promise.all([mirrors?.stop(), capacity?.stop()]);
+    this.transition(entry, { type: 'closed' });
+    await Promise.all(
+      [...(mirrors?.values() ?? [])].map((informer) => informer.stop()).concat(capacity?.stop() ?? []),
+    );
   }
 
   private async remove(name: string): Promise<void> {
@@ -459,13 +543,19 @@ export class WorkerClusterRegistry {
     if (!entry) return;
     await entry.syncing;
     await this.disconnect(entry);
-    this.entries.delete(name);
+    if (nextConnectionState(entry.state, { type: 'removed' }, this.clock.now(), this.backoff) === undefined)
+      this.entries.delete(name);
     this.options.onAvailabilityChange?.(name, false);
   }
 
-  /** Activity for the printer column; counted from the mirror cache, no API call. */
+  /** Activity for the printer column: unfinished mirrors of every kind, from the caches (no API call). */
   private activeJobs(entry: ConnectionEntry): number {
-    return (entry.mirrors?.list() ?? []).filter((job) => !isJobFinished(job)).length;
+    let unfinished = 0;
+    for (const adapter of this.options.kinds) {
+      for (const mirror of entry.mirrors?.get(adapter.name)?.list() ?? [])
+        if (!adapter.isFinished(mirror)) unfinished += 1;
+    }
+    return unfinished;
   }
 
   private capacityStatus(
@@ -501,16 +591,19 @@ export class WorkerClusterRegistry {
     const status = state.active ? 'True' : 'False';
     const activeJobs = this.activeJobs(entry);
     const capacity = this.capacityStatus(entry);
+    // Kept as last found while not connected, like the version.
+    const servedKinds = entry.servedKinds ? [...entry.servedKinds] : undefined;
     const signature = JSON.stringify([
       status,
       state.reason,
       state.message,
       activeJobs,
       capacity,
-      entry.attempts,
+      servedKinds,
+      state.attempts,
       workerCluster.metadata.generation,
     ]);
-    const now = Date.now();
+    const now = this.clock.now();
     if (
       entry.lastStatusWrite?.signature === signature &&
       now - entry.lastStatusWrite.at < heartbeatWriteIntervalMs &&
@@ -542,11 +635,12 @@ export class WorkerClusterRegistry {
               observedGeneration: workerCluster.metadata.generation,
               activeJobs,
               kubernetesVersion: entry.kubernetesVersion ?? workerCluster.status?.kubernetesVersion,
+              ...(servedKinds ? { servedKinds } : {}),
               lastHeartbeatTime: state.active
                 ? new Date(now).toISOString()
                 : workerCluster.status?.lastHeartbeatTime,
-              connectionAttempts: entry.attempts,
-              nextAttemptTime: state.active ? null : new Date(entry.nextAttemptAt).toISOString(),
+              connectionAttempts: state.attempts,
+              nextAttemptTime: state.active ? null : new Date(state.nextAttemptAt).toISOString(),
               capacity: capacity ?? null,
               conditions: [...others, condition],
             },
@@ -556,11 +650,20 @@ export class WorkerClusterRegistry {
       );
       entry.lastStatusWrite = { at: now, signature };
     } catch (err) {
-      if (!isNotFound(err)) log.warn({ err: describeApiError(err) }, 'could not write WorkerCluster status');
+      if (!isNotFound(err)) log.warn({ err }, 'could not write WorkerCluster status');
     }
   }
 }
 
-function inactive(reason: ActiveReason, message: string): WorkerConnectionState {
-  return { active: false, reason, message };
+function failed(reason: ActiveReason, message: string): ProbeOutcome {
+  return { ok: false, reason, message };
+}
+
+function conditionOf(state: ConnectionState): WorkerConnectionState {
+  return { active: state.active, reason: state.reason, message: state.message };
+}
+
+/** Comparable form of a served-kinds set (undefined: not discovered). */
+function servedKindsKey(kinds: ReadonlySet<string> | undefined): string | undefined {
+  return kinds ? [...kinds].join(',') : undefined;
 }

@@ -23,6 +23,8 @@ export interface WorkerCluster {
     observedGeneration?: number;
     activeJobs?: number;
     kubernetesVersion?: string;
+    /** The kinds (adapter names) the worker serves, as discovery last found them. */
+    servedKinds?: string[];
     lastHeartbeatTime?: string;
     connectionAttempts?: number;
     nextAttemptTime?: string;
@@ -35,13 +37,13 @@ export interface WorkerClusterSpec {
   kubeconfigSecretRef: { name: string; key?: string };
   /** Multiplies the placement score; default 1, 0 makes the cluster a last resort. */
   weight?: number;
-  /** Cordon: no new Jobs are placed here; Jobs already here stay. */
+  /** Cordon: nothing new is placed here; what is here stays. */
   unschedulable?: boolean;
-  /** Drain: like cordon, and the unfinished Jobs here are placed elsewhere. */
+  /** Drain: like cordon, and the unfinished workloads here are placed elsewhere. */
   drain?: boolean;
-  /** At most this many unfinished jobrelay Jobs at once. */
+  /** At most this many unfinished jobrelay workloads (of every kind) at once. */
   maxActiveJobs?: number;
-  /** Only Jobs from these namespaces; empty or absent means all. */
+  /** Only workloads from these namespaces; empty or absent means all. */
   allowedNamespaces?: string[];
 }
 

@@ -1,10 +1,11 @@
+import type { AnyJobKindAdapter } from '@jobrelay/kinds';
 import type { AuthorizationV1Api } from '@kubernetes/client-node';
 
 /** One (verb, resource) the controller uses on a worker cluster. */
 export interface WorkerPermission {
   /** API group; `''` is the core group. */
   group: string;
-  /** Resource, with its subresource when there is one: `jobs/status`, `pods/log`. */
+  /** Resource, with its subresource when there is one: `<plural>/status`, `pods/log`. */
   resource: string;
   verb: string;
   /** Only these objects (RBAC resourceNames); absent means any. */
@@ -32,26 +33,51 @@ function grant(
 }
 
 /**
- * Every call the controller makes on a worker, and so exactly what deploy/worker/rbac.yaml
- * grants (a unit test keeps them equal; the comments there say why each one is needed).
+ * What the connection code reads of a kind's adapter: its name, where it lives, and whether
+ * its mirrors' status is written (mirrorStatusSeed). Any JobKindAdapter is one.
  */
-export const workerPermissions: readonly WorkerPermission[] = [
-  // Mirror Jobs: the watch, the probe, create/adopt, spec changes, deletion.
-  ...grant('batch', 'jobs', ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'], {
-    required: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-  }),
-  // A re-placed mirror's progress (of earlier attempts) is seeded through the status subresource.
-  ...grant('batch', 'jobs/status', ['get', 'patch', 'update'], { required: ['patch'] }),
-  // Missing namespaces, with --create-namespaces (a Job then says why it cannot be created).
+export type WorkerKind = Pick<AnyJobKindAdapter, 'name' | 'resource' | 'mirrorStatusSeed'>;
+
+/**
+ * The calls the controller makes on a worker for the mirrors of one kind, on its plural:
+ * the label-selected watch (list, watch), the connection probe (list), create and adopt
+ * (create, get), spec changes flowing down (patch, update), removal of stale or finished
+ * mirrors (delete); and its status subresource, which only kinds that seed a re-placed
+ * mirror's progress (`mirrorStatusSeed`) need.
+ */
+export function kindPermissions(kind: WorkerKind): WorkerPermission[] {
+  const { group, plural } = kind.resource;
+  return [
+    ...grant(group, plural, ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'], {
+      required: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+    }),
+    ...grant(group, `${plural}/status`, ['get', 'patch', 'update'], {
+      required: kind.mirrorStatusSeed ? ['patch'] : [],
+    }),
+  ];
+}
+
+/** The calls the controller makes on a worker whatever the kinds it dispatches. */
+export const clusterPermissions: readonly WorkerPermission[] = [
+  // Missing namespaces, with --create-namespaces (a workload then says why it cannot be created).
   ...grant('', 'namespaces', ['create'], { required: [] }),
   // kube-system's UID tells two registrations of one cluster apart (without it: no detection).
   ...grant('', 'namespaces', ['get'], { required: [], resourceNames: ['kube-system'] }),
   // Capacity: nodes' allocatable and running pods' requests, list+watch.
   ...grant('', 'nodes', ['list', 'watch'], { required: ['list', 'watch'] }),
   ...grant('', 'pods', ['list', 'watch'], { required: ['list', 'watch'] }),
-  // Pod logs of dispatched Jobs, for the admin API.
+  // Pod logs of dispatched workloads, for the admin API.
   ...grant('', 'pods/log', ['get'], { required: [] }),
 ];
+
+/**
+ * Every call the controller makes on a worker that serves `kinds`, and so what
+ * deploy/worker/rbac.yaml grants for the kinds jobrelay ships (a unit test keeps them equal;
+ * the comments there say why each one is needed).
+ */
+export function workerPermissions(kinds: readonly WorkerKind[]): WorkerPermission[] {
+  return [...kinds.flatMap(kindPermissions), ...clusterPermissions];
+}
 
 /**
  * Which of `permissions` the worker's apiserver denies to the kubeconfig's identity, asked
@@ -87,7 +113,7 @@ export async function deniedPermissions(
   return answers.filter((p): p is WorkerPermission => p !== undefined);
 }
 
-/** `list, watch nodes; patch jobs.batch/status`: permissions grouped by resource, kubectl style. */
+/** `list, watch nodes; patch <plural>.<group>/status`: permissions grouped by resource, kubectl style. */
 export function summarizePermissions(permissions: readonly WorkerPermission[]): string {
   const byResource = new Map<string, string[]>();
   for (const p of permissions) {

@@ -1,16 +1,38 @@
-// deploy/worker grants exactly what the controller uses on a worker (workerPermissions),
-// without wildcards, to the identity whose kubeconfig is registered.
+// deploy/worker grants exactly what the controller uses on a worker for the kinds jobrelay
+// ships (workerPermissions), without wildcards, to the identity whose kubeconfig is registered.
 
 import { readFileSync } from 'node:fs';
+import { batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
 import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import {
+  clusterPermissions,
   deniedPermissions,
+  kindPermissions,
+  workerPermissions as permissionsFor,
   summarizePermissions,
+  type WorkerKind,
   type WorkerPermission,
-  workerPermissions,
 } from '../src/worker-permissions.ts';
+
+/**
+ * KubeRay's kinds as deploy/worker grants them; they stand in until their adapters are in
+ * builtInKinds (then the adapters are used, and these are ignored).
+ */
+const rayKinds: WorkerKind[] = [
+  {
+    name: 'raycluster',
+    resource: { group: 'ray.io', version: 'v1', kind: 'RayCluster', plural: 'rayclusters' },
+  },
+  { name: 'rayjob', resource: { group: 'ray.io', version: 'v1', kind: 'RayJob', plural: 'rayjobs' } },
+];
+/** The kinds deploy/worker is written for: every built-in kind. */
+const shippedKinds: WorkerKind[] = [
+  ...builtInKinds,
+  ...rayKinds.filter((ray) => !builtInKinds.some((kind) => kind.name === ray.name)),
+];
+const workerPermissions = permissionsFor(shippedKinds);
 
 const workerDir = new URL('../../../deploy/worker/', import.meta.url);
 
@@ -77,7 +99,7 @@ describe('deploy/worker', () => {
     expect(ofKind<V1ClusterRole>('ClusterRole').every((r) => r.aggregationRule === undefined)).toBe(true);
   });
 
-  it('grants exactly the permissions the controller uses, each once', () => {
+  it('grants exactly the permissions the controller uses for the shipped kinds, each once', () => {
     const granted = ofKind<V1ClusterRole>('ClusterRole').flatMap((r) => (r.rules ?? []).flatMap(expand));
     expect(new Set(granted).size, 'no permission granted twice').toBe(granted.length);
     expect([...granted].sort()).toEqual(workerPermissions.map(key).sort());
@@ -93,6 +115,12 @@ describe('deploy/worker', () => {
     for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'])
       expect(has('batch', 'jobs', verb), `${verb} jobs`).toBe(true);
     for (const verb of ['get', 'patch', 'update']) expect(has('batch', 'jobs/status', verb)).toBe(true);
+    for (const resource of ['rayclusters', 'rayjobs']) {
+      for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'])
+        expect(has('ray.io', resource, verb), `${verb} ${resource}`).toBe(true);
+      for (const verb of ['get', 'patch', 'update'])
+        expect(has('ray.io', `${resource}/status`, verb)).toBe(true);
+    }
     expect(has('', 'namespaces', 'create')).toBe(true);
     expect(
       workerPermissions.find((p) => p.resource === 'namespaces' && p.verb === 'get')?.resourceNames,
@@ -166,5 +194,40 @@ describe('deniedPermissions', () => {
     expect(summarizePermissions([pick('jobs/status', 'patch'), pick('pods/log', 'get')])).toBe(
       'patch jobs.batch/status; get pods/log',
     );
+  });
+});
+
+describe('workerPermissions', () => {
+  it("derives a kind's permissions from its adapter: its group and plural, nothing named", () => {
+    const kind: WorkerKind = {
+      name: 'widget',
+      resource: { group: 'example.com', version: 'v2', kind: 'Widget', plural: 'widgets' },
+    };
+    const permissions = kindPermissions(kind);
+    expect(permissions.every((p) => p.group === 'example.com')).toBe(true);
+    expect(new Set(permissions.map((p) => p.resource))).toEqual(new Set(['widgets', 'widgets/status']));
+    expect(
+      permissions
+        .filter((p) => p.required)
+        .map((p) => `${p.verb} ${p.resource}`)
+        .sort(),
+    ).toEqual([
+      'create widgets',
+      'delete widgets',
+      'get widgets',
+      'list widgets',
+      'patch widgets',
+      'watch widgets',
+    ]);
+    expect(permissionsFor([kind])).toEqual([...permissions, ...clusterPermissions]);
+    expect(permissionsFor([])).toEqual([...clusterPermissions]);
+  });
+
+  it('requires patching the status subresource only of kinds that seed a mirror status', () => {
+    const statusPatch = (kind: WorkerKind) =>
+      kindPermissions(kind).find((p) => p.resource.endsWith('/status') && p.verb === 'patch')?.required;
+    expect(batchJobAdapter.mirrorStatusSeed).toBeDefined();
+    expect(statusPatch(batchJobAdapter)).toBe(true);
+    expect(statusPatch(rayKinds[0]!)).toBe(false);
   });
 });

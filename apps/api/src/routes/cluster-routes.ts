@@ -209,6 +209,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
         throw new ApiProblem('already-exists', `WorkerCluster ${JSON.stringify(body.name)} already exists`);
       }
       const probe = await probeWorkerKubeconfig(body.kubeconfig, {
+        kinds: fleet.kinds,
         originId: deps.config.originId,
         allowExecPlugins: deps.config.allowExecPlugins,
       });

@@ -99,7 +99,7 @@ export async function resolveKuberayOperator(
           'copy them from the ray-operator module (config/crd/bases) there, or set JOBRELAY_KUBERAY_CRDS',
       );
     }
-    return { operator, crdDir, version: process.env.JOBRELAY_KUBERAY_VERSION ?? 'unknown' };
+    return { operator, crdDir, version: 'unknown (JOBRELAY_KUBERAY_OPERATOR)' };
   }
   const dir = kuberayCacheDir();
   const ready = cached(dir);
@@ -138,36 +138,49 @@ function runBuildScript(outDir: string): Promise<void> {
  * the last-applied annotation) and waits until each is Established: an operator started
  * before that logs "no matches for kind" and, for RayService, exits after two minutes.
  * The YAML files are sent as they are (see kubeRequest for why not through client-node).
+ * On a fresh cluster of a busy 2-core machine an apiserver takes 10-20 s to establish them.
  */
 export async function installKuberayCrds(target: KubeTarget, crdDir: string): Promise<void> {
+  const crds = kuberayCrdFiles.map((file) => {
+    const plural = file.replace(/^ray\.io_/, '').replace(/\.yaml$/, '');
+    return { file, plural, path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${plural}.ray.io` };
+  });
   await Promise.all(
-    kuberayCrdFiles.map(async (file) => {
-      const name = `${file.replace(/^ray\.io_/, '').replace(/\.yaml$/, '')}.ray.io`;
-      const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+    crds.map(async ({ file, path }) => {
       const applied = await kubeRequest(target, 'PATCH', `${path}?fieldManager=jobrelay-sandbox&force=true`, {
         contentType: 'application/apply-patch+yaml',
         data: readFileSync(join(crdDir, file)),
       });
       if (applied.status !== 200 && applied.status !== 201) {
         throw new Error(
-          `applying CRD ${name} to ${target.server}: HTTP ${applied.status} ${applied.body.slice(0, 500)}`,
+          `applying ${path} to ${target.server}: HTTP ${applied.status} ${applied.body.slice(0, 500)}`,
         );
       }
-      await waitFor(
-        `CRD ${name} to be established on ${target.server}`,
-        async () => {
-          const crd = await kubeGetJson<{ status?: { conditions?: { type: string; status: string }[] } }>(
-            target,
-            path,
-          );
-          return (
-            crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false
-          );
-        },
-        { timeoutMs: 60_000 },
-      );
     }),
   );
+  // Discovery lists a CRD's resource only once it is Established (apiextensions' discovery
+  // controller), and answers in a few hundred bytes where a CRD is a megabyte: poll that.
+  await waitFor(
+    `KubeRay's CRDs to be established on ${target.server}`,
+    async () => {
+      const discovery = await kubeRequest(target, 'GET', '/apis/ray.io/v1');
+      if (discovery.status !== 200) return false;
+      const served = new Set(
+        (JSON.parse(discovery.body) as { resources: { name: string }[] }).resources.map((r) => r.name),
+      );
+      return crds.every(({ plural }) => served.has(plural));
+    },
+    { timeoutMs: 90_000, intervalMs: 500 },
+  );
+  for (const { path } of crds) {
+    const crd = await kubeGetJson<{ status?: { conditions?: { type: string; status: string }[] } }>(
+      target,
+      path,
+    );
+    if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) {
+      throw new Error(`${path} is served on ${target.server} but not Established`);
+    }
+  }
 }
 
 /** HTTP_PROXY for a cluster's operator: the simulated dashboards, the cluster named as the proxy user. */

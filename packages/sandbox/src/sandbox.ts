@@ -111,10 +111,13 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
 
   const specs = sandboxProcesses(contextFor(layout, state));
   const started: string[] = [];
+  // beforeStart steps need only the apiservers: they begin as soon as those are up, and run
+  // while the controllers start (applying KubeRay's large CRDs to every cluster takes a while).
+  const preparations = new Map<string, Promise<void>>();
   for (const tier of tiers) {
     const tierSpecs = specs.filter((spec) => spec.tier === tier);
     const toStart = tierSpecs.filter((spec) => !isOurProcess(state.processes[spec.name]?.pid, spec.binary));
-    await Promise.all(toStart.map((spec) => spec.beforeStart?.()));
+    await Promise.all(toStart.map((spec) => preparations.get(spec.name) ?? spec.beforeStart?.()));
     for (const spec of toStart) {
       const pid = startDetached({
         binary: spec.binary,
@@ -130,6 +133,12 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
     await Promise.all(tierSpecs.map((spec) => waitUntilHealthy(layout, state, spec)));
     if (tier === 'apiserver') {
       await Promise.all(state.clusters.map((c) => bootstrapCluster(layout.kubeconfig(c.name), c)));
+      for (const spec of specs) {
+        if (!spec.beforeStart || isOurProcess(state.processes[spec.name]?.pid, spec.binary)) continue;
+        const preparation = spec.beforeStart();
+        preparation.catch(() => {}); // awaited (and its error thrown) at the spec's own tier
+        preparations.set(spec.name, preparation);
+      }
     }
   }
   // A process that died after its health check passed: another program answered on its port

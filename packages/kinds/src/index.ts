@@ -1,5 +1,21 @@
 export { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 export { customObjectClient } from './custom-object-client.ts';
+export { type GenericCondition, type GenericWorkload, genericAdapter } from './generic/generic-adapter.ts';
+export {
+  type GenericKindConfig,
+  type GenericKindConfigInput,
+  type GenericKindConfigResult,
+  genericKindConfig,
+  genericKindConfigSchema,
+  parseGenericKindConfigs,
+} from './generic/generic-kind-config.ts';
+export {
+  appWrapperKind,
+  genericKindExamples,
+  jobSetKind,
+  pipelineRunKind,
+  trainJobKind,
+} from './generic/generic-kind-examples.ts';
 export {
   type AnyJobKindAdapter,
   apiVersionOf,
@@ -14,3 +30,7 @@ export {
   type WorkloadResource,
 } from './job-kind-adapter.ts';
 export { builtInKind, builtInKinds } from './kind-list.ts';
+export type * from './ray/ray-types.ts';
+export { kuberayOperatorManagedBy, multiKueueManagedBy } from './ray/ray-types.ts';
+export { rayClusterAdapter } from './ray-cluster/ray-cluster-adapter.ts';
+export { rayJobAdapter } from './ray-job/ray-job-adapter.ts';

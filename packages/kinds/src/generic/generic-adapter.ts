@@ -1,0 +1,161 @@
+// Any custom workload kind with a spec.managedBy field, configured by GVK (GenericKindConfig)
+// rather than coded: its mirror is the origin minus managedBy, its status comes back
+// verbatim, it is finished when a configured condition or field says so. Nothing here knows
+// the kind's schema, so its support is labelled 'generic-untested': its own controller was not
+// run against jobrelay here.
+import { mirrorIdentityMetadata } from '@jobrelay/mirror';
+import { type PodGroup, podRequests } from '@jobrelay/placement';
+import type { V1PodTemplateSpec } from '@kubernetes/client-node';
+import { customObjectClient } from '../custom-object-client.ts';
+import type { JobKindAdapter, KubeObject, WorkloadResource } from '../job-kind-adapter.ts';
+import { apiVersionOf } from '../job-kind-adapter.ts';
+import type { GenericKindConfig } from './generic-kind-config.ts';
+import {
+  absentWhenNullOrEmpty,
+  agrees,
+  equalIgnoringAbsent,
+  isPlainObject,
+  mergeObjects,
+  objectAt,
+  valueAt,
+} from './json-values.ts';
+import { originObservedGeneration, withObservedGeneration } from './observed-generation.ts';
+
+/** metav1.Condition as most kinds write it (knative-style conditions have the same fields that matter here). */
+export interface GenericCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+/** An object of a generically dispatched kind: only managedBy, conditions and observedGeneration are known. */
+export interface GenericWorkload extends KubeObject {
+  spec?: { managedBy?: string; [field: string]: unknown };
+  status?: { conditions?: GenericCondition[]; observedGeneration?: number; [field: string]: unknown };
+}
+
+/** Spec fields (relative to spec) that flow down: configured, else the suspend field alone. */
+function flowingFields(config: GenericKindConfig): string[] {
+  if (config.mutableSpecFields) return config.mutableSpecFields;
+  return config.suspendField ? [config.suspendField.slice('spec.'.length)] : [];
+}
+
+function finishedCondition(config: GenericKindConfig, object: GenericWorkload): GenericCondition | undefined {
+  const conditions = object.status?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  return conditions.find((c) =>
+    config.finishedConditions.some((rule) => rule.type === c.type && rule.status === c.status),
+  );
+}
+
+function count(root: unknown, factors: GenericKindConfig['podSets'][number]['count']): number {
+  let pods = 1;
+  for (const factor of factors) {
+    const value = valueAt(root, factor.path);
+    pods *= typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : factor.default;
+  }
+  return pods;
+}
+
+/** The adapter for one configured kind. */
+export function genericAdapter(config: GenericKindConfig) {
+  const resource: WorkloadResource = {
+    group: config.group,
+    version: config.version,
+    kind: config.kind,
+    plural: config.plural,
+  };
+  const fields = flowingFields(config);
+  const suspendPath = config.suspendField?.slice('spec.'.length);
+
+  /**
+   * A merge patch of the flowing fields that differ. The suspend field is compared as a
+   * boolean (absent is false); another field the origin leaves out has no opinion; an array
+   * that differs is sent whole.
+   */
+  const mirrorSpecUpdate = (
+    origin: GenericWorkload,
+    mirror: GenericWorkload,
+  ): Record<string, unknown> | undefined => {
+    if (!origin.spec || !mirror.spec) return undefined;
+    let patch: Record<string, unknown> | undefined;
+    for (const path of fields) {
+      let want = valueAt(origin.spec, path);
+      let have = valueAt(mirror.spec, path);
+      if (path === suspendPath) {
+        want = want === true;
+        have = have === true;
+      }
+      if (agrees(have, want)) continue;
+      patch = mergeObjects(patch ?? {}, objectAt(path, structuredClone(want)));
+    }
+    return patch;
+  };
+
+  return {
+    name: config.name,
+    resource,
+    managedBy: config.managedBy,
+    verification: 'generic-untested',
+
+    isManagedBy: (object, managedBy) => object.spec?.managedBy === managedBy,
+    client: (apis) => customObjectClient<GenericWorkload>(resource, apis),
+
+    buildMirror: (origin, context) => {
+      if (!origin.spec)
+        throw new Error(`${config.kind} ${origin.metadata?.namespace}/${origin.metadata?.name} has no spec`);
+      const { managedBy: _claimed, ...spec } = structuredClone(origin.spec);
+      return {
+        apiVersion: apiVersionOf(resource),
+        kind: config.kind,
+        metadata: mirrorIdentityMetadata(origin.metadata ?? {}, context),
+        spec,
+      };
+    },
+    mirrorSpecUpdate,
+    /**
+     * The mirror's status verbatim, except a top-level observedGeneration, which counts the
+     * mirror's generations: the origin reports its own (originObservedGeneration). Nothing is
+     * carried across attempts (the kind's counters, if any, are unknown here).
+     */
+    originStatus: (origin, mirror, _carried, _now) => {
+      const status = structuredClone(mirror.status ?? {});
+      const specInLine = mirrorSpecUpdate(origin, mirror) === undefined;
+      return withObservedGeneration(status, originObservedGeneration(origin, mirror, specInLine));
+    },
+    sameStatus: (a, b) => equalIgnoringAbsent(a ?? {}, b ?? {}, absentWhenNullOrEmpty),
+    // The kind's schema is unknown here: its apiserver's validation is the only check.
+    statusViolations: (_object, _desired) => [],
+    statusOf: (object) => object.status,
+
+    isFinished: (object) =>
+      finishedCondition(config, object) !== undefined ||
+      config.finishedFields.some((rule) => {
+        const value = valueAt(object, rule.path);
+        return typeof value === 'string' && rule.values.includes(value);
+      }),
+    /** The finishing condition's lastTransitionTime; a finished field carries no time. */
+    finishedAt: (object) => {
+      const at = finishedCondition(config, object)?.lastTransitionTime;
+      return at ? new Date(at) : undefined;
+    },
+    isSuspended: (object) => (config.suspendField ? valueAt(object, config.suspendField) === true : false),
+    podDemand: (object) => {
+      const groups: PodGroup[] = [];
+      for (const podSet of config.podSets) {
+        const elements = podSet.each ? valueAt(object, podSet.each) : object;
+        for (const element of podSet.each ? (Array.isArray(elements) ? elements : []) : [elements]) {
+          const template = valueAt(element, podSet.template);
+          if (!isPlainObject(template) || !isPlainObject(template.spec)) continue;
+          const pods = count(element, podSet.count);
+          if (pods > 0)
+            groups.push({ requests: podRequests((template as V1PodTemplateSpec).spec!), count: pods });
+        }
+      }
+      return groups;
+    },
+  } satisfies JobKindAdapter<GenericWorkload>;
+}

@@ -316,7 +316,7 @@ export class FleetView {
    * Clusters count as Active as the controller reports them (their Active condition).
    */
   preview(job: V1Job): PreviewResult {
-    const request = placementRequestFor(job, placementOf(job), this.options.placementPolicy);
+    const request = placementRequestFor(job, placementOf(job), this.options.placementPolicy, batchJobAdapter);
     if (request.kind === 'invalid') {
       return { decision: 'unschedulable', cluster: null, message: request.message, clusters: [] };
     }
@@ -335,7 +335,14 @@ export class FleetView {
     const capacities = new Map([...views.values()].map((view) => [view.name, view.capacity]));
     // Another Job's own placement does not count against itself.
     const others = this.origins.list().filter((other) => other.metadata?.uid !== job.metadata?.uid);
-    const candidates = clusterCandidates(inputs, clusterLoad(others, capacities, new Map()));
+    const candidates = clusterCandidates(
+      inputs,
+      clusterLoad(
+        others.map((workload) => ({ workload, facts: batchJobAdapter })),
+        capacities,
+        new Map(),
+      ),
+    );
     const decision = chooseWorkerCluster(candidates, request.request);
     return {
       decision: decision.kind,

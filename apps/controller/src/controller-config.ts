@@ -16,6 +16,25 @@ export const controllerConfigSchema = z.object({
     .regex(managedByPattern, 'must be a domain-prefixed path like jobrelay.dev/dispatcher')
     .refine((v) => v !== 'kubernetes.io/job-controller', 'is reserved for the built-in Job controller')
     .default('jobrelay.dev/dispatcher'),
+  /**
+   * The workload kinds to dispatch, by adapter name. A kind the management cluster does not
+   * serve (its CRD is not installed) is skipped with a log line.
+   */
+  kinds: z
+    .array(z.string().regex(/^[a-z0-9-]+$/, 'must be a kind name like job or raycluster'))
+    .default(['job', 'raycluster', 'rayjob']),
+  /**
+   * The managedBy value claimed per kind, as kind=value; --managed-by is the Job's. A kind
+   * whose API restricts the value (KubeRay's accept only kueue.x-k8s.io/multikueue) defaults
+   * to the one it accepts.
+   */
+  kindManagedBy: z
+    .array(
+      z.string().regex(/^[a-z0-9-]+=\S+$/, 'must be kind=value, e.g. raycluster=kueue.x-k8s.io/multikueue'),
+    )
+    .default([]),
+  /** A JSON or YAML file of generic kinds (see @jobrelay/kinds, generic adapter): dispatched without a kind of their own. */
+  genericKindsFile: z.string().min(1).optional(),
   /** Namespaces to watch; empty means all. */
   namespaces: z.array(z.string().regex(dns1123Label, 'must be a namespace name')).default([]),
   systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
@@ -59,6 +78,9 @@ export type ControllerConfig = z.infer<typeof controllerConfigSchema>;
 const flags = {
   kubeconfig: 'kubeconfig',
   'managed-by': 'managedBy',
+  kinds: 'kinds',
+  'kind-managed-by': 'kindManagedBy',
+  'generic-kinds-file': 'genericKindsFile',
   namespaces: 'namespaces',
   'system-namespace': 'systemNamespace',
   'origin-id': 'originId',
@@ -93,7 +115,7 @@ export { ConfigError };
 export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
   return loadFlagConfig(argv, env, controllerConfigSchema, {
     flags,
-    listFields: new Set(['namespaces']),
+    listFields: new Set(['namespaces', 'kinds', 'kindManagedBy']),
     booleanFields: new Set(['createNamespaces', 'allowExecPlugins']),
   });
 }

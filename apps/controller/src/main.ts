@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
+import { builtInKinds } from '@jobrelay/kinds';
 import { defaultOriginId } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
 import { DispatchController } from './dispatch-controller.ts';
+import { chooseKinds, dispatchableKinds } from './kind-selection.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -12,6 +14,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadControllerConfig(process.argv.slice(2), process.env);
+  const choices = chooseKinds(config, builtInKinds);
   const log = pino({
     name: 'jobrelay-controller',
     level: config.logLevel,
@@ -32,7 +35,8 @@ async function main(): Promise<void> {
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
   else management.loadFromDefault();
   const originId = config.originId ?? (await defaultOriginId(management));
-  const controller = new DispatchController({ config, management, originId, log });
+  const kinds = await dispatchableKinds(choices, management, log);
+  const controller = new DispatchController({ config, management, originId, kinds, log });
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -1,35 +1,24 @@
-import { isConflict, mergePatch } from '@jobrelay/kube';
+import type { KubeObject, WorkloadClient } from '@jobrelay/kinds';
+import { unlessConflict, type WriteOutcome } from '@jobrelay/kube';
 import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { formatPlacementRecord, type PlacementRecord } from '@jobrelay/placement';
-import type { BatchV1Api, V1Job } from '@kubernetes/client-node';
-import { jobKey } from './job-facts.ts';
 
-/** Writes the placement annotation over the version read: a concurrent change is a conflict, retried. */
-export async function patchPlacement(
-  batch: BatchV1Api,
-  origin: V1Job,
+/** Writes the placement annotation over the version read: a concurrent change comes back as a conflict. */
+export function patchPlacement<T extends KubeObject>(
+  client: WorkloadClient<T>,
+  origin: T,
   record: PlacementRecord,
-): Promise<void> {
-  try {
-    await batch.patchNamespacedJob(
-      {
-        name: origin.metadata!.name!,
-        namespace: origin.metadata!.namespace!,
-        body: {
-          metadata: {
-            resourceVersion: origin.metadata!.resourceVersion,
-            annotations: {
-              [placementAnnotation]: formatPlacementRecord(record),
-              // Placed: the reason it waited no longer applies.
-              ...(record.cluster ? { [unschedulableAnnotation]: null } : {}),
-            },
-          },
+): Promise<WriteOutcome<T>> {
+  return unlessConflict(() =>
+    client.patch(origin.metadata!.namespace!, origin.metadata!.name!, {
+      metadata: {
+        resourceVersion: origin.metadata!.resourceVersion,
+        annotations: {
+          [placementAnnotation]: formatPlacementRecord(record),
+          // Placed: the reason it waited no longer applies.
+          ...(record.cluster ? { [unschedulableAnnotation]: null } : {}),
         },
       },
-      mergePatch,
-    );
-  } catch (err) {
-    if (isConflict(err)) throw new Error(`origin ${jobKey(origin)} changed while placing it; retrying`);
-    throw err;
-  }
+    }),
+  );
 }

@@ -1,11 +1,7 @@
 import type { WorkerClusterRegistry } from '@jobrelay/clusters';
-import {
-  describeApiError,
-  isNotFound,
-  mergePatch,
-  type RecordedEvent,
-  type ResilientInformer,
-} from '@jobrelay/kube';
+import type { KubeObject } from '@jobrelay/kinds';
+import type { Clock } from '@jobrelay/kube';
+import { isNotFound } from '@jobrelay/kube';
 import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
   type ClusterCandidate,
@@ -13,44 +9,43 @@ import {
   chooseWorkerCluster,
   clusterCandidates,
   clusterLoad,
-  jobPodRequests,
+  type KindedWorkload,
   noProgress,
   type PlacementOutcome,
   type PlacementQueue,
   type PlacementRecord,
   type PlacementTask,
+  type PodGroup,
   parsePlacementRecord,
   placementRequestFor,
-  type Resources,
   waitingSince,
 } from '@jobrelay/placement';
-import { writeOriginStatus } from '@jobrelay/status';
-import type { BatchV1Api, V1Job, V1JobCondition } from '@kubernetes/client-node';
+import { eventReasons, statusWrite } from '@jobrelay/planner';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
-import { isFinished, isSuspended, jobKey } from './job-facts.ts';
+import type { AnyDispatchedKind } from './dispatched-kinds.ts';
+import { originKey } from './dispatched-kinds.ts';
 import { patchPlacement } from './patch-placement.ts';
 
-/** Records an Event regarding an origin Job. */
+/** Records an Event regarding an origin of some kind. */
 export type RecordOriginEvent = (
-  origin: V1Job,
-  type: RecordedEvent['type'],
-  reason: string,
-  action: string,
+  kind: AnyDispatchedKind,
+  origin: KubeObject,
+  type: 'Normal' | 'Warning',
+  reason: (typeof eventReasons)[keyof typeof eventReasons],
   note: string,
 ) => Promise<void>;
 
 export interface OriginPlacerOptions {
-  /** The management cluster's origin Jobs (managed ones only): the load on each cluster is counted from them. */
-  origins: Pick<ResilientInformer<V1Job>, 'list'>;
+  /** The dispatched kinds by adapter name: their origins are re-read, annotated and failed through them. */
+  kinds: ReadonlyMap<string, AnyDispatchedKind>;
   /** The WorkerClusters, their state and capacity: the candidates. */
   registry: Pick<WorkerClusterRegistry, 'clusters'>;
   /** Waiting placements are promoted through it when capacity frees up. */
   queue: Pick<PlacementQueue, 'retryWaitingNow'>;
-  /** The management cluster: origins are re-read, annotated and failed through it. */
-  batch: BatchV1Api;
   recordEvent: RecordOriginEvent;
-  config: Pick<ControllerConfig, 'managedBy' | 'placementPolicy' | 'placementTimeoutSeconds'>;
+  config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds'>;
+  clock: Clock;
   log: Logger;
   /** A placement was written: the origin's reconcile creates the mirror. */
   enqueueReconcile: (key: string) => void;
@@ -66,7 +61,7 @@ export class OriginPlacer {
   private readonly log: Logger;
   /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
   private readonly assumedPlacements = new Map<string, string>();
-  private readonly podRequestsCache = new Map<string, Resources>();
+  private readonly demandCache = new Map<string, PodGroup[]>();
   private retryWaitingTimer: NodeJS.Timeout | undefined;
 
   constructor(options: OriginPlacerOptions) {
@@ -86,25 +81,28 @@ export class OriginPlacer {
   /** The origin is gone: nothing of it is assumed or cached any longer. */
   forgetOrigin(originUid: string): void {
     this.assumedPlacements.delete(originUid);
-    this.podRequestsCache.delete(originUid);
+    this.demandCache.delete(originUid);
   }
 
   async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
-    const { batch, config } = this.options;
+    // Tasks queued before kinds existed carry none: they were Jobs.
+    const kind = this.options.kinds.get(task.kind ?? 'job');
+    if (!kind) return 'not-needed';
+    const { adapter } = kind;
     const key = `${task.namespace}/${task.name}`;
-    let origin: V1Job;
+    let origin: KubeObject;
     try {
-      origin = await batch.readNamespacedJob({ name: task.name, namespace: task.namespace });
+      origin = await kind.management.read(task.namespace, task.name);
     } catch (err) {
       if (isNotFound(err)) return 'not-needed';
       throw err;
     }
     if (
       origin.metadata?.uid !== task.uid ||
-      origin.spec?.managedBy !== config.managedBy ||
+      !adapter.isManagedBy(origin, kind.managedBy) ||
       origin.metadata?.deletionTimestamp ||
-      isFinished(origin) ||
-      isSuspended(origin)
+      adapter.isFinished(origin) ||
+      adapter.isSuspended(origin)
     ) {
       return 'not-needed';
     }
@@ -112,51 +110,63 @@ export class OriginPlacer {
     if (parsed.kind === 'unreadable') return 'not-needed';
     const previous = parsed.kind === 'ok' ? parsed.record : undefined;
     if (previous?.cluster) return 'not-needed';
-    const request = placementRequestFor(origin, previous, this.options.config.placementPolicy, (job) =>
-      this.podRequestsOf(job),
+    const request = placementRequestFor(origin, previous, this.options.config.placementPolicy, adapter, (o) =>
+      this.demandOf({ workload: o, facts: adapter }),
     );
     const decision =
       request.kind === 'invalid'
         ? { kind: 'unschedulable' as const, message: request.message }
         : chooseWorkerCluster(this.candidates(), request.request);
     if (decision.kind === 'unschedulable') {
-      this.log.info({ job: key, attemptsMade, why: decision.message }, 'no cluster fits yet');
-      await this.options.recordEvent(origin, 'Warning', 'FailedPlacement', 'Place', decision.message);
-      if (await this.giveUpIfWaitedTooLong(origin, previous, decision.message)) return 'not-needed';
-      await this.noteUnschedulable(origin, decision.message);
+      this.log.info(
+        { kind: adapter.name, job: key, attemptsMade, why: decision.message },
+        'no cluster fits yet',
+      );
+      await this.options.recordEvent(kind, origin, 'Warning', eventReasons.failedPlacement, decision.message);
+      if (await this.giveUpIfWaitedTooLong(kind, origin, previous, decision.message)) return 'not-needed';
+      await this.noteUnschedulable(kind, origin, decision.message);
       return 'unschedulable';
     }
     const record: PlacementRecord = {
       ...(previous ?? { attempt: 1, carried: noProgress, excludedClusters: [] }),
       cluster: decision.cluster,
-      placedAt: new Date().toISOString(),
+      placedAt: new Date(this.options.clock.now()).toISOString(),
     };
     delete record.mirrorUid;
     delete record.waitingSince;
     // Assumed at once, before any await: placements running concurrently must count it.
     this.assumedPlacements.set(task.uid, decision.cluster);
+    let written: Awaited<ReturnType<typeof patchPlacement>>;
     try {
       // The decision is recorded on the origin before anything is created anywhere.
-      await patchPlacement(batch, origin, record);
+      written = await patchPlacement(kind.management, origin, record);
     } catch (err) {
       this.assumedPlacements.delete(task.uid);
       throw err;
     }
-    this.log.info({ job: key, cluster: decision.cluster, attempt: record.attempt }, decision.message);
-    await this.options.recordEvent(origin, 'Normal', 'Placed', 'Place', decision.message);
-    this.options.enqueueReconcile(key);
+    if (written.kind === 'conflict') {
+      this.assumedPlacements.delete(task.uid);
+      // BullMQ retries the task, which re-reads the origin.
+      throw new Error(`origin ${key} changed while placing it; retrying`);
+    }
+    this.log.info(
+      { kind: adapter.name, job: key, cluster: decision.cluster, attempt: record.attempt },
+      decision.message,
+    );
+    await this.options.recordEvent(kind, origin, 'Normal', eventReasons.placed, decision.message);
+    this.options.enqueueReconcile(originKey(adapter.name, key));
     return 'placed';
   }
 
   /**
-   * Per cluster: unfinished jobrelay Jobs placed there (placements not yet seen in the cache
-   * included) and the requests of those whose pods do not exist yet, so a burst of
-   * placements does not all land on the cluster that looked emptiest a moment ago.
+   * Per cluster: unfinished jobrelay workloads of every kind placed there (placements not
+   * yet seen in the cache included) and the requests of those whose pods do not exist yet,
+   * so a burst of placements does not all land on the cluster that looked emptiest a moment ago.
    */
   loadByCluster(): ClusterLoad {
     const capacities = new Map(this.options.registry.clusters().map((c) => [c.name, c.capacity]));
-    return clusterLoad(this.options.origins.list(), capacities, this.assumedPlacements, (job) =>
-      this.podRequestsOf(job),
+    return clusterLoad(this.managedWorkloads(), capacities, this.assumedPlacements, (entry) =>
+      this.demandOf(entry),
     );
   }
 
@@ -169,79 +179,78 @@ export class OriginPlacer {
     }, 500);
   }
 
-  /** One pod's requests; the template is immutable, so computed once per origin. */
-  private podRequestsOf(origin: V1Job): Resources {
-    const uid = origin.metadata!.uid!;
-    let requests = this.podRequestsCache.get(uid);
-    if (!requests) {
-      requests = jobPodRequests(origin);
-      this.podRequestsCache.set(uid, requests);
+  private *managedWorkloads(): Iterable<KindedWorkload> {
+    for (const kind of this.options.kinds.values()) {
+      for (const workload of kind.origins.list()) yield { workload, facts: kind.adapter };
     }
-    return requests;
+  }
+
+  /** The pods a workload runs at once; its pod templates are immutable, so computed once per origin. */
+  private demandOf({ workload, facts }: KindedWorkload): PodGroup[] {
+    const uid = workload.metadata!.uid!;
+    let demand = this.demandCache.get(uid);
+    if (!demand) {
+      demand = (facts as { podDemand(o: KubeObject): PodGroup[] }).podDemand(workload);
+      this.demandCache.set(uid, demand);
+    }
+    return demand;
   }
 
   private candidates(): ClusterCandidate[] {
     return clusterCandidates(this.options.registry.clusters(), this.loadByCluster());
   }
 
-  /** The Job says why it waits (annotation), written only when the reason changes. */
-  private async noteUnschedulable(origin: V1Job, message: string): Promise<void> {
+  /** The workload says why it waits (annotation), written only when the reason changes. */
+  private async noteUnschedulable(
+    kind: AnyDispatchedKind,
+    origin: KubeObject,
+    message: string,
+  ): Promise<void> {
     if (origin.metadata?.annotations?.[unschedulableAnnotation] === message) return;
-    await this.options.batch
-      .patchNamespacedJob(
-        {
-          name: origin.metadata!.name!,
-          namespace: origin.metadata!.namespace!,
-          body: { metadata: { annotations: { [unschedulableAnnotation]: message } } },
-        },
-        mergePatch,
-      )
-      .catch((err: unknown) =>
-        this.log.warn({ err: describeApiError(err) }, 'could not annotate the waiting Job'),
-      );
+    await kind.management
+      .patch(origin.metadata!.namespace!, origin.metadata!.name!, {
+        metadata: { annotations: { [unschedulableAnnotation]: message } },
+      })
+      .catch((err: unknown) => this.log.warn({ err }, 'could not annotate the waiting workload'));
   }
 
   /**
-   * The optional give-up: a Job that fits nowhere for --placement-timeout-seconds fails with
-   * reason PlacementTimeout (FailureTarget and Failed, in one valid update).
+   * The optional give-up: a workload that fits nowhere for --placement-timeout-seconds fails
+   * with reason PlacementTimeout, for kinds that have a terminal failure to write (a Job:
+   * FailureTarget and Failed, in one valid update). Other kinds keep waiting.
    */
   private async giveUpIfWaitedTooLong(
-    origin: V1Job,
+    kind: AnyDispatchedKind,
+    origin: KubeObject,
     previous: PlacementRecord | undefined,
     why: string,
   ): Promise<boolean> {
     const timeoutMs = this.options.config.placementTimeoutSeconds * 1000;
     if (timeoutMs <= 0) return false;
-    const since = waitingSince(origin, previous)?.getTime() ?? Date.now();
-    if (Date.now() - since < timeoutMs) return false;
-    // Whole seconds: the apiserver stores no more, and a finer startTime would not compare equal.
-    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const now = this.options.clock.now();
+    const since = waitingSince(origin, previous)?.getTime() ?? now;
+    if (now - since < timeoutMs) return false;
     const message = `no cluster fit for ${this.options.config.placementTimeoutSeconds}s: ${why}`;
-    const failure = (type: string): V1JobCondition => ({
-      type,
-      status: 'True',
-      reason: 'PlacementTimeout',
-      message,
-      lastProbeTime: now,
-      lastTransitionTime: now,
-    });
-    const status = origin.status ?? {};
-    const result = await writeOriginStatus(this.options.batch, origin, {
-      ...status,
-      startTime: status.startTime ?? now,
-      active: 0,
-      ready: 0,
-      terminating: 0,
-      conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
-    });
-    if (result.kind !== 'written') {
+    const failed = kind.adapter.placementTimeoutStatus?.(origin, new Date(now), message);
+    if (!failed) return false;
+    const [write] = statusWrite(kind.adapter, origin, failed, 'timeout');
+    if (write?.type !== 'write-status') {
       this.log.warn(
-        { job: jobKey(origin), result: result.kind },
-        'could not fail the Job after the placement timeout',
+        { kind: kind.adapter.name, job: origin.metadata?.name, write },
+        'could not fail the workload after the placement timeout',
       );
       return false;
     }
-    await this.options.recordEvent(origin, 'Warning', 'PlacementTimeout', 'Place', message);
+    try {
+      await kind.management.replaceStatus({ ...origin, status: write.status });
+    } catch (err) {
+      this.log.warn(
+        { kind: kind.adapter.name, job: origin.metadata?.name, err },
+        'could not fail the workload after the placement timeout',
+      );
+      return false;
+    }
+    await this.options.recordEvent(kind, origin, 'Warning', eventReasons.placementTimeout, message);
     return true;
   }
 }

@@ -14,6 +14,8 @@ function configErrorOf(load: () => unknown): string {
 
 const defaults: ControllerConfig = {
   managedBy: 'jobrelay.dev/dispatcher',
+  kinds: ['job', 'raycluster', 'rayjob'],
+  kindManagedBy: [],
   namespaces: [],
   systemNamespace: 'jobrelay-system',
   redisUrl: 'redis://127.0.0.1:6379',

@@ -1,0 +1,35 @@
+import type { AnyJobKindAdapter, JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
+import type { ResilientInformer } from '@jobrelay/kube';
+
+/** One workload kind the controller dispatches: its adapter, the value it claims, its origins. */
+export interface DispatchedKind<T extends KubeObject = KubeObject> {
+  adapter: JobKindAdapter<T>;
+  /** The spec.managedBy value claimed for this kind. */
+  managedBy: string;
+  /** The management cluster's objects of this kind that carry that value (nobody else's). */
+  origins: ResilientInformer<T>;
+  /** Objects of this kind on the management cluster. */
+  management: WorkloadClient<T>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: kinds of different object types live in one map.
+export type AnyDispatchedKind = DispatchedKind<any> & { adapter: AnyJobKindAdapter };
+
+/**
+ * The reconcile and placement key of an origin: `<kind>/<namespace>/<name>`. Two kinds may
+ * hold objects of the same namespace/name; they are different origins.
+ */
+export function originKey(kind: string, objectKey: string): string {
+  return `${kind}/${objectKey}`;
+}
+
+export function splitOriginKey(key: string): {
+  kind: string;
+  objectKey: string;
+  namespace: string;
+  name: string;
+} {
+  const [kind = '', namespace = '', ...rest] = key.split('/');
+  const name = rest.join('/');
+  return { kind, objectKey: `${namespace}/${name}`, namespace, name };
+}

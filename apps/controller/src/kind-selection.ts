@@ -1,0 +1,92 @@
+import type { AnyJobKindAdapter } from '@jobrelay/kinds';
+import { ConfigError, isNotFound } from '@jobrelay/kube';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { ControllerConfig } from './controller-config.ts';
+import { findMultiKueue, multiKueueManagedBy } from './multikueue-detection.ts';
+
+/** A kind to dispatch and the managedBy value claimed for it. */
+export interface KindChoice {
+  adapter: AnyJobKindAdapter;
+  managedBy: string;
+}
+
+/**
+ * The kinds named by --kinds, each with its claimed value: --managed-by for Jobs, a
+ * --kind-managed-by entry, else the kind's default. Pure: a bad name or a value the kind's
+ * API would refuse is a ConfigError naming the flag, before anything starts.
+ */
+export function chooseKinds(
+  config: Pick<ControllerConfig, 'kinds' | 'kindManagedBy' | 'managedBy'>,
+  known: readonly AnyJobKindAdapter[],
+): KindChoice[] {
+  const overrides = new Map<string, string>();
+  for (const entry of config.kindManagedBy) {
+    const at = entry.indexOf('=');
+    const kind = entry.slice(0, at);
+    if (!known.some((adapter) => adapter.name === kind)) {
+      throw new ConfigError(
+        `--kind-managed-by: unknown kind ${JSON.stringify(kind)}; known kinds: ${known.map((a) => a.name).join(', ')}`,
+      );
+    }
+    overrides.set(kind, entry.slice(at + 1));
+  }
+  return [...new Set(config.kinds)].map((name) => {
+    const adapter = known.find((candidate) => candidate.name === name);
+    if (!adapter) {
+      throw new ConfigError(
+        `--kinds: unknown kind ${JSON.stringify(name)}; known kinds: ${known.map((a) => a.name).join(', ')}`,
+      );
+    }
+    const managedBy = overrides.get(name) ?? (name === 'job' ? config.managedBy : adapter.managedBy.default);
+    const accepted = adapter.managedBy.accepted;
+    if (accepted && !accepted.includes(managedBy)) {
+      throw new ConfigError(
+        `--kind-managed-by: ${name} objects only accept spec.managedBy ${accepted.join(' or ')} (their API refuses any other value), got ${JSON.stringify(managedBy)}`,
+      );
+    }
+    return { adapter, managedBy };
+  });
+}
+
+/**
+ * Of the chosen kinds, those this management cluster can dispatch: its API serves them
+ * (a kind whose CRD is not installed is skipped, said once), and nobody else claims their
+ * value. Kueue's MultiKueue claims kueue.x-k8s.io/multikueue: beside it, kinds claiming that
+ * value are refused with a clear error rather than fought over; the other kinds go on.
+ */
+export async function dispatchableKinds(
+  choices: KindChoice[],
+  management: KubeConfig,
+  log: Logger,
+): Promise<KindChoice[]> {
+  const custom = management.makeApiClient(CustomObjectsApi);
+  const served: KindChoice[] = [];
+  for (const choice of choices) {
+    const { group, version, plural, kind } = choice.adapter.resource;
+    try {
+      const resources = await custom.getAPIResources({ group, version });
+      if (!resources.resources.some((resource) => resource.name === plural))
+        throw Object.assign(new Error(), { code: 404 });
+      served.push(choice);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      log.info(
+        { kind: choice.adapter.name },
+        `the management cluster does not serve ${group}/${version} ${kind}: not dispatching ${kind}s`,
+      );
+    }
+  }
+  if (!served.some((choice) => choice.managedBy === multiKueueManagedBy)) return served;
+  const multiKueue = await findMultiKueue(custom);
+  if (!multiKueue) return served;
+  const refused = served.filter((choice) => choice.managedBy === multiKueueManagedBy);
+  log.error(
+    { kinds: refused.map((choice) => choice.adapter.name), found: multiKueue },
+    `Kueue's MultiKueue runs on this management cluster (${multiKueue}) and claims spec.managedBy ${multiKueueManagedBy}, ` +
+      `the only value ${refused.map((c) => c.adapter.resource.kind).join(' and ')} accept besides their own operator's: ` +
+      'jobrelay refuses to dispatch them here rather than fight over the same objects. ' +
+      'Let MultiKueue dispatch these kinds, or run jobrelay on a management cluster without it.',
+  );
+  return served.filter((choice) => choice.managedBy !== multiKueueManagedBy);
+}

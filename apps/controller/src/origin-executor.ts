@@ -1,0 +1,253 @@
+import type { JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
+import { type EventRecorder, isNotFound, unlessConflict } from '@jobrelay/kube';
+import type { PlacementQueue } from '@jobrelay/placement';
+import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { ControllerMetrics } from './controller-metrics.ts';
+import type { ReconcileResult } from './keyed-work-queue.ts';
+import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
+import { patchPlacement } from './patch-placement.ts';
+
+/** A worker as the executor uses it: the kind's client there and the namespaces API. */
+export interface WorkerTarget<T extends KubeObject> {
+  client: WorkloadClient<T>;
+  core: CoreV1Api;
+}
+
+/** One reconcile's execution context: the origin, its kind, and where to reach things. */
+export interface ExecutionTarget<T extends KubeObject> {
+  adapter: JobKindAdapter<T>;
+  /** The origin's namespace and name, and its UID. */
+  namespace: string;
+  name: string;
+  uid: string;
+  /** The origin as read for the plan (present origins only): writes go over its version. */
+  origin: T | undefined;
+  management: WorkloadClient<T>;
+  worker(cluster: string): WorkerTarget<T> | undefined;
+}
+
+export interface OriginExecutorOptions {
+  originId: string;
+  createNamespaces: boolean;
+  events: EventRecorder;
+  queue: Pick<PlacementQueue, 'enqueue'>;
+  forgetOrigin: (uid: string) => void;
+  metrics: ControllerMetrics;
+  log: Logger;
+}
+
+/** What an execution ended with. */
+export interface ExecutionResult {
+  requeueAfterMs: number | undefined;
+  /** Mirrors that could not be deleted yet (logged; retried by the next reconcile). */
+  failedDeletions: number;
+}
+
+/**
+ * Turns a plan into API calls and Events, in order. It decides nothing: where an API
+ * answer matters, the plan carries the branch for each answer. A conflict on any write over
+ * the version read ends the run and asks for a fresh read soon.
+ */
+export class OriginExecutor {
+  private readonly options: OriginExecutorOptions;
+
+  constructor(options: OriginExecutorOptions) {
+    this.options = options;
+  }
+
+  async execute<T extends KubeObject>(
+    actions: OriginAction<T>[],
+    target: ExecutionTarget<T>,
+  ): Promise<ExecutionResult> {
+    const result: ExecutionResult = { requeueAfterMs: undefined, failedDeletions: 0 };
+    await this.run(actions, target, result);
+    if (result.failedDeletions > 0) result.requeueAfterMs ??= deletionRetryMs;
+    return result;
+  }
+
+  /** Runs actions until one ends the run (a requeue or a conflict); false when it ended early. */
+  private async run<T extends KubeObject>(
+    actions: OriginAction<T>[],
+    target: ExecutionTarget<T>,
+    result: ExecutionResult,
+  ): Promise<boolean> {
+    for (const action of actions) {
+      if (!(await this.step(action, target, result))) return false;
+    }
+    return true;
+  }
+
+  private async step<T extends KubeObject>(
+    action: OriginAction<T>,
+    target: ExecutionTarget<T>,
+    result: ExecutionResult,
+  ): Promise<boolean> {
+    const { adapter } = target;
+    const { log, metrics } = this.options;
+    const job = `${target.namespace}/${target.name}`;
+    switch (action.type) {
+      case 'requeue':
+        result.requeueAfterMs = action.afterMs;
+        return false;
+      case 'forget-origin':
+        this.options.forgetOrigin(action.uid);
+        return true;
+      case 'enqueue-placement':
+        await this.options.queue.enqueue({
+          namespace: target.namespace,
+          name: target.name,
+          uid: target.uid,
+          kind: adapter.name,
+        });
+        return true;
+      case 'record-event':
+        await this.options.events.record({
+          regarding: {
+            apiVersion: `${adapter.resource.group}/${adapter.resource.version}`,
+            kind: adapter.resource.kind,
+            name: target.name,
+            namespace: target.namespace,
+            uid: target.uid,
+          },
+          type: action.eventType,
+          reason: action.reason,
+          action: action.action,
+          note: action.note,
+        });
+        return true;
+      case 'delete-mirror': {
+        const worker = target.worker(action.cluster);
+        if (!worker) return true;
+        try {
+          await deleteMirror(worker.client, action.mirror);
+          log.info({ kind: adapter.name, job, cluster: action.cluster, why: action.why }, 'deleted mirror');
+        } catch (err) {
+          // Left for the next reconcile (or the cluster's return); the rest goes on.
+          result.failedDeletions += 1;
+          log.warn(
+            { kind: adapter.name, job, cluster: action.cluster, err },
+            'could not delete a mirror yet',
+          );
+        }
+        return true;
+      }
+      case 'patch-placement': {
+        const written = await patchPlacement(target.management, target.origin!, action.record);
+        if (written.kind === 'conflict') {
+          result.requeueAfterMs = conflictRetryMs;
+          return false;
+        }
+        // Later writes in this run go over the version this one produced.
+        target.origin = written.value;
+        if (action.record.cluster === undefined) {
+          log.warn(
+            { kind: adapter.name, job, because: action.record.lastReplacedBecause },
+            'placing it again',
+          );
+        }
+        return true;
+      }
+      case 'write-status': {
+        const origin = target.origin!;
+        const written = await unlessConflict(() =>
+          target.management.replaceStatus({ ...origin, status: action.status } as T),
+        );
+        metrics.statusWrites.inc({ result: written.kind });
+        if (written.kind === 'conflict') {
+          result.requeueAfterMs = conflictRetryMs;
+          return false;
+        }
+        target.origin = written.value;
+        if (adapter.isFinished(written.value) && !adapter.isFinished(origin)) {
+          log.info({ kind: adapter.name, job, purpose: action.purpose }, 'origin finished');
+        }
+        return true;
+      }
+      case 'refuse-status':
+        metrics.statusWrites.inc({ result: 'refused' });
+        log.error(
+          { kind: adapter.name, job, violations: action.violations },
+          'refused to write an invalid origin status',
+        );
+        return true;
+      case 'seed-mirror-status': {
+        const worker = target.worker(action.cluster);
+        if (!worker) return true;
+        await worker.client.patchStatus(action.mirror.metadata!.namespace!, action.mirror.metadata!.name!, {
+          status: action.seed,
+        });
+        log.info(
+          { kind: adapter.name, job, cluster: action.cluster, seed: action.seed },
+          'seeded the mirror with the progress of earlier attempts',
+        );
+        return true;
+      }
+      case 'patch-mirror-spec': {
+        const worker = target.worker(action.cluster);
+        if (!worker) return true;
+        await worker.client.patch(action.mirror.metadata!.namespace!, action.mirror.metadata!.name!, {
+          spec: action.patch,
+        });
+        log.info(
+          { kind: adapter.name, job, cluster: action.cluster, change: action.patch },
+          'propagated spec change to the mirror',
+        );
+        return true;
+      }
+      case 'confirm-mirror-vanished': {
+        const worker = target.worker(action.cluster);
+        if (!worker) return true;
+        // The cache may lag just after creation: ask the worker before concluding it vanished.
+        const live = await worker.client.read(target.namespace, target.name).catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
+        if (live?.metadata?.uid === action.mirrorUid) {
+          result.requeueAfterMs = 500;
+          return false;
+        }
+        return this.run(action.ifVanished, target, result);
+      }
+      case 'create-mirror': {
+        const worker = target.worker(action.cluster);
+        if (!worker) return true;
+        const created = await createOrAdoptMirror(worker.client, worker.core, action.body, {
+          originId: this.options.originId,
+          originUid: target.uid,
+          attempt: action.record.attempt,
+          createNamespaces: this.options.createNamespaces,
+        });
+        metrics.mirrorOperations.inc({ operation: created.kind });
+        switch (created.kind) {
+          case 'created':
+          case 'adopted':
+            log.info(
+              { kind: adapter.name, job, cluster: action.cluster, attempt: action.record.attempt },
+              `${created.kind} mirror`,
+            );
+            return this.run(
+              mirrorRecorded(
+                adapter,
+                action.record,
+                action.cluster,
+                created.mirror.metadata!.uid!,
+                created.kind,
+              ),
+              target,
+              result,
+            );
+          case 'collision':
+            return this.run(action.onCollision(created.owner), target, result);
+          case 'namespace-missing':
+            return this.run(action.onNamespaceMissing, target, result);
+          case 'stale':
+            await deleteMirror(worker.client, created.mirror);
+            result.requeueAfterMs = 1_000;
+            return false;
+        }
+      }
+    }
+  }
+}

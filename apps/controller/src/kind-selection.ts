@@ -1,14 +1,48 @@
-import type { AnyJobKindAdapter } from '@jobrelay/kinds';
+import { readFileSync } from 'node:fs';
+import {
+  type AnyJobKindAdapter,
+  builtInKinds,
+  genericAdapter,
+  multiKueueManagedBy,
+  parseGenericKindConfigs,
+} from '@jobrelay/kinds';
 import { ConfigError, isNotFound } from '@jobrelay/kube';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
-import { findMultiKueue, multiKueueManagedBy } from './multikueue-detection.ts';
+import { findMultiKueue } from './multikueue-detection.ts';
 
 /** A kind to dispatch and the managedBy value claimed for it. */
 export interface KindChoice {
   adapter: AnyJobKindAdapter;
   managedBy: string;
+}
+
+/**
+ * Every kind the controller can dispatch: the built-in ones and those of --generic-kinds-file
+ * (a generic kind may not take a built-in kind's name). A file that cannot be read or parsed
+ * is a ConfigError naming the flag and the field.
+ */
+export function knownKinds(config: Pick<ControllerConfig, 'genericKindsFile'>): AnyJobKindAdapter[] {
+  if (!config.genericKindsFile) return [...builtInKinds];
+  let text: string;
+  try {
+    text = readFileSync(config.genericKindsFile, 'utf8');
+  } catch (err) {
+    throw new ConfigError(
+      `--generic-kinds-file: cannot read ${config.genericKindsFile}: ${(err as Error).message}`,
+    );
+  }
+  const parsed = parseGenericKindConfigs(text);
+  if (!parsed.ok) throw new ConfigError(`--generic-kinds-file ${config.genericKindsFile}: ${parsed.problem}`);
+  const generic = parsed.configs.map((kind) => genericAdapter(kind));
+  const clash = generic.find((kind) => builtInKinds.some((builtIn) => builtIn.name === kind.name));
+  if (clash) {
+    throw new ConfigError(
+      `--generic-kinds-file: ${JSON.stringify(clash.name)} is a built-in kind's name; give the generic kind another name`,
+    );
+  }
+  return [...builtInKinds, ...generic];
 }
 
 /**

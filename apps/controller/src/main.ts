@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 // The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
-import { builtInKinds } from '@jobrelay/kinds';
 import { defaultOriginId } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
 import { DispatchController } from './dispatch-controller.ts';
-import { chooseKinds, dispatchableKinds } from './kind-selection.ts';
+import { chooseKinds, dispatchableKinds, knownKinds } from './kind-selection.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -14,7 +13,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadControllerConfig(process.argv.slice(2), process.env);
-  const choices = chooseKinds(config, builtInKinds);
+  const choices = chooseKinds(config, knownKinds(config));
   const log = pino({
     name: 'jobrelay-controller',
     level: config.logLevel,

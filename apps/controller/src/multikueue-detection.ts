@@ -1,8 +1,6 @@
+import { multiKueueManagedBy } from '@jobrelay/kinds';
 import { isNotFound } from '@jobrelay/kube';
 import type { CustomObjectsApi } from '@kubernetes/client-node';
-
-/** The managedBy value of Kueue's MultiKueue: some CRDs (KubeRay's) accept only it besides their own. */
-export const multiKueueManagedBy = 'kueue.x-k8s.io/multikueue';
 
 /** Kueue's AdmissionCheck API versions, newest first. */
 const admissionCheckVersions = ['v1beta2', 'v1beta1'];

@@ -5,7 +5,6 @@ import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } f
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from './controller-metrics.ts';
-import type { ReconcileResult } from './keyed-work-queue.ts';
 import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
 import { patchPlacement } from './patch-placement.ts';
 

@@ -61,7 +61,8 @@ export class OriginPlacer {
   private readonly log: Logger;
   /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
   private readonly assumedPlacements = new Map<string, string>();
-  private readonly demandCache = new Map<string, PodGroup[]>();
+  /** Pod demand per origin UID, for the generation it was computed from (RayCluster replicas may change). */
+  private readonly demandCache = new Map<string, { generation: number | undefined; demand: PodGroup[] }>();
   private retryWaitingTimer: NodeJS.Timeout | undefined;
 
   constructor(options: OriginPlacerOptions) {
@@ -185,14 +186,14 @@ export class OriginPlacer {
     }
   }
 
-  /** The pods a workload runs at once; its pod templates are immutable, so computed once per origin. */
+  /** The pods a workload runs at once, computed once per origin and spec generation. */
   private demandOf({ workload, facts }: KindedWorkload): PodGroup[] {
     const uid = workload.metadata!.uid!;
-    let demand = this.demandCache.get(uid);
-    if (!demand) {
-      demand = (facts as { podDemand(o: KubeObject): PodGroup[] }).podDemand(workload);
-      this.demandCache.set(uid, demand);
-    }
+    const generation = workload.metadata?.generation;
+    const cached = this.demandCache.get(uid);
+    if (cached && cached.generation === generation) return cached.demand;
+    const demand = (facts as { podDemand(o: KubeObject): PodGroup[] }).podDemand(workload);
+    this.demandCache.set(uid, { generation, demand });
     return demand;
   }
 

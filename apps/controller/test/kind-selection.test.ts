@@ -1,7 +1,10 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { batchJobAdapter, type JobKindAdapter, type KubeObject } from '@jobrelay/kinds';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/controller-config.ts';
-import { chooseKinds } from '../src/kind-selection.ts';
+import { chooseKinds, knownKinds } from '../src/kind-selection.ts';
 
 /** A kind whose API accepts one managedBy value only, as KubeRay's CRDs do. */
 const restricted: JobKindAdapter<KubeObject> = {
@@ -59,5 +62,49 @@ describe('chooseKinds', () => {
     expect(
       configError(() => chooseKinds({ ...base, kinds: ['job'], kindManagedBy: ['pod=x.io/y'] }, known)),
     ).toBe('--kind-managed-by: unknown kind "pod"; known kinds: job, raycluster');
+  });
+});
+
+describe('knownKinds', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'jobrelay-kinds-'));
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  it('is the built-in kinds without a generic kinds file', () => {
+    expect(knownKinds({}).map((k) => k.name)).toEqual(['job', 'raycluster', 'rayjob']);
+  });
+
+  it('adds the generic kinds of the file, labelled as such', () => {
+    const path = file(
+      'jobset.yaml',
+      'name: jobset\ngroup: jobset.x-k8s.io\nversion: v1alpha2\nkind: JobSet\nplural: jobsets\nmanagedBy:\n  default: jobrelay.dev/dispatcher\nfinishedConditions:\n  - type: Completed\n    status: "True"\n',
+    );
+    const kinds = knownKinds({ genericKindsFile: path });
+    expect(kinds.map((k) => [k.name, k.verification])).toEqual([
+      ['job', 'real-controller'],
+      ['raycluster', 'real-controller'],
+      ['rayjob', 'real-controller'],
+      ['jobset', 'generic-untested'],
+    ]);
+  });
+
+  it('refuses an unreadable file, a malformed one (naming the field) and a built-in name', () => {
+    expect(configError(() => knownKinds({ genericKindsFile: join(dir, 'missing.yaml') }))).toMatch(
+      /^--generic-kinds-file: cannot read .*missing\.yaml/,
+    );
+    const bad = file('bad.yaml', 'name: jobset\ngroup: jobset.x-k8s.io\n');
+    expect(configError(() => knownKinds({ genericKindsFile: bad }))).toMatch(
+      /^--generic-kinds-file .*bad\.yaml: .*version/,
+    );
+    const clash = file(
+      'clash.yaml',
+      'name: raycluster\ngroup: ray.io\nversion: v1\nkind: RayCluster\nplural: rayclusters\nmanagedBy:\n  default: kueue.x-k8s.io/multikueue\n',
+    );
+    expect(configError(() => knownKinds({ genericKindsFile: clash }))).toBe(
+      '--generic-kinds-file: "raycluster" is a built-in kind\'s name; give the generic kind another name',
+    );
   });
 });

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { httpOk, waitFor } from './health-probes.ts';
 import { jobrelayCacheDir, withBuildLock } from './kube-binaries.ts';
 import { type KubeTarget, kubeGetJson, kubeRequest } from './kube-http.ts';
+import { isOurProcess } from './local-process.ts';
 import { pinnedVersions } from './pinned-versions.ts';
 import type { SandboxLayout } from './sandbox-layout.ts';
 import type { ClusterState, SandboxState } from './sandbox-state.ts';
@@ -225,6 +226,8 @@ export function rayOperatorArgs(kubeconfig: string, cluster: ClusterState): stri
   ];
 }
 
+export const rayDashboardProcess = 'ray-dashboard';
+
 export interface KuberayProcessSpec {
   name: string;
   cluster?: string;
@@ -244,10 +247,14 @@ export function kuberayProcesses(state: SandboxState, layout: SandboxLayout): Ku
   const { kuberay, rayDashboard } = state;
   if (!kuberay || !rayDashboard) return [];
   const dashboardUrl = `http://127.0.0.1:${rayDashboard.port}`;
+  // The Node that started it, while it runs: `up`, `status` and tests may run under another
+  // Node (the machine's, or the one scripts/with-node.sh caches), and must still recognise it.
+  const recorded = state.processes[rayDashboardProcess];
+  const node = recorded && isOurProcess(recorded.pid, recorded.binary) ? recorded.binary : process.execPath;
   const specs: KuberayProcessSpec[] = [
     {
-      name: 'ray-dashboard',
-      binary: process.execPath,
+      name: rayDashboardProcess,
+      binary: node,
       // realpath: Node refuses to strip types of a file reached through node_modules.
       args: [
         realpathSync(rayDashboardMain),

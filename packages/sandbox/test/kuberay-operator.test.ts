@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -65,6 +66,23 @@ describe("a cluster's ray-operator", () => {
     expect(specs.every((s) => s.name === 'ray-dashboard' || s.beforeStart)).toBe(true);
     delete state.kuberay;
     expect(kuberayProcesses(state, layout)).toEqual([]);
+  });
+
+  it('recognises a running ray-dashboard by the program recorded for it, whichever Node runs `up` now', async () => {
+    const state = await planState(undefined, { workers: 1, binariesDir: '/b', redisServer: '/r', kuberay });
+    const layout = new SandboxLayout('/tmp/sandbox-x');
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const sleepBinary = realpathSync(
+        execFileSync('bash', ['-c', 'command -v sleep'], { encoding: 'utf8' }).trim(),
+      );
+      state.processes['ray-dashboard'] = { pid: other.pid!, binary: sleepBinary };
+      expect(kuberayProcesses(state, layout)[0]!.binary).toBe(sleepBinary);
+      state.processes['ray-dashboard'] = { pid: other.pid!, binary: '/not/what/runs' };
+      expect(kuberayProcesses(state, layout)[0]!.binary).toBe(process.execPath);
+    } finally {
+      other.kill();
+    }
   });
 });
 

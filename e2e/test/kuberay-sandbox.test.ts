@@ -10,12 +10,13 @@ import {
   sandboxRayJob,
 } from '@jobrelay/sandbox';
 import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ClusterClients,
   clientsFor,
   createTestNamespace,
   eventually,
+  statusCodeOf,
   testSandbox,
   uniqueName,
 } from '../src/kube-test-helpers.ts';
@@ -115,6 +116,25 @@ beforeAll(async () => {
   [workerNs, managementNs] = await Promise.all([
     createTestNamespace(worker, 'kuberay'),
     createTestNamespace(management, 'kuberay'),
+  ]);
+});
+
+/** Deletes a test namespace and waits until its pods are gone. */
+async function deleteNamespace(clients: ClusterClients, namespace: string): Promise<void> {
+  await clients.core.deleteNamespace({ name: namespace });
+  await eventually(
+    `the pods of ${namespace} gone`,
+    async () => ((await clients.core.listNamespacedPod({ namespace })).items.length === 0 ? true : undefined),
+    { timeoutMs: 120_000, intervalMs: 1000 },
+  );
+}
+
+// Ray pods run until deleted (restartPolicy Always): give the capacity back before the next
+// file, whose placement may count on it.
+afterAll(async () => {
+  await Promise.all([
+    workerNs ? deleteNamespace(worker, workerNs) : undefined,
+    managementNs ? deleteNamespace(management, managementNs) : undefined,
   ]);
 });
 
@@ -282,40 +302,71 @@ describe.concurrent('on the management cluster, the operator', () => {
   });
 });
 
-describe('the simulated Ray dashboard', () => {
+/** GET through the simulated dashboards' proxy, as the cluster's operator does. */
+async function dashboardGet(cluster: string, url: string): Promise<{ status: number; body: string }> {
+  const { request } = await import('node:http');
+  const proxy = new URL(kuberay.dashboardProxy(cluster));
+  const user = Buffer.from(`${decodeURIComponent(proxy.username)}:`).toString('base64');
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: proxy.hostname,
+        port: Number(proxy.port),
+        path: url,
+        headers: { 'proxy-authorization': `Basic ${user}` },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe.concurrent('the simulated Ray dashboard', () => {
   it('answers the Jobs API through the proxy an operator uses, for a K8sJobMode job it looked up', async () => {
     const name = uniqueName('rj-api');
     await create(worker, workerNs, sandboxRayJob({ name, runSeconds: 1 }));
     const job = await waitForFinishedRayJob(worker, workerNs, name);
-    const { request } = await import('node:http');
-    const proxy = new URL(kuberay.dashboardProxy(sandbox.workers[0]!.name));
-    const info = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const req = request(
-        {
-          host: proxy.hostname,
-          port: Number(proxy.port),
-          path: `http://${job.status!.dashboardURL}/api/jobs/${job.status!.jobId}`,
-          headers: {
-            'proxy-authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:`).toString('base64')}`,
-          },
-        },
-        (res) => {
-          let body = '';
-          res.on('data', (chunk) => {
-            body += chunk;
-          });
-          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(body))));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
-    expect(info).toMatchObject({
+    const answer = await dashboardGet(
+      sandbox.workers[0]!.name,
+      `http://${job.status!.dashboardURL}/api/jobs/${job.status!.jobId}`,
+    );
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({
       submission_id: job.status!.jobId,
       status: 'SUCCEEDED',
       entrypoint: expect.any(String),
       metadata: { [rayJobSimulation.runSecondsKey]: '1' },
       driver_exit_code: 0,
     });
+  });
+
+  it("is told to stop a running Ray job when its RayJob is deleted (the operator's finalizer): STOPPED", async () => {
+    const name = uniqueName('rj-stop');
+    await create(worker, workerNs, sandboxRayJob({ name, submissionMode: 'HTTPMode', runSeconds: 600 }));
+    const running = await eventually(
+      `RayJob ${name} RUNNING`,
+      async () => {
+        const job = await read<RayJob>(worker, 'rayjobs', workerNs, name);
+        return job.status?.jobStatus === 'RUNNING' ? job : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    expect(running.metadata?.finalizers).toContain('ray.io/rayjob-finalizer');
+    await worker.custom.deleteNamespacedCustomObject({ ...ray('rayjobs', workerNs), name });
+    await eventually(`RayJob ${name} gone`, async () =>
+      (await statusCodeOf(read<RayJob>(worker, 'rayjobs', workerNs, name))) === 404 ? true : undefined,
+    );
+    const answer = await dashboardGet(
+      sandbox.workers[0]!.name,
+      `http://${running.status!.dashboardURL}/api/jobs/${running.status!.jobId}`,
+    );
+    expect(JSON.parse(answer.body)).toMatchObject({ status: 'STOPPED', end_time: expect.any(Number) });
   });
 });

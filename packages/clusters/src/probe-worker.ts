@@ -131,6 +131,10 @@ export async function checkWorker(
         },
       };
     }
+    if (options.kinds.length === 0 && options.known) {
+      // No kind to discover or list: the version is the health check.
+      await withTimeout(clients.version.getCode(), timeoutMs, server);
+    }
     if (!options.known) {
       const version = await withTimeout(clients.version.getCode(), timeoutMs, server);
       result.kubernetesVersion = version.gitVersion;

@@ -188,6 +188,19 @@ describe('checkWorker', () => {
     expect(calls.some((c) => c.startsWith('list'))).toBe(false);
   });
 
+  it('with no kinds at all, still asks the worker something at every check', async () => {
+    const { clients, calls } = fakeClients({ served: new Map() });
+    const check = await checkWorker(clients, server, {
+      ...options,
+      kinds: [],
+      known: { kubernetesVersion: 'v1.35.0' },
+      servedKinds: new Set(),
+      permissionsChecked: true,
+    });
+    expect(check.failure).toBeUndefined();
+    expect(calls).toEqual(['version']);
+  });
+
   it('a 403 listing mirrors names every denied permission of the served kinds (Forbidden)', async () => {
     const { clients } = fakeClients({
       served: new Map([['example.com/v1', ['widgets']]]),

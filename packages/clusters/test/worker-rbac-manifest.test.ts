@@ -2,7 +2,7 @@
 // ships (workerPermissions), without wildcards, to the identity whose kubeconfig is registered.
 
 import { readFileSync } from 'node:fs';
-import { batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
+import { batchJobAdapter, builtInKind, builtInKinds } from '@jobrelay/kinds';
 import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -16,22 +16,8 @@ import {
   type WorkerPermission,
 } from '../src/worker-permissions.ts';
 
-/**
- * KubeRay's kinds as deploy/worker grants them; they stand in until their adapters are in
- * builtInKinds (then the adapters are used, and these are ignored).
- */
-const rayKinds: WorkerKind[] = [
-  {
-    name: 'raycluster',
-    resource: { group: 'ray.io', version: 'v1', kind: 'RayCluster', plural: 'rayclusters' },
-  },
-  { name: 'rayjob', resource: { group: 'ray.io', version: 'v1', kind: 'RayJob', plural: 'rayjobs' } },
-];
 /** The kinds deploy/worker is written for: every built-in kind. */
-const shippedKinds: WorkerKind[] = [
-  ...builtInKinds,
-  ...rayKinds.filter((ray) => !builtInKinds.some((kind) => kind.name === ray.name)),
-];
+const shippedKinds: readonly WorkerKind[] = builtInKinds;
 const workerPermissions = permissionsFor(shippedKinds);
 
 const workerDir = new URL('../../../deploy/worker/', import.meta.url);
@@ -74,6 +60,10 @@ function key(p: WorkerPermission): string {
 }
 
 describe('deploy/worker', () => {
+  it("is written for batch/v1 Job and KubeRay's RayCluster and RayJob", () => {
+    expect(shippedKinds.map((kind) => kind.name)).toEqual(['job', 'raycluster', 'rayjob']);
+  });
+
   it('has one ClusterRole and no namespaced Role', () => {
     expect(ofKind<V1ClusterRole>('ClusterRole').map((r) => r.metadata?.name)).toEqual(['jobrelay-worker']);
     expect(ofKind('Role')).toEqual([]);
@@ -228,6 +218,7 @@ describe('workerPermissions', () => {
       kindPermissions(kind).find((p) => p.resource.endsWith('/status') && p.verb === 'patch')?.required;
     expect(batchJobAdapter.mirrorStatusSeed).toBeDefined();
     expect(statusPatch(batchJobAdapter)).toBe(true);
-    expect(statusPatch(rayKinds[0]!)).toBe(false);
+    expect(statusPatch(builtInKind('raycluster')!)).toBe(false);
+    expect(statusPatch(builtInKind('rayjob')!)).toBe(false);
   });
 });

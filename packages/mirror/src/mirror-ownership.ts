@@ -18,6 +18,12 @@ export function mirrorOwnership(
   originId: string,
   originUid: string,
 ): MirrorOwnership {
+  // Controllers copy their object's labels onto what they create (KubeRay's RayJob onto its
+  // RayCluster, JobSet onto its Jobs), so a child of one of our mirrors carries our labels
+  // too. jobrelay never sets a controller reference on a mirror: anything that has one is
+  // some controller's child, and never ours to adopt or delete.
+  const controller = job.metadata?.ownerReferences?.find((reference) => reference.controller);
+  if (controller) return { kind: 'foreign', owner: `created by ${controller.kind} ${controller.name}` };
   const labels = job.metadata?.labels ?? {};
   const jobOrigin = labels[originLabel];
   const jobOriginUid = labels[originUidLabel];

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
-import { collectionPath, type KubeObject } from '@jobrelay/kinds';
+import { collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
 import {
   type Clock,
   EventRecorder,
@@ -26,7 +26,7 @@ import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, originKey, splitOriginKey } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
-import type { KindChoice } from './kind-selection.ts';
+
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
+import { chooseKinds, dispatchableKinds, knownKinds } from '@jobrelay/kinds';
 // The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
 import { defaultOriginId } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
 import { DispatchController } from './dispatch-controller.ts';
-import { chooseKinds, dispatchableKinds, knownKinds } from './kind-selection.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {

@@ -30,6 +30,14 @@ export {
   type WorkloadResource,
 } from './job-kind-adapter.ts';
 export { builtInKind, builtInKinds } from './kind-list.ts';
+export {
+  chooseKinds,
+  dispatchableKinds,
+  type KindChoice,
+  type KindSelectionConfig,
+  knownKinds,
+} from './kind-selection.ts';
+export { findMultiKueue } from './multikueue-detection.ts';
 export type * from './ray/ray-types.ts';
 export { kuberayOperatorManagedBy, multiKueueManagedBy } from './ray/ray-types.ts';
 export { rayClusterAdapter } from './ray-cluster/ray-cluster-adapter.ts';

@@ -1,16 +1,25 @@
 import { readFileSync } from 'node:fs';
-import {
-  type AnyJobKindAdapter,
-  builtInKinds,
-  genericAdapter,
-  multiKueueManagedBy,
-  parseGenericKindConfigs,
-} from '@jobrelay/kinds';
 import { ConfigError, isNotFound } from '@jobrelay/kube';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ControllerConfig } from './controller-config.ts';
+import { genericAdapter } from './generic/generic-adapter.ts';
+import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
+import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
+import { builtInKinds } from './kind-list.ts';
 import { findMultiKueue } from './multikueue-detection.ts';
+import { multiKueueManagedBy } from './ray/ray-types.ts';
+
+/** The configuration that selects kinds (the controller's and the API's flags of the same names). */
+export interface KindSelectionConfig {
+  /** --kinds: adapter names. */
+  kinds: readonly string[];
+  /** --kind-managed-by: kind=value entries. */
+  kindManagedBy: readonly string[];
+  /** --managed-by: the Job's value. */
+  managedBy: string;
+  /** --generic-kinds-file. */
+  genericKindsFile?: string | undefined;
+}
 
 /** A kind to dispatch and the managedBy value claimed for it. */
 export interface KindChoice {
@@ -23,7 +32,7 @@ export interface KindChoice {
  * (a generic kind may not take a built-in kind's name). A file that cannot be read or parsed
  * is a ConfigError naming the flag and the field.
  */
-export function knownKinds(config: Pick<ControllerConfig, 'genericKindsFile'>): AnyJobKindAdapter[] {
+export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>): AnyJobKindAdapter[] {
   if (!config.genericKindsFile) return [...builtInKinds];
   let text: string;
   try {
@@ -51,7 +60,7 @@ export function knownKinds(config: Pick<ControllerConfig, 'genericKindsFile'>): 
  * API would refuse is a ConfigError naming the flag, before anything starts.
  */
 export function chooseKinds(
-  config: Pick<ControllerConfig, 'kinds' | 'kindManagedBy' | 'managedBy'>,
+  config: Pick<KindSelectionConfig, 'kinds' | 'kindManagedBy' | 'managedBy'>,
   known: readonly AnyJobKindAdapter[],
 ): KindChoice[] {
   const overrides = new Map<string, string>();

@@ -1,6 +1,6 @@
-import { multiKueueManagedBy } from '@jobrelay/kinds';
 import { isNotFound } from '@jobrelay/kube';
 import type { CustomObjectsApi } from '@kubernetes/client-node';
+import { multiKueueManagedBy } from './ray/ray-types.ts';
 
 /** Kueue's AdmissionCheck API versions, newest first. */
 const admissionCheckVersions = ['v1beta2', 'v1beta1'];

@@ -1,10 +1,15 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { batchJobAdapter, type JobKindAdapter, type KubeObject } from '@jobrelay/kinds';
+import { ConfigError } from '@jobrelay/kube';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/controller-config.ts';
-import { chooseKinds, knownKinds } from '../src/kind-selection.ts';
+import {
+  batchJobAdapter,
+  chooseKinds,
+  type JobKindAdapter,
+  type KubeObject,
+  knownKinds,
+} from '../src/index.ts';
 
 /** A kind whose API accepts one managedBy value only, as KubeRay's CRDs do. */
 const restricted: JobKindAdapter<KubeObject> = {

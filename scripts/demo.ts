@@ -1,17 +1,29 @@
-// `npm run demo`: local clusters, Redis and the controller; sample Jobs of several modes
-// dispatched to the workers with live status; a summary; everything left running.
+// `npm run demo`: local clusters, Redis and the controller; sample Jobs of several modes and
+// KubeRay workloads (a RayCluster, a RayJob) dispatched to the workers with live status; a
+// summary; everything left running.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  kuberayManagedBy,
   openSandbox,
   recordSandboxApi,
   registerSandboxWorkers,
   repositoryRoot,
   type Sandbox,
+  sandboxRayCluster,
+  sandboxRayJob,
   sandboxUp,
   startSandboxApp,
 } from '@jobrelay/sandbox';
-import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job, type V1JobSpec } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type KubernetesObject,
+  type V1Job,
+  type V1JobSpec,
+} from '@kubernetes/client-node';
 
 const namespace = 'jobrelay-demo';
 const healthAddress = '127.0.0.1:8081';
@@ -95,6 +107,76 @@ const samples: Sample[] = [
     expected: 'Complete/CompletionsReached',
   },
 ];
+
+/** KubeRay workloads, run by the workers' real ray-operator (RayJobs against the simulated Ray dashboard). */
+interface RaySample {
+  name: string;
+  plural: 'rayclusters' | 'rayjobs';
+  mode: string;
+  body: KubernetesObject;
+  /** RayCluster: `ready`; RayJob: `Complete/SUCCEEDED`. */
+  expected: string;
+}
+
+const raySamples: RaySample[] = [
+  {
+    name: 'ray-demo',
+    plural: 'rayclusters',
+    mode: 'RayCluster, head + 2 workers',
+    body: sandboxRayCluster({ name: 'ray-demo', workerReplicas: 2, managedBy: kuberayManagedBy.multiKueue }),
+    expected: 'ready',
+  },
+  {
+    name: 'ray-job',
+    plural: 'rayjobs',
+    mode: 'RayJob, its own RayCluster',
+    body: sandboxRayJob({
+      name: 'ray-job',
+      runSeconds: 4,
+      cluster: { workerReplicas: 1 },
+      managedBy: kuberayManagedBy.multiKueue,
+    }),
+    expected: 'Complete/SUCCEEDED',
+  },
+];
+
+interface RayObject extends KubernetesObject {
+  status?: { state?: string; readyWorkerReplicas?: number; jobDeploymentStatus?: string; jobStatus?: string };
+}
+
+const ray = (plural: RaySample['plural']) => ({ group: 'ray.io', version: 'v1', namespace, plural });
+
+/** Where a Ray sample stands: a RayCluster's state, a RayJob's deployment and job status. */
+function rayOutcome(sample: RaySample, object: RayObject): string | undefined {
+  const status = object.status ?? {};
+  if (sample.plural === 'rayclusters') return status.state || undefined;
+  return status.jobDeploymentStatus ? `${status.jobDeploymentStatus}/${status.jobStatus ?? '-'}` : undefined;
+}
+
+function rayFinal(sample: RaySample, object: RayObject): boolean {
+  const outcome = rayOutcome(sample, object);
+  return sample.plural === 'rayclusters'
+    ? outcome === 'ready'
+    : outcome?.startsWith('Complete/') === true || outcome?.startsWith('Failed/') === true;
+}
+
+async function resetRay(custom: CustomObjectsApi): Promise<void> {
+  for (const sample of raySamples) {
+    await custom.deleteNamespacedCustomObject({ ...ray(sample.plural), name: sample.name }).catch(() => {});
+  }
+  for (let i = 0; i < 60; i++) {
+    const left = await Promise.all(
+      raySamples.map((sample) =>
+        custom.getNamespacedCustomObject({ ...ray(sample.plural), name: sample.name }).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    if (!left.includes(true)) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
 
 const began = Date.now();
 const stamp = () => `[${((Date.now() - began) / 1000).toFixed(1).padStart(5)}s]`;
@@ -200,12 +282,36 @@ async function main(): Promise<number> {
   kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
   const batch = kc.makeApiClient(BatchV1Api);
   await resetNamespace(kc.makeApiClient(CoreV1Api), batch);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  await resetRay(custom);
   for (const sample of samples) await batch.createNamespacedJob({ namespace, body: sampleJob(sample) });
-  say(`${stamp()} submitted ${samples.length} Jobs to namespace ${namespace} on the management cluster\n`);
+  for (const sample of raySamples) {
+    await custom.createNamespacedCustomObject({ ...ray(sample.plural), body: sample.body });
+  }
+  say(
+    `${stamp()} submitted ${samples.length} Jobs, a RayCluster and a RayJob to namespace ${namespace} on the management cluster\n`,
+  );
 
   const seen = new Map<string, string>();
   const final = new Map<string, V1Job>();
-  while (final.size < samples.length && Date.now() - began < timeoutMs) {
+  const rayFinals = new Map<string, RayObject>();
+  while (
+    (final.size < samples.length || rayFinals.size < raySamples.length) &&
+    Date.now() - began < timeoutMs
+  ) {
+    for (const sample of raySamples) {
+      if (rayFinals.has(sample.name)) continue;
+      const object = (await custom.getNamespacedCustomObject({
+        ...ray(sample.plural),
+        name: sample.name,
+      })) as RayObject;
+      const line = `${placedOn(object as V1Job) ?? 'waiting for placement'}: ${rayOutcome(sample, object) ?? 'starting'}`;
+      if (seen.get(sample.name) !== line) {
+        say(`${stamp()} ${sample.name.padEnd(11)} ${line}`);
+        seen.set(sample.name, line);
+      }
+      if (rayFinal(sample, object)) rayFinals.set(sample.name, object);
+    }
     const jobs = (await batch.listNamespacedJob({ namespace })).items;
     for (const job of jobs) {
       const name = job.metadata!.name!;
@@ -224,7 +330,7 @@ async function main(): Promise<number> {
     await new Promise((r) => setTimeout(r, 1000));
   }
 
-  const rows = [['JOB', 'MODE', 'RAN ON', 'FINAL STATUS', 'EXPECTED', '']];
+  const rows = [['WORKLOAD', 'MODE', 'RAN ON', 'FINAL STATUS', 'EXPECTED', '']];
   let failures = 0;
   for (const sample of samples) {
     const job = final.get(sample.name);
@@ -233,6 +339,20 @@ async function main(): Promise<number> {
     if (!ok) failures += 1;
     const ranOn = sample.dispatched ? ((job && placedOn(job)) ?? '-') : 'management';
     rows.push([sample.name, sample.mode, ranOn, got, sample.expected, ok ? 'ok' : 'UNEXPECTED']);
+  }
+  for (const sample of raySamples) {
+    const object = rayFinals.get(sample.name);
+    const got = object ? (rayOutcome(sample, object) ?? 'unknown') : 'not there (timed out)';
+    const ok = got === sample.expected;
+    if (!ok) failures += 1;
+    rows.push([
+      sample.name,
+      sample.mode,
+      (object && placedOn(object as V1Job)) ?? '-',
+      got,
+      sample.expected,
+      ok ? 'ok' : 'UNEXPECTED',
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   say('');
@@ -247,7 +367,7 @@ async function main(): Promise<number> {
     samples.filter((s) => s.dispatched).map((s) => final.get(s.name) && placedOn(final.get(s.name)!)),
   );
   say(
-    `\n${samples.length - failures}/${samples.length} Jobs ended as expected; dispatched Jobs ran on ${[...workersUsed].filter(Boolean).join(' and ')}.`,
+    `\n${samples.length + raySamples.length - failures}/${samples.length + raySamples.length} workloads ended as expected; dispatched Jobs ran on ${[...workersUsed].filter(Boolean).join(' and ')}.`,
   );
   say(`
 Everything is still running. Try:
@@ -256,6 +376,7 @@ Everything is still running. Try:
   kubectl get jobs -n ${namespace}                       # origin Jobs, live status, on the management cluster
   kubectl describe job -n ${namespace} batch-5x2         # placement annotation and Events explain the decision
   kubectl --kubeconfig "$JOBRELAY_WORKER_1_KUBECONFIG" get jobs,pods -n ${namespace}   # mirrors and their pods
+  kubectl get rayclusters,rayjobs -n ${namespace}       # KubeRay origins: live state from the workers' operators
   kubectl get workerclusters                               # worker health
 
   curl http://${healthAddress}/metrics                    # the controller's Prometheus metrics

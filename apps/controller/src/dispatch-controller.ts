@@ -81,6 +81,7 @@ export class DispatchController {
       controller: controllerName,
       instance: `${hostname()}-${process.pid}`,
       log,
+      clock: this.clock,
     });
     this.reconciles = new KeyedWorkQueue({
       name: 'origins',
@@ -90,6 +91,7 @@ export class DispatchController {
       // that "no longer exists" and move the workload.
       startPaused: true,
       log,
+      clock: this.clock,
       reconcile: async (key) => {
         try {
           const result = await this.reconcile(key);

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '@jobrelay/kube';
 import type { Logger } from 'pino';
 
 export type ReconcileResult = { requeueAfterMs?: number } | undefined;
@@ -12,6 +13,8 @@ export interface KeyedWorkQueueOptions {
   startPaused?: boolean;
   log: Logger;
   reconcile: (key: string) => Promise<ReconcileResult>;
+  /** Where requeue times are read from; the system clock unless a test fixes it. */
+  clock?: Clock;
 }
 
 const initialErrorBackoffMs = 500;
@@ -56,7 +59,7 @@ export class KeyedWorkQueue {
   /** Adds the key after a delay; an earlier pending delay for the key wins. */
   addAfter(key: string, delayMs: number): void {
     if (this.stopped) return;
-    const at = Date.now() + delayMs;
+    const at = (this.options.clock ?? systemClock).now() + delayMs;
     const pending = this.timers.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);

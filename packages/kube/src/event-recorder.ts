@@ -1,6 +1,7 @@
 import { EventsV1Api, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeApiError } from './api-errors.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { mergePatch } from './patch.ts';
 
 export interface RecordedEvent {
@@ -43,20 +44,25 @@ export class EventRecorder {
   private readonly controller: string;
   private readonly instance: string;
   private readonly log: Logger;
+  private readonly clock: Clock;
   private sequence = 0;
 
-  constructor(kubeConfig: KubeConfig, options: { controller: string; instance: string; log: Logger }) {
+  constructor(
+    kubeConfig: KubeConfig,
+    options: { controller: string; instance: string; log: Logger; clock?: Clock },
+  ) {
     this.api = kubeConfig.makeApiClient(EventsV1Api);
     this.controller = options.controller;
     this.instance = options.instance;
     this.log = options.log;
+    this.clock = options.clock ?? systemClock;
   }
 
   async record(event: RecordedEvent): Promise<void> {
     const { regarding } = event;
     const namespace = regarding.namespace ?? 'default';
     const key = JSON.stringify([regarding.uid, event.reason, event.note]);
-    const now = Date.now();
+    const now = this.clock.now();
     const previous = this.series.get(key);
     try {
       if (previous && now - previous.firstAt < dedupeWindowMs) {

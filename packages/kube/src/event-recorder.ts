@@ -1,6 +1,5 @@
 import { EventsV1Api, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { describeApiError } from './api-errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { mergePatch } from './patch.ts';
 
@@ -98,7 +97,7 @@ export class EventRecorder {
       this.series.set(key, { name: created.metadata!.name!, namespace, count: 1, firstAt: now });
     } catch (err) {
       this.series.delete(key);
-      this.log.warn({ err: describeApiError(err), reason: event.reason }, 'could not record an Event');
+      this.log.warn({ err, reason: event.reason }, 'could not record an Event');
     }
   }
 }

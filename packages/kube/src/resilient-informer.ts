@@ -121,7 +121,7 @@ export class ResilientInformer<T extends InformableObject> {
           continue;
         }
         this.options.log.warn(
-          { informer: this.options.name, err: describeApiError(err), retryInMs: backoffMs },
+          { informer: this.options.name, err, retryInMs: backoffMs },
           'list/watch failed; retrying',
         );
         await sleep(backoffMs);

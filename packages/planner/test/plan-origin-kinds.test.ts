@@ -1,0 +1,91 @@
+// planOrigin with a kind that has none of the Job's optional capabilities (RayCluster: no
+// counters to carry, no continuation seed, no suspended status of its own, never finished):
+// the planner checks for capabilities, never for a kind.
+import { type RayCluster, rayClusterAdapter } from '@jobrelay/kinds';
+import { noProgress, type PlacementRecord } from '@jobrelay/placement';
+import { describe, expect, it } from 'vitest';
+import { type OriginAction, planOrigin } from '../src/index.ts';
+import { cluster, config, now } from '../test-support/snapshot-builders.ts';
+
+const adapter = rayClusterAdapter;
+
+function origin(overrides: Partial<RayCluster['spec']> = {}, status?: RayCluster['status']): RayCluster {
+  return {
+    apiVersion: 'ray.io/v1',
+    kind: 'RayCluster',
+    metadata: { name: 'ray', namespace: 'team-a', uid: 'rc-1', resourceVersion: '5', generation: 1 },
+    spec: {
+      managedBy: 'kueue.x-k8s.io/multikueue',
+      headGroupSpec: {
+        rayStartParams: {},
+        template: { spec: { containers: [{ name: 'head', image: 'ray' }] } },
+      },
+      workerGroupSpecs: [],
+      ...overrides,
+    },
+    ...(status ? { status } : {}),
+  } as RayCluster;
+}
+
+function mirrorOf(of: RayCluster, attempt = 1, status?: RayCluster['status']): RayCluster {
+  const body = adapter.buildMirror(of, {
+    originId: config.originId,
+    attempt,
+    carried: noProgress,
+    now: new Date(now),
+  });
+  return { ...body, metadata: { ...body.metadata, uid: `mirror-${attempt}` }, ...(status ? { status } : {}) };
+}
+
+const placed = (overrides: Partial<PlacementRecord> = {}): PlacementRecord => ({
+  cluster: 'worker-1',
+  attempt: 1,
+  carried: noProgress,
+  excludedClusters: [],
+  mirrorUid: 'mirror-1',
+  ...overrides,
+});
+
+const plan = (o: RayCluster, record: PlacementRecord | undefined, clusters: ReturnType<typeof cluster>[]) =>
+  planOrigin(
+    {
+      kind: 'present',
+      key: 'team-a/ray',
+      origin: o,
+      placement: record ? { kind: 'ok', record } : { kind: 'none' },
+      clusters: clusters as never,
+    },
+    adapter,
+    config,
+    now,
+  );
+const types = (actions: OriginAction<RayCluster>[]) => actions.map((a) => a.type);
+
+describe('planOrigin for a RayCluster', () => {
+  it('writes nothing for one created suspended (the kind has no status of its own for it), and places nothing', () => {
+    expect(plan(origin({ suspend: true }), undefined, [cluster('worker-1')])).toEqual([]);
+  });
+
+  it('moves off a draining worker with nothing to carry', () => {
+    const o = origin({}, { state: 'ready' });
+    const actions = plan(o, placed(), [cluster('worker-1', { drain: true, mirror: mirrorOf(o) as never })]);
+    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
+    const patch = actions[0] as Extract<OriginAction<RayCluster>, { type: 'patch-placement' }>;
+    expect(patch.record.carried).toEqual(noProgress);
+  });
+
+  it('syncs the mirror’s status up without a seed step, and never retires a running cluster', () => {
+    const o = origin();
+    const mirror = mirrorOf(o, 1, { state: 'ready', readyWorkerReplicas: 0, observedGeneration: 1 });
+    const actions = plan(o, placed(), [cluster('worker-1', { mirror: mirror as never })]);
+    expect(types(actions)).toEqual(['write-status']);
+    expect((actions[0] as { status: RayCluster['status'] }).status?.state).toBe('ready');
+  });
+
+  it('suspends its mirror when the origin is suspended', () => {
+    const running = origin();
+    const o = origin({ suspend: true });
+    const actions = plan(o, placed(), [cluster('worker-1', { mirror: mirrorOf(running) as never })]);
+    expect(actions.find((a) => a.type === 'patch-mirror-spec')).toMatchObject({ patch: { suspend: true } });
+  });
+});

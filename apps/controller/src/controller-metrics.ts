@@ -24,7 +24,7 @@ export class ControllerMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'jobrelay_controller_' });
     this.reconciles = new Counter({
       name: 'jobrelay_reconciles_total',
-      help: 'Origin Job reconciles, by result (ok, error).',
+      help: 'Origin reconciles (every kind), by result (ok, error).',
       labelNames: ['result'],
       registers,
     });
@@ -36,19 +36,19 @@ export class ControllerMetrics {
     });
     this.statusWrites = new Counter({
       name: 'jobrelay_origin_status_writes_total',
-      help: 'Origin status syncs, by result (written, unchanged, refused by our validator, conflict).',
+      help: 'Origin status writes, by result (written, refused by our validator, conflict); an unchanged status is not written.',
       labelNames: ['result'],
       registers,
     });
     this.mirrorOperations = new Counter({
       name: 'jobrelay_mirror_operations_total',
-      help: 'Mirror Jobs created, adopted, or refused because a foreign Job holds the name (collision).',
+      help: 'Mirrors created, adopted, or refused because a foreign object holds the name (collision), by operation.',
       labelNames: ['operation'],
       registers,
     });
     new Gauge({
       name: 'jobrelay_managed_jobs',
-      help: 'Origin Jobs with our managedBy, as cached.',
+      help: 'Origins of every kind with our managedBy, as cached.',
       registers,
       collect() {
         this.set(sources.managedJobs());
@@ -56,7 +56,7 @@ export class ControllerMetrics {
     });
     new Gauge({
       name: 'jobrelay_reconcile_queue_length',
-      help: 'Origin Jobs waiting for a reconcile.',
+      help: 'Origins waiting for a reconcile.',
       registers,
       collect() {
         this.set(sources.reconcileQueueLength());

@@ -171,27 +171,26 @@ export class OriginExecutor {
           'refused to write an invalid origin status',
         );
         return true;
-      case 'seed-mirror-status': {
-        const worker = target.worker(action.cluster);
-        if (!worker) return true;
-        await worker.client.patchStatus(action.mirror.metadata!.namespace!, action.mirror.metadata!.name!, {
-          status: action.seed,
-        });
-        log.info(
-          { kind: adapter.name, job, cluster: action.cluster, seed: action.seed },
-          'seeded the mirror with the progress of earlier attempts',
-        );
-        return true;
-      }
+      case 'seed-mirror-status':
       case 'patch-mirror-spec': {
         const worker = target.worker(action.cluster);
         if (!worker) return true;
-        await worker.client.patch(action.mirror.metadata!.namespace!, action.mirror.metadata!.name!, {
-          spec: action.patch,
-        });
+        const { namespace, name } = action.mirror.metadata!;
+        if (action.type === 'seed-mirror-status') {
+          await worker.client.patchStatus(namespace!, name!, { status: action.seed });
+        } else {
+          await worker.client.patch(namespace!, name!, { spec: action.patch });
+        }
         log.info(
-          { kind: adapter.name, job, cluster: action.cluster, change: action.patch },
-          'propagated spec change to the mirror',
+          {
+            kind: adapter.name,
+            job,
+            cluster: action.cluster,
+            ...(action.type === 'seed-mirror-status' ? { seed: action.seed } : { change: action.patch }),
+          },
+          action.type === 'seed-mirror-status'
+            ? 'seeded the mirror with the progress of earlier attempts'
+            : 'propagated spec change to the mirror',
         );
         return true;
       }

@@ -1,3 +1,4 @@
+import { builtInKinds } from '@jobrelay/kinds';
 import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
 
@@ -22,7 +23,7 @@ export const controllerConfigSchema = z.object({
    */
   kinds: z
     .array(z.string().regex(/^[a-z0-9-]+$/, 'must be a kind name like job or raycluster'))
-    .default(['job', 'raycluster', 'rayjob']),
+    .default(builtInKinds.map((kind) => kind.name)),
   /**
    * The managedBy value claimed per kind, as kind=value; --managed-by is the Job's. A kind
    * whose API restricts the value (KubeRay's accept only kueue.x-k8s.io/multikueue) defaults

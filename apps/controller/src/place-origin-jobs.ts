@@ -1,5 +1,5 @@
 import type { WorkerClusterRegistry } from '@jobrelay/clusters';
-import type { KubeObject } from '@jobrelay/kinds';
+import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import type { Clock } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
 import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
@@ -87,7 +87,7 @@ export class OriginPlacer {
 
   async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
     // Tasks queued before kinds existed carry none: they were Jobs.
-    const kind = this.options.kinds.get(task.kind ?? 'job');
+    const kind = this.options.kinds.get(task.kind ?? batchJobAdapter.name);
     if (!kind) return 'not-needed';
     const { adapter } = kind;
     const key = `${task.namespace}/${task.name}`;

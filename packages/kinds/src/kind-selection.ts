@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, isNotFound } from '@jobrelay/kube';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 import { genericAdapter } from './generic/generic-adapter.ts';
 import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
 import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
@@ -81,7 +82,8 @@ export function chooseKinds(
         `--kinds: unknown kind ${JSON.stringify(name)}; known kinds: ${known.map((a) => a.name).join(', ')}`,
       );
     }
-    const managedBy = overrides.get(name) ?? (name === 'job' ? config.managedBy : adapter.managedBy.default);
+    const managedBy =
+      overrides.get(name) ?? (name === batchJobAdapter.name ? config.managedBy : adapter.managedBy.default);
     const accepted = adapter.managedBy.accepted;
     if (accepted && !accepted.includes(managedBy)) {
       throw new ConfigError(

@@ -6,7 +6,7 @@ export interface InformableObject {
 }
 
 import type { Logger } from 'pino';
-import { describeApiError, statusCodeOf } from './api-errors.ts';
+import { statusCodeOf } from './api-errors.ts';
 import { deserialize } from './typed-objects.ts';
 
 export type InformerEvent<T> =

@@ -20,6 +20,7 @@ import {
   testSandbox,
   uniqueName,
 } from '../src/kube-test-helpers.ts';
+import { createRay, type RayPlural, readRay } from '../src/ray-fixtures.ts';
 
 interface Condition {
   type: string;
@@ -66,26 +67,12 @@ function withCustom(clients: ClusterClients): ClusterClients & { custom: CustomO
   return { ...clients, custom: clients.kubeConfig.makeApiClient(CustomObjectsApi) };
 }
 
-const ray = (plural: 'rayclusters' | 'rayjobs', namespace: string) => ({
-  group: 'ray.io',
-  version: 'v1',
-  namespace,
-  plural,
-});
-
-async function create(clients: { custom: CustomObjectsApi }, namespace: string, object: KubernetesObject) {
-  const plural = object.kind === 'RayCluster' ? 'rayclusters' : 'rayjobs';
-  return clients.custom.createNamespacedCustomObject({ ...ray(plural, namespace), body: object });
-}
-
-async function read<T>(
-  clients: { custom: CustomObjectsApi },
-  plural: 'rayclusters' | 'rayjobs',
-  namespace: string,
-  name: string,
-): Promise<T> {
-  return (await clients.custom.getNamespacedCustomObject({ ...ray(plural, namespace), name })) as T;
-}
+const ray = (plural: RayPlural, namespace: string) => ({ group: 'ray.io', version: 'v1', namespace, plural });
+const create = (clients: ClusterClients, namespace: string, object: KubernetesObject) =>
+  createRay(clients, namespace, object);
+/** readRay, typed as this file's Ray shapes. */
+const read = <T>(clients: ClusterClients, plural: RayPlural, namespace: string, name: string) =>
+  readRay(clients, plural, namespace, name) as Promise<T>;
 
 function conditionsOf(status: RayClusterStatus | undefined): Record<string, string> {
   return Object.fromEntries((status?.conditions ?? []).map((c) => [c.type, c.status]));

@@ -27,6 +27,7 @@ export {
   type MirrorBuildContext,
   type StatusViolation,
   type WorkloadClient,
+  type WorkloadPods,
   type WorkloadResource,
 } from './job-kind-adapter.ts';
 export { builtInKind, builtInKinds } from './kind-list.ts';

@@ -59,6 +59,17 @@ export interface MirrorBuildContext {
   now: Date;
 }
 
+/**
+ * One group of the pods a workload runs on its cluster, found by label in its namespace there
+ * (how the admin API finds the pods whose logs it streams).
+ */
+export interface WorkloadPods {
+  /** A label selector over pods in the workload's namespace, e.g. `ray.io/cluster=train`. */
+  labelSelector: string;
+  /** What these pods are, for messages: `the Job's pods`, `RayCluster train`, `submitter Job train`. */
+  description: string;
+}
+
 /** One rule broken by a status about to be written; nothing is sent while any remains. */
 export interface StatusViolation {
   field: string;
@@ -146,6 +157,14 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
   decidedOutcomeStatus?(origin: T, now: Date): object | undefined;
   /** A terminal failed status after waiting longer than the placement timeout (kinds that can fail). */
   placementTimeoutStatus?(origin: T, now: Date, message: string): object | undefined;
+
+  /**
+   * How to find the pods a mirror runs on its cluster: label selectors in its namespace there,
+   * one per group (a RayJob's RayCluster and its submitter Job). Empty when they cannot be
+   * found yet (a RayJob before its operator named its RayCluster) or the kind does not say.
+   * Read by the admin API for pod logs; dispatch never needs it.
+   */
+  podsOf?(mirror: T): WorkloadPods[];
 }
 
 /** An adapter of any kind, as the core holds them in one list. */

@@ -128,6 +128,19 @@ export const batchJobAdapter = {
     };
   },
   decidedOutcomeStatus: (job, now) => finishDecidedJob(job, now),
+  /**
+   * The mirror's pods, by the label the Job controller puts on them: its controller-uid, which
+   * (unlike job-name) never matches the pods of an earlier Job of the same name.
+   */
+  podsOf: (mirror) => {
+    const uid = mirror.metadata?.uid;
+    const name = mirror.metadata?.name;
+    if (uid)
+      return [{ labelSelector: `batch.kubernetes.io/controller-uid=${uid}`, description: "the Job's pods" }];
+    return name
+      ? [{ labelSelector: `batch.kubernetes.io/job-name=${name}`, description: "the Job's pods" }]
+      : [];
+  },
   placementTimeoutStatus: (job, now, message) => {
     const at = wholeSeconds(now);
     const failure = (type: string): V1JobCondition => ({

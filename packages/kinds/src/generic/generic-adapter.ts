@@ -157,5 +157,11 @@ export function genericAdapter(config: GenericKindConfig) {
       }
       return groups;
     },
+    /** The pods carrying the configured label with the mirror's name; none without one. */
+    podsOf: (mirror) => {
+      const name = mirror.metadata?.name;
+      if (!config.podLabel || !name) return [];
+      return [{ labelSelector: `${config.podLabel}=${name}`, description: `${config.kind} ${name}'s pods` }];
+    },
   } satisfies JobKindAdapter<GenericWorkload>;
 }

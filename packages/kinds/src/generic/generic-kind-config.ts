@@ -41,6 +41,15 @@ const finishedField = z
   })
   .strict();
 
+/** A label key: an optional DNS-subdomain prefix and a name of at most 63 characters. */
+const labelKey = z
+  .string()
+  .max(317)
+  .regex(
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+    'must be a label key such as jobset.sigs.k8s.io/jobset-name',
+  );
+
 const podCount = z
   .object({
     /** An integer field, relative to the pod set's element (or the object). */
@@ -98,6 +107,12 @@ export const genericKindConfigSchema = z
     podSets: z.array(podSet).default([]),
     /** Spec fields (relative to spec) that flow down to a running mirror; default: the suspend field. */
     mutableSpecFields: z.array(fieldPath).optional(),
+    /**
+     * A label the kind's controller puts on every pod of the workload, with the workload's name
+     * as its value (JobSet: jobset.sigs.k8s.io/jobset-name): how the admin API finds its pods
+     * for logs. None: the API cannot show its pods' logs.
+     */
+    podLabel: labelKey.optional(),
   })
   .strict()
   .refine((c) => !c.suspendField || c.suspendField.startsWith('spec.'), {

@@ -33,6 +33,7 @@ export const jobSetKind = {
       ],
     },
   ],
+  podLabel: 'jobset.sigs.k8s.io/jobset-name',
 } satisfies GenericKindConfigInput;
 
 /**
@@ -40,7 +41,8 @@ export const jobSetKind = {
  * only trainer.kubeflow.org/trainjob-controller (the controller's own) and
  * kueue.x-k8s.io/multikueue, so the MultiKueue value is claimed, as for Ray kinds. Finished:
  * Complete or Failed True. Its pods come from the referenced (Cluster)TrainingRuntime, not
- * the TrainJob, so no pod demand is given (it fits anywhere).
+ * the TrainJob, so no pod demand is given (it fits anywhere). It runs them as a JobSet of
+ * its own name, so its pods carry that JobSet's name label.
  */
 export const trainJobKind = {
   name: 'trainjob',
@@ -54,6 +56,7 @@ export const trainJobKind = {
     { type: 'Failed', status: 'True' },
   ],
   suspendField: 'spec.suspend',
+  podLabel: 'jobset.sigs.k8s.io/jobset-name',
 } satisfies GenericKindConfigInput;
 
 /**
@@ -61,7 +64,8 @@ export const trainJobKind = {
  * status.phase Succeeded or Failed. Which managedBy values its CRD accepts was not confirmed
  * here; the MultiKueue value, which Kueue's AppWrapper integration uses, is claimed. Each
  * component declares its own pod sets (paths inside its template), which a static
- * configuration cannot follow: no pod demand.
+ * configuration cannot follow: no pod demand. Its controller labels the pods it wraps with
+ * the AppWrapper's name.
  */
 export const appWrapperKind = {
   name: 'appwrapper',
@@ -72,6 +76,7 @@ export const appWrapperKind = {
   managedBy: { default: 'kueue.x-k8s.io/multikueue' },
   finishedFields: [{ path: 'status.phase', values: ['Succeeded', 'Failed'] }],
   suspendField: 'spec.suspend',
+  podLabel: 'workload.codeflare.dev/appwrapper',
 } satisfies GenericKindConfigInput;
 
 /**
@@ -80,7 +85,7 @@ export const appWrapperKind = {
  * or False (Unknown while running). There is no boolean suspend (spec.status
  * "PipelineRunPending" holds a run before it starts and is not modelled); spec.status flows
  * down so cancelling (Cancelled, CancelledRunFinally, StoppedRunFinally) reaches the mirror.
- * Its pods are per task, from the Pipeline: no pod demand.
+ * Its pods are per task, from the Pipeline: no pod demand; Tekton labels each with its run.
  */
 export const pipelineRunKind = {
   name: 'pipelinerun',
@@ -94,6 +99,7 @@ export const pipelineRunKind = {
     { type: 'Succeeded', status: 'False' },
   ],
   mutableSpecFields: ['status'],
+  podLabel: 'tekton.dev/pipelineRun',
 } satisfies GenericKindConfigInput;
 
 /** Every example, by name. */

@@ -7,7 +7,7 @@ import { absentWhenZeroValue, equalIgnoringAbsent, isPlainObject } from '../gene
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
 import type { JobKindAdapter, WorkloadResource } from '../job-kind-adapter.ts';
 import { apiVersionOf } from '../job-kind-adapter.ts';
-import { buildRayMirror, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
+import { buildRayMirror, rayClusterPods, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
 import { rayClusterPodGroups } from '../ray/ray-pod-demand.ts';
 import { rayClusterStatusViolations } from '../ray/ray-status-schema.ts';
 import type { RayCluster, RayClusterSpec, RayClusterStatus } from '../ray/ray-types.ts';
@@ -98,4 +98,6 @@ export const rayClusterAdapter = {
   finishedAt: (_cluster) => undefined,
   isSuspended: (cluster) => cluster.spec?.suspend === true,
   podDemand: (cluster) => (cluster.spec ? rayClusterPodGroups(cluster.spec) : []),
+  /** Head and workers: the operator labels every pod of a RayCluster `ray.io/cluster=<name>`. */
+  podsOf: (mirror) => (mirror.metadata?.name ? [rayClusterPods(mirror.metadata.name)] : []),
 } satisfies JobKindAdapter<RayCluster>;

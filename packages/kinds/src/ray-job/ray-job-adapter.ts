@@ -6,9 +6,15 @@ import type { CarriedProgress } from '@jobrelay/placement';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
-import type { JobKindAdapter, WorkloadResource } from '../job-kind-adapter.ts';
+import type { JobKindAdapter, WorkloadPods, WorkloadResource } from '../job-kind-adapter.ts';
 import { apiVersionOf } from '../job-kind-adapter.ts';
-import { buildRayMirror, rayManagedByPolicy, raySpecPatch, rfc3339Seconds } from '../ray/ray-mirror.ts';
+import {
+  buildRayMirror,
+  rayClusterPods,
+  rayManagedByPolicy,
+  raySpecPatch,
+  rfc3339Seconds,
+} from '../ray/ray-mirror.ts';
 import { rayJobPodGroups, usesExistingCluster } from '../ray/ray-pod-demand.ts';
 import { rayJobStatusViolations } from '../ray/ray-status-schema.ts';
 import type { RayJob, RayJobStatus } from '../ray/ray-types.ts';
@@ -82,6 +88,26 @@ export const rayJobAdapter = {
     isTerminal(job.status) && job.status?.endTime ? new Date(job.status.endTime) : undefined,
   isSuspended: (job) => job.spec?.suspend === true,
   podDemand: (job) => (job.spec ? rayJobPodGroups(job.spec) : []),
+
+  /**
+   * The RayCluster the operator created for it (named in its status; none while it has not,
+   * and none of a cluster picked by clusterSelector: those pods are another workload's), and
+   * in K8sJobMode (the default) the submitter: a Job of the RayJob's own name, whose pods the
+   * Job controller labels with it. In SidecarMode the submitter is a container of the head pod.
+   */
+  podsOf: (mirror) => {
+    const groups: WorkloadPods[] = [];
+    const clusterName = mirror.status?.rayClusterName;
+    if (clusterName && !(mirror.spec && usesExistingCluster(mirror.spec)))
+      groups.push(rayClusterPods(clusterName));
+    const name = mirror.metadata?.name;
+    if (name && (mirror.spec?.submissionMode ?? 'K8sJobMode') === 'K8sJobMode')
+      groups.push({
+        labelSelector: `batch.kubernetes.io/job-name=${name}`,
+        description: `submitter Job ${name}`,
+      });
+    return groups;
+  },
 
   /** Counts of this and earlier attempts, carried when the RayJob is placed again. */
   progress: (job): CarriedProgress => ({

@@ -3,7 +3,7 @@
 import { mirrorIdentityMetadata } from '@jobrelay/mirror';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { mergePatchTowards } from '../generic/json-values.ts';
-import type { ManagedByPolicy, MirrorBuildContext } from '../job-kind-adapter.ts';
+import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../job-kind-adapter.ts';
 import { multiKueueManagedBy } from './ray-types.ts';
 
 /**
@@ -70,4 +70,9 @@ export function raySpecPatch<S extends { managedBy?: string; suspend?: boolean }
 /** Whole seconds, RFC 3339 (metav1.Time's JSON form). */
 export function rfc3339Seconds(date: Date): string {
   return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Every pod of a RayCluster (head and workers): the operator labels them `ray.io/cluster=<name>`. */
+export function rayClusterPods(clusterName: string): WorkloadPods {
+  return { labelSelector: `ray.io/cluster=${clusterName}`, description: `RayCluster ${clusterName}` };
 }

@@ -1,4 +1,12 @@
-import { AccessReviewer, type ApiApp, buildApi, FleetView } from '@jobrelay/api';
+import {
+  AccessReviewer,
+  type ApiApp,
+  buildApi,
+  chosenKinds,
+  FleetView,
+  loadApiConfig,
+  servedKinds,
+} from '@jobrelay/api';
 import { defaultOriginId } from '@jobrelay/kube';
 import type { Identity, Sandbox } from '@jobrelay/sandbox';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -44,9 +52,12 @@ export async function startApiHarness(
   // The controller's origin id, derived as the controller and the API process derive it.
   const originId = await defaultOriginId(management);
   const log = pino({ level: process.env.JOBRELAY_TEST_API_LOG ?? 'silent' });
+  // The kinds as the API process picks them with its default flags (the controller's defaults):
+  // every built-in kind the management cluster serves.
+  const kinds = await servedKinds(chosenKinds(loadApiConfig([], {})), management, log);
   const fleet = new FleetView({
     management,
-    managedBy: 'jobrelay.dev/dispatcher',
+    kinds,
     originId,
     systemNamespace: 'jobrelay-system',
     redisUrl: sandbox.redisUrl,

@@ -53,13 +53,25 @@ const policy = `
   GET    /api/v1/namespaces/{other}/jobs/{other-job}               401       401       403    200    403    200
   GET    /api/v1/namespaces/team-a/jobs/{team-job}/logs?tailLines=1 401      401       403    200    200    200
   GET    /api/v1/namespaces/{other}/jobs/{other-job}/logs?tailLines=1 401    401       403    200    403    200
+  GET    /api/v1/kinds                                             401       401       200    200    200    200
+  GET    /api/v1/workloads                                         401       401       403    200    403    200
+  GET    /api/v1/workloads?namespace=team-a                        401       401       403    200    200    200
+  GET    /api/v1/workloads?kind=raycluster                         401       401       403    200    403    200
+  GET    /api/v1/workloads/job/team-a/{team-job}                   401       401       403    200    200    200
+  GET    /api/v1/workloads/job/{other}/{other-job}                 401       401       403    200    403    200
+  GET    /api/v1/workloads/raycluster/team-a/no-such-cluster       401       401       403    404    404    404
+  GET    /api/v1/workloads/job/team-a/{team-job}/logs?tailLines=1  401       401       403    200    200    200
   GET    /api/v1/pending                                           401       401       403    200    403    200
   GET    /api/v1/pending?namespace=team-a                          401       401       403    200    200    200
+  GET    /api/v1/pending?kind=rayjob                               401       401       403    200    403    200
   POST   /api/v1/placement-preview (a Job by name)                 401       401       403    200    403    200
+  POST   /api/v1/placement-preview (a workload by kind and name)   401       401       403    200    403    200
   POST   /api/v1/placement-preview (a manifest)                    401       401       403    200    403    200
+  POST   /api/v1/placement-preview (a RayCluster manifest)         401       401       403    200    403    200
   GET    /api/v1/queue                                             401       401       403    200    403    200
   GET    /api/v1/watch                                             401       401       403    200    403    200
   GET    /api/v1/watch?namespace=team-a&kinds=jobs                 401       401       403    200    200    200
+  GET    /api/v1/watch?kinds=workloads&kind=raycluster             401       401       403    200    403    200
   GET    /metrics                                                  401       401       403    200    403    200
   GET    /healthz                                                  200       200       200    200    200    200
   GET    /readyz                                                   200       200       200    200    200    200
@@ -128,6 +140,12 @@ const jobsPermission = (verb: string, extra: Record<string, string> = {}) => ({
   verb,
   group: 'batch',
   resource: 'jobs',
+  ...extra,
+});
+const rayPermission = (verb: string, resource: string, extra: Record<string, string> = {}) => ({
+  verb,
+  group: 'ray.io',
+  resource,
   ...extra,
 });
 
@@ -338,6 +356,151 @@ const requests: Record<string, RequestSpec> = {
       expect(response.headers['content-type']).toMatch(/^text\/plain/);
       expect(response.body).toBe(simulatedLastLine);
     },
+  },
+  'GET /api/v1/kinds': {
+    route: 'GET /api/v1/kinds',
+    answer: (response) => {
+      const kinds = (response.json() as { items: Array<{ name: string; apiVersion: string; kind: string }> })
+        .items;
+      expect(kinds.map((k) => `${k.name} ${k.apiVersion} ${k.kind}`)).toEqual([
+        'job batch/v1 Job',
+        'raycluster ray.io/v1 RayCluster',
+        'rayjob ray.io/v1 RayJob',
+      ]);
+    },
+  },
+  'GET /api/v1/workloads': {
+    route: 'GET /api/v1/workloads',
+    // Every kind is listed: Jobs are checked first, so they are what nobody lacks first.
+    refusal: { says: 'list jobs.batch', missing: jobsPermission('list') },
+    answer: (response) => {
+      const items = (response.json() as { items: Array<{ kind: string; namespace: string; name: string }> })
+        .items;
+      expect(items.map((w) => `${w.kind}/${w.namespace}/${w.name}`)).toEqual(
+        expect.arrayContaining([`job/${teamNamespace}/${teamJob}`, `job/${otherNamespace}/${otherJob}`]),
+      );
+    },
+  },
+  'GET /api/v1/workloads?namespace=team-a': {
+    route: 'GET /api/v1/workloads',
+    refusal: {
+      says: 'list jobs.batch in namespace team-a',
+      missing: jobsPermission('list', { namespace: teamNamespace }),
+    },
+    answer: (response) => {
+      const items = (response.json() as { items: Array<{ namespace: string; name: string }> }).items;
+      expect(items.map((w) => w.name)).toContain(teamJob);
+      expect(items.every((w) => w.namespace === teamNamespace)).toBe(true);
+    },
+  },
+  'GET /api/v1/workloads?kind=raycluster': {
+    route: 'GET /api/v1/workloads',
+    // Only RayClusters: their own resource is checked, not Jobs.
+    refusal: { says: 'list rayclusters.ray.io', missing: rayPermission('list', 'rayclusters') },
+    answer: (response) => {
+      const items = (response.json() as { items: Array<{ kind: string }> }).items;
+      expect(items.every((w) => w.kind === 'raycluster')).toBe(true);
+    },
+  },
+  'GET /api/v1/workloads/job/team-a/{team-job}': {
+    route: 'GET /api/v1/workloads/{kind}/{namespace}/{name}',
+    refusal: {
+      says: 'get jobs.batch "{team-job}" in namespace team-a',
+      missing: jobsPermission('get', { namespace: teamNamespace, name: '{team-job}' }),
+    },
+    answer: (response) => {
+      const workload = response.json() as Record<string, unknown>;
+      expect(workload).toMatchObject({
+        kind: 'job',
+        apiVersion: 'batch/v1',
+        objectKind: 'Job',
+        name: teamJob,
+        namespace: teamNamespace,
+        phase: 'running',
+      });
+      expect(Array.isArray(workload.events)).toBe(true);
+    },
+  },
+  'GET /api/v1/workloads/job/{other}/{other-job}': {
+    route: 'GET /api/v1/workloads/{kind}/{namespace}/{name}',
+    refusal: {
+      says: 'get jobs.batch "{other-job}" in namespace {other}',
+      missing: jobsPermission('get', { namespace: '{other}', name: '{other-job}' }),
+    },
+    answer: (response) => {
+      expect(response.json()).toMatchObject({ kind: 'job', name: otherJob, namespace: otherNamespace });
+    },
+  },
+  'GET /api/v1/workloads/raycluster/team-a/no-such-cluster': {
+    route: 'GET /api/v1/workloads/{kind}/{namespace}/{name}',
+    // A RayCluster's route asks for rayclusters in ray.io, never for batch/jobs.
+    refusal: {
+      says: 'get rayclusters.ray.io "no-such-cluster" in namespace team-a',
+      missing: rayPermission('get', 'rayclusters', { namespace: teamNamespace, name: 'no-such-cluster' }),
+    },
+    answer: (response) => {
+      expect(response.json()).toMatchObject({ status: 404, code: 'not-found' });
+      expect((response.json() as { detail: string }).detail).toContain('no dispatched RayCluster');
+    },
+  },
+  'GET /api/v1/workloads/job/team-a/{team-job}/logs?tailLines=1': {
+    route: 'GET /api/v1/workloads/{kind}/{namespace}/{name}/logs',
+    refusal: {
+      says: 'get jobs.batch "{team-job}" in namespace team-a',
+      missing: jobsPermission('get', { namespace: teamNamespace, name: '{team-job}' }),
+    },
+    answer: (response) => {
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toBe(simulatedLastLine);
+    },
+  },
+  'GET /api/v1/pending?kind=rayjob': {
+    route: 'GET /api/v1/pending',
+    refusal: { says: 'list rayjobs.ray.io', missing: rayPermission('list', 'rayjobs') },
+    answer: (response) => {
+      const page = response.json() as { items: Array<{ kind: string }>; total: number };
+      expect(page.total).toBe(page.items.length);
+      expect(page.items.every((i) => i.kind === 'rayjob')).toBe(true);
+    },
+  },
+  'POST /api/v1/placement-preview (a workload by kind and name)': {
+    route: 'POST /api/v1/placement-preview',
+    body: () => ({ kind: 'job', namespace: teamNamespace, name: teamJob }),
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const preview = response.json() as { decision: string; clusters: Array<{ name: string }> };
+      expect(['placed', 'unschedulable']).toContain(preview.decision);
+      expect(preview.clusters.map((c) => c.name)).toEqual(expect.arrayContaining(workerNames));
+    },
+  },
+  'POST /api/v1/placement-preview (a RayCluster manifest)': {
+    route: 'POST /api/v1/placement-preview',
+    body: () => ({
+      manifest: {
+        apiVersion: 'ray.io/v1',
+        kind: 'RayCluster',
+        metadata: { namespace: teamNamespace },
+        spec: {
+          headGroupSpec: {
+            rayStartParams: {},
+            template: {
+              spec: { containers: [{ name: 'ray-head', resources: { requests: { cpu: '100m' } } }] },
+            },
+          },
+        },
+      },
+    }),
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const preview = response.json() as { decision: string; cluster: string };
+      expect(preview.decision).toBe('placed');
+      expect(workerNames).toContain(preview.cluster);
+    },
+  },
+  'GET /api/v1/watch?kinds=workloads&kind=raycluster': {
+    route: 'GET /api/v1/watch',
+    stream: true,
+    refusal: { says: 'watch rayclusters.ray.io', missing: rayPermission('watch', 'rayclusters') },
   },
   'GET /api/v1/pending': {
     route: 'GET /api/v1/pending',

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { builtInKinds } from '@jobrelay/kinds';
 import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
 
@@ -14,7 +15,21 @@ export const apiConfigSchema = z.object({
   tlsKeyFile: z.string().min(1).optional(),
   /** Plain HTTP on an address other than loopback: bearer tokens would cross the network in clear. */
   allowInsecureHttp: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
+  /** The controller's --managed-by: the value claimed for batch/v1 Jobs. */
   managedBy: z.string().min(1).default('jobrelay.dev/dispatcher'),
+  /**
+   * The controller's --kinds, --kind-managed-by and --generic-kinds-file: the API shows exactly
+   * the kinds the controller dispatches, chosen by the same code (@jobrelay/kinds).
+   */
+  kinds: z
+    .array(z.string().regex(/^[a-z0-9-]+$/, 'must be a kind name like job or raycluster'))
+    .default(builtInKinds.map((kind) => kind.name)),
+  kindManagedBy: z
+    .array(
+      z.string().regex(/^[a-z0-9-]+=\S+$/, 'must be kind=value, e.g. raycluster=kueue.x-k8s.io/multikueue'),
+    )
+    .default([]),
+  genericKindsFile: z.string().min(1).optional(),
   systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
   /** The controller's `jobrelay.dev/origin`; default: the kube-system namespace UID, as the controller derives it. */
   originId: z.string().max(63).regex(labelValue, 'must be a valid label value').optional(),
@@ -48,7 +63,19 @@ const flags = {
   'tls-cert-file': ['tlsCertFile', 'serve HTTPS with this certificate (PEM)'],
   'tls-key-file': ['tlsKeyFile', 'and this private key (PEM)'],
   'allow-insecure-http': ['allowInsecureHttp', 'allow plain HTTP on a non-loopback address (true|false)'],
-  'managed-by': ['managedBy', 'the controller’s spec.managedBy value (default jobrelay.dev/dispatcher)'],
+  'managed-by': [
+    'managedBy',
+    'the controller’s spec.managedBy value for Jobs (default jobrelay.dev/dispatcher)',
+  ],
+  kinds: [
+    'kinds',
+    `the controller’s --kinds: workload kinds to show (default ${builtInKinds.map((k) => k.name).join(',')})`,
+  ],
+  'kind-managed-by': [
+    'kindManagedBy',
+    'the controller’s --kind-managed-by: kind=value, e.g. raycluster=kueue.x-k8s.io/multikueue',
+  ],
+  'generic-kinds-file': ['genericKindsFile', 'the controller’s --generic-kinds-file (JSON or YAML)'],
   'system-namespace': ['systemNamespace', 'where kubeconfig Secrets live (default jobrelay-system)'],
   'origin-id': ['originId', 'the controller’s origin id (default: the kube-system namespace UID)'],
   'redis-url': ['redisUrl', 'the controller’s Redis (default redis://127.0.0.1:6379)'],
@@ -97,6 +124,7 @@ function isLoopback(host: string): boolean {
 export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig {
   const config = loadFlagConfig(argv, env, apiConfigSchema, {
     flags: Object.fromEntries(Object.entries(flags).map(([flag, [field]]) => [flag, field])),
+    listFields: new Set(['kinds', 'kindManagedBy']),
     booleanFields,
   });
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsKeyFile)) {

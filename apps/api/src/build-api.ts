@@ -31,6 +31,7 @@ import { registerClusterRoutes } from './routes/cluster-routes.ts';
 import { registerJobRoutes } from './routes/job-routes.ts';
 import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
+import { registerWorkloadRoutes } from './routes/workload-routes.ts';
 import { upstreamProblem } from './upstream-errors.ts';
 
 declare module 'fastify' {
@@ -233,7 +234,7 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
         title: 'jobrelay admin API',
         version: 'v1',
         description:
-          'The fleet of worker clusters, dispatched Jobs, the pending queue, placement previews and worker pod logs. Every route except /healthz, /readyz and the docs takes a Kubernetes bearer token of the management cluster and is authorized by SubjectAccessReview: the API grants exactly what the caller’s RBAC grants through kubectl.',
+          'The fleet of worker clusters, dispatched workloads of every kind (batch/v1 Jobs, KubeRay RayClusters and RayJobs, generic kinds), the pending queue, placement previews and worker pod logs. Every route except /healthz, /readyz and the docs takes a Kubernetes bearer token of the management cluster and is authorized by SubjectAccessReview: the API grants exactly what the caller’s RBAC grants through kubectl.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
@@ -248,6 +249,7 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
   registerOperationRoutes(app, deps, metrics);
   registerClusterRoutes(app, deps);
   registerJobRoutes(app, deps);
+  registerWorkloadRoutes(app, deps);
   registerQueueRoutes(app, deps);
   return app;
 }

@@ -21,7 +21,21 @@ export const clusterSchema = z
         free: z.record(z.string(), z.string()),
       })
       .nullable(),
-    jobsPlaced: z.number().int().describe('Unfinished dispatched Jobs placed on this cluster.'),
+    jobsPlaced: z
+      .number()
+      .int()
+      .describe(
+        'Unfinished dispatched workloads of every kind placed on this cluster (what maxActiveJobs counts).',
+      ),
+    placedByKind: z
+      .record(z.string(), z.number().int())
+      .describe('jobsPlaced by kind (adapter name: job, raycluster, ...); kinds with none are left out.'),
+    servedKinds: z
+      .array(z.string())
+      .nullable()
+      .describe(
+        'The dispatched kinds the worker serves, as the controller last found them; null until it did. Other kinds are not placed there.',
+      ),
     placementsPerMinute: z
       .number()
       .describe('Placements onto this cluster per minute, over the last 5 minutes.'),
@@ -39,8 +53,14 @@ export function activeCondition(wc: WorkerCluster) {
 /** A WorkerCluster as admins see it: the controller's status plus what the API counts itself. */
 export function clusterView(
   wc: WorkerCluster & { metadata: { creationTimestamp?: string | Date } },
-  counts: { jobsPlaced: number; placementsPerMinute: number },
+  counts: {
+    /** The unfinished workloads placed there, each with its kind's adapter. */
+    placed: ReadonlyArray<{ adapter: { name: string } }>;
+    placementsPerMinute: number;
+  },
 ): ClusterView {
+  const placedByKind: Record<string, number> = {};
+  for (const { adapter } of counts.placed) placedByKind[adapter.name] = (placedByKind[adapter.name] ?? 0) + 1;
   const active = activeCondition(wc);
   const capacity = wc.status?.capacity;
   const created = wc.metadata.creationTimestamp;
@@ -59,7 +79,9 @@ export function clusterView(
     capacity: capacity
       ? { nodes: capacity.nodes ?? 0, allocatable: capacity.allocatable ?? {}, free: capacity.free ?? {} }
       : null,
-    jobsPlaced: counts.jobsPlaced,
+    jobsPlaced: counts.placed.length,
+    placedByKind,
+    servedKinds: wc.status?.servedKinds ?? null,
     placementsPerMinute: counts.placementsPerMinute,
     lastHeartbeatTime: wc.status?.lastHeartbeatTime ?? null,
     createdAt: created === undefined ? null : created instanceof Date ? created.toISOString() : created,

@@ -1,7 +1,14 @@
 import { type WorkerCluster, WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
-import { type AnyJobKindAdapter, batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
+import {
+  type AnyJobKindAdapter,
+  apiVersionOf,
+  batchJobAdapter,
+  collectionPath,
+  type KindChoice,
+  type KubeObject,
+} from '@jobrelay/kinds';
 import { type InformerEvent, objectKey, ResilientInformer, withTimeout } from '@jobrelay/kube';
-import { isJobFinished, originUidLabel } from '@jobrelay/mirror';
+import { originUidLabel } from '@jobrelay/mirror';
 import {
   type ClusterVerdict,
   chooseWorkerCluster,
@@ -26,30 +33,45 @@ import { activeCondition, type ClusterView, clusterView } from './cluster-views.
 import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
 import { PlacementLog } from './placement-log.ts';
+import { WorkloadKinds } from './workload-kinds.ts';
+import { workloadKey } from './workload-views.ts';
 
 export interface FleetViewOptions {
   management: KubeConfig;
-  managedBy: string;
+  /**
+   * The kinds the controller dispatches, each with the managedBy value it claims (chosenKinds
+   * and servedKinds in workload-kinds.ts, from the controller's flags): one origin informer per
+   * kind, and workers are checked for these.
+   */
+  kinds: readonly KindChoice[];
   originId: string;
   systemNamespace: string;
   redisUrl: string;
   /** The controller's default scoring policy, for previews. */
   placementPolicy: ScoringPolicy;
   allowExecPlugins: boolean;
-  /** The kinds the controller dispatches (its --kinds): workers are checked for these. Default: every built-in kind. */
-  kinds?: readonly AnyJobKindAdapter[];
   log: Logger;
   now?: () => number;
 }
 
+/** A dispatched object and the adapter of its kind. */
+export interface DispatchedWorkload {
+  adapter: AnyJobKindAdapter;
+  object: KubeObject;
+}
+
 export type FleetChange =
-  | { kind: 'job'; type: 'added' | 'modified' | 'deleted'; job: V1Job }
+  | {
+      kind: 'workload';
+      type: 'added' | 'modified' | 'deleted';
+      adapter: AnyJobKindAdapter;
+      object: KubeObject;
+    }
   | { kind: 'cluster'; type: 'added' | 'modified' | 'deleted'; cluster: WorkerCluster };
 
 export type QueueState = 'waiting' | 'delayed' | 'active' | 'unknown';
 
-export interface PendingEntry {
-  job: V1Job;
+export interface PendingEntry extends DispatchedWorkload {
   waitingSince: string | null;
 }
 
@@ -60,15 +82,34 @@ export interface PreviewResult {
   clusters: ClusterVerdict[];
 }
 
+export type MirrorLookup =
+  | { kind: 'found'; cluster: string; connection: WorkerConnection; mirror: KubeObject }
+  | { kind: 'unplaced' | 'disconnected' | 'absent'; cluster: string | undefined; message: string };
+
+/** One dispatched kind: its adapter, the value it claims, the management cluster's objects carrying it. */
+interface ViewedKind {
+  adapter: AnyJobKindAdapter;
+  managedBy: string;
+  origins: ResilientInformer<KubeObject>;
+  /** Its objects' `namespace/name` keys, sorted; dropped when one is added or removed (not on updates). */
+  sortedKeys: readonly string[] | undefined;
+}
+
+/** The sort key of a workload in the list of every kind: by namespace, name, then kind. */
+function listKey(kind: string, objectKey: string): string {
+  return `${objectKey}/${kind}`;
+}
+
 /**
- * Everything the API reads, from caches: the dispatched Jobs and WorkerClusters of the
- * management cluster (informers), each worker's mirrors and per-node capacity (an
- * observe-only registry: it connects like the controller but never writes), and the
- * placement queue in Redis. Listing 10,000 Jobs costs no apiserver call.
+ * Everything the API reads, from caches: the dispatched workloads of every kind the controller
+ * dispatches (one origin informer per kind, like the controller) and the WorkerClusters of the
+ * management cluster, each worker's mirrors of every kind and per-node capacity (an observe-only
+ * registry: it connects like the controller but never writes), and the placement queue in
+ * Redis. Listing 10,000 workloads costs no apiserver call.
  */
 export class FleetView {
   private readonly options: FleetViewOptions;
-  private readonly origins: ResilientInformer<V1Job>;
+  private readonly viewed = new Map<string, ViewedKind>();
   private started = false;
   readonly registry: WorkerClusterRegistry;
   private readonly queue: Queue;
@@ -78,33 +119,40 @@ export class FleetView {
   private readonly version: VersionApi;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
-  /** Every dispatched Job's key, sorted; dropped when a Job is added or removed (not on updates). */
-  private sortedJobKeys: readonly string[] | undefined;
+  /** Every workload's list key (namespace/name/kind), sorted; dropped when a workload is added or removed. */
+  private sortedWorkloadKeys: readonly string[] | undefined;
   private queueStatesMemo: { at: number; states: Promise<Map<string, QueueState>> } | undefined;
   private readonly now: () => number;
-  /** The kinds workers are checked for, here and by registration's probe. */
+  /** The dispatched kinds, and how requests name them. */
+  readonly workloadKinds: WorkloadKinds;
+  /** Their adapters: workers are checked for these, here and by registration's probe. */
   readonly kinds: readonly AnyJobKindAdapter[];
 
   constructor(options: FleetViewOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
-    this.kinds = options.kinds ?? builtInKinds;
+    this.workloadKinds = new WorkloadKinds(options.kinds);
+    this.kinds = this.workloadKinds.adapters;
     const { management, log } = options;
     this.core = management.makeApiClient(CoreV1Api);
     this.custom = management.makeApiClient(CustomObjectsApi);
     this.version = management.makeApiClient(VersionApi);
-    this.origins = new ResilientInformer<V1Job>({
-      name: 'dispatched Jobs',
-      kubeConfig: management,
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      path: '/apis/batch/v1/jobs',
-      modelName: 'V1Job',
-      // No field selector exists for managedBy: everyone else's Jobs are dropped on arrival.
-      keep: (job) => job.spec?.managedBy === options.managedBy,
-      log,
-      onEvent: (event) => this.onOriginEvent(event),
-    });
+    for (const { adapter, managedBy } of options.kinds) {
+      const { resource } = adapter;
+      const origins = new ResilientInformer<KubeObject>({
+        name: `dispatched ${resource.kind}s`,
+        kubeConfig: management,
+        apiVersion: apiVersionOf(resource),
+        kind: resource.kind,
+        path: collectionPath(resource),
+        ...(resource.modelName ? { modelName: resource.modelName } : {}),
+        // No field selector exists for managedBy: everyone else's objects are dropped on arrival.
+        keep: (object) => adapter.isManagedBy(object, managedBy),
+        log,
+        onEvent: (event) => this.onOriginEvent(adapter, event),
+      });
+      this.viewed.set(adapter.name, { adapter, managedBy, origins, sortedKeys: undefined });
+    }
     this.registry = new WorkerClusterRegistry({
       management,
       systemNamespace: options.systemNamespace,
@@ -130,20 +178,26 @@ export class FleetView {
   }
 
   async start(): Promise<void> {
-    this.origins.start();
+    for (const kind of this.viewed.values()) kind.origins.start();
     // The registry's start returns once its WorkerCluster cache is synced.
-    await Promise.all([this.origins.waitForSync(), this.registry.start()]);
+    await Promise.all([
+      ...[...this.viewed.values()].map((kind) => kind.origins.waitForSync()),
+      this.registry.start(),
+    ]);
     this.started = true;
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.origins.stop(), this.registry.stop()]);
+    await Promise.all([
+      ...[...this.viewed.values()].map((kind) => kind.origins.stop()),
+      this.registry.stop(),
+    ]);
     await this.queue.close().catch(() => {});
     this.redis.disconnect();
   }
 
   get synced(): boolean {
-    return this.started && this.origins.hasSynced;
+    return this.started && [...this.viewed.values()].every((kind) => kind.origins.hasSynced);
   }
 
   /** Redis and the management apiserver answer. */
@@ -166,12 +220,11 @@ export class FleetView {
     return () => this.listeners.delete(listener);
   }
 
-  jobs(): V1Job[] {
-    return this.origins.list();
-  }
+  // --- batch/v1 Jobs, for the /api/v1/jobs routes (none when Jobs are not dispatched) ---
 
+  /** The dispatched Job, if Jobs are dispatched and it is one of them. */
   job(namespace: string, name: string): V1Job | undefined {
-    return this.origins.get(`${namespace}/${name}`);
+    return this.viewed.get(batchJobAdapter.name)?.origins.get(`${namespace}/${name}`) as V1Job | undefined;
   }
 
   /**
@@ -179,12 +232,48 @@ export class FleetView {
    * added or removed Job rather than per request; jobByKey() gives each one's current version.
    */
   jobKeys(): readonly string[] {
-    this.sortedJobKeys ??= sortKeys(this.origins.list().map((job) => objectKey(job)));
-    return this.sortedJobKeys;
+    const jobs = this.viewed.get(batchJobAdapter.name);
+    if (!jobs) return [];
+    jobs.sortedKeys ??= sortKeys(jobs.origins.list().map((job) => objectKey(job)));
+    return jobs.sortedKeys;
   }
 
   jobByKey(key: string): V1Job | undefined {
-    return this.origins.get(key);
+    return this.viewed.get(batchJobAdapter.name)?.origins.get(key) as V1Job | undefined;
+  }
+
+  // --- workloads of every dispatched kind ---
+
+  /** The dispatched object of that kind (adapter name), if any. */
+  workload(kind: string, namespace: string, name: string): KubeObject | undefined {
+    return this.viewed.get(kind)?.origins.get(`${namespace}/${name}`);
+  }
+
+  /** Every dispatched workload of these kinds (every kind without). */
+  workloads(adapters: readonly AnyJobKindAdapter[] = this.kinds): DispatchedWorkload[] {
+    return adapters.flatMap((adapter) =>
+      (this.viewed.get(adapter.name)?.origins.list() ?? []).map((object) => ({ adapter, object })),
+    );
+  }
+
+  /**
+   * Every dispatched workload's list key (`namespace/name/kind`) in pagination order, sorted
+   * once per added or removed workload; workloadByListKey() gives each one's current version.
+   */
+  workloadListKeys(): readonly string[] {
+    this.sortedWorkloadKeys ??= sortKeys(
+      [...this.viewed.values()].flatMap((kind) =>
+        kind.origins.list().map((object) => listKey(kind.adapter.name, objectKey(object))),
+      ),
+    );
+    return this.sortedWorkloadKeys;
+  }
+
+  workloadByListKey(key: string): DispatchedWorkload | undefined {
+    const [namespace = '', name = '', kind = ''] = key.split('/');
+    const viewed = this.viewed.get(kind);
+    const object = viewed?.origins.get(`${namespace}/${name}`);
+    return viewed && object ? { adapter: viewed.adapter, object } : undefined;
   }
 
   workerClusters(): readonly WorkerCluster[] {
@@ -201,16 +290,13 @@ export class FleetView {
   }
 
   /**
-   * The Job's current mirror, from the API's watch of its worker (no API call), or why there
-   * is none to show. Only a mirror carrying this origin's UID counts.
+   * The workload's current mirror, from the API's watch of its worker (no API call), or why
+   * there is none to show. Only a mirror carrying this origin's UID counts.
    */
-  mirrorOf(
-    job: V1Job,
-  ):
-    | { kind: 'found'; cluster: string; connection: WorkerConnection; mirror: V1Job }
-    | { kind: 'unplaced' | 'disconnected' | 'absent'; cluster: string | undefined; message: string } {
-    const cluster = placementOf(job)?.cluster;
-    if (!cluster) return { kind: 'unplaced', cluster, message: 'the Job is not placed on a cluster yet' };
+  mirrorOf(adapter: AnyJobKindAdapter, origin: KubeObject): MirrorLookup {
+    const cluster = placementOf(origin)?.cluster;
+    const what = adapter.resource.kind;
+    if (!cluster) return { kind: 'unplaced', cluster, message: `the ${what} is not placed on a cluster yet` };
     const connection = this.registry.get(cluster);
     if (!connection?.state.active)
       return {
@@ -218,37 +304,45 @@ export class FleetView {
         cluster,
         message: `cluster ${cluster} is not reachable from the API now`,
       };
-    const mirror = connection.mirrors(batchJobAdapter)?.get(jobKeyOf(job));
-    if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== job.metadata?.uid) {
+    const mirror = connection.mirrors(adapter.name)?.get(jobKeyOf(origin));
+    if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== origin.metadata?.uid) {
+      const served = connection.servedKinds.has(adapter.name);
       return {
         kind: 'absent',
         cluster,
-        message: `no mirror on ${cluster} (not created yet, or removed after the Job finished)`,
+        message: served
+          ? `no mirror on ${cluster} (not created yet, or removed after the ${what} finished)`
+          : `${cluster} does not serve ${apiVersionOf(adapter.resource)} ${what}: no mirror there`,
       };
     }
     return { kind: 'found', cluster, connection, mirror };
   }
 
-  /** Unfinished dispatched Jobs placed on each cluster. */
-  jobsByCluster(): Map<string, V1Job[]> {
-    const byCluster = new Map<string, V1Job[]>();
-    for (const job of this.origins.list()) {
-      if (isJobFinished(job)) continue;
-      const cluster = placementOf(job)?.cluster;
+  /** Whether the API sees the workload's mirror on its cluster (its phase is running rather than placed). */
+  mirrorSeen(adapter: AnyJobKindAdapter, origin: KubeObject): boolean {
+    return this.mirrorOf(adapter, origin).kind === 'found';
+  }
+
+  /** Unfinished dispatched workloads of every kind placed on each cluster. */
+  workloadsByCluster(): Map<string, DispatchedWorkload[]> {
+    const byCluster = new Map<string, DispatchedWorkload[]>();
+    for (const entry of this.workloads()) {
+      if (entry.adapter.isFinished(entry.object)) continue;
+      const cluster = placementOf(entry.object)?.cluster;
       if (!cluster) continue;
       const list = byCluster.get(cluster);
-      if (list) list.push(job);
-      else byCluster.set(cluster, [job]);
+      if (list) list.push(entry);
+      else byCluster.set(cluster, [entry]);
     }
     return byCluster;
   }
 
   clusterViews(): ClusterView[] {
-    const byCluster = this.jobsByCluster();
+    const byCluster = this.workloadsByCluster();
     const rates = this.placements.rate(this.now());
     return this.registry.workerClusters().map((wc) =>
       clusterView(wc, {
-        jobsPlaced: byCluster.get(wc.metadata.name)?.length ?? 0,
+        placed: byCluster.get(wc.metadata.name) ?? [],
         placementsPerMinute: rates.get(wc.metadata.name) ?? 0,
       }),
     );
@@ -256,7 +350,7 @@ export class FleetView {
 
   clusterViewOf(wc: WorkerCluster): ClusterView {
     return clusterView(wc, {
-      jobsPlaced: this.jobsByCluster().get(wc.metadata.name)?.length ?? 0,
+      placed: this.workloadsByCluster().get(wc.metadata.name) ?? [],
       placementsPerMinute: this.placements.rate(this.now()).get(wc.metadata.name) ?? 0,
     });
   }
@@ -265,22 +359,25 @@ export class FleetView {
     return this.placements.perMinute(this.now());
   }
 
-  /** Dispatched Jobs waiting for a cluster, in the order they started waiting (then by name). */
-  pending(): PendingEntry[] {
-    return this.origins
-      .list()
+  /**
+   * Dispatched workloads of these kinds (every kind without) waiting for a cluster, in the
+   * order they started waiting (then by kind, namespace and name): the placement queue is one
+   * queue for every kind.
+   */
+  pending(adapters: readonly AnyJobKindAdapter[] = this.kinds): PendingEntry[] {
+    return this.workloads(adapters)
       .filter(
-        (job) =>
-          !isJobFinished(job) &&
-          job.spec?.suspend !== true &&
-          !job.metadata?.deletionTimestamp &&
-          !placementOf(job)?.cluster,
+        ({ adapter, object }) =>
+          !adapter.isFinished(object) &&
+          !adapter.isSuspended(object) &&
+          !object.metadata?.deletionTimestamp &&
+          !placementOf(object)?.cluster,
       )
-      .map((job) => ({ job, waitingSince: waitingSince(job) }))
+      .map((entry) => ({ ...entry, waitingSince: waitingSince(entry.object) }))
       .sort(
         (a, b) =>
           (a.waitingSince ?? '').localeCompare(b.waitingSince ?? '') ||
-          jobKeyOf(a.job).localeCompare(jobKeyOf(b.job)),
+          workloadKey(a.adapter, a.object).localeCompare(workloadKey(b.adapter, b.object)),
       );
   }
 
@@ -311,38 +408,38 @@ export class FleetView {
   }
 
   /**
-   * Where the controller would place this Job now, and every cluster's verdict: the same
-   * inputs (placementRequestFor, clusterLoad, clusterCandidates) and the same chooser.
-   * Clusters count as Active as the controller reports them (their Active condition).
+   * Where the controller would place this workload now, and every cluster's verdict: the same
+   * inputs (placementRequestFor with the kind's adapter, clusterLoad over every kind,
+   * clusterCandidates with the kinds each cluster serves) and the same chooser. Clusters count
+   * as Active as the controller reports them (their Active condition). Throws when the adapter
+   * cannot read the object (a manifest it does not understand): the route says so.
    */
-  preview(job: V1Job): PreviewResult {
-    const request = placementRequestFor(job, placementOf(job), this.options.placementPolicy, batchJobAdapter);
+  preview(adapter: AnyJobKindAdapter, object: KubeObject): PreviewResult {
+    const request = placementRequestFor(object, placementOf(object), this.options.placementPolicy, adapter);
     if (request.kind === 'invalid') {
       return { decision: 'unschedulable', cluster: null, message: request.message, clusters: [] };
     }
     const views = new Map(this.registry.clusters().map((view) => [view.name, view]));
     const inputs: PlacementClusterInput[] = this.registry.workerClusters().map((wc) => {
       const condition = activeCondition(wc);
-      const capacity = views.get(wc.metadata.name)?.capacity;
+      const view = views.get(wc.metadata.name);
+      // The kinds the controller found served there (its status), else what the API found.
+      const servedKinds = wc.status?.servedKinds ?? view?.servedKinds;
       return {
         name: wc.metadata.name,
         labels: wc.metadata.labels ?? {},
         spec: wc.spec,
         state: { active: condition?.status === 'True', reason: condition?.reason ?? 'Unknown' },
-        capacity,
+        ...(servedKinds ? { servedKinds } : {}),
+        capacity: view?.capacity,
       };
     });
     const capacities = new Map([...views.values()].map((view) => [view.name, view.capacity]));
-    // Another Job's own placement does not count against itself.
-    const others = this.origins.list().filter((other) => other.metadata?.uid !== job.metadata?.uid);
-    const candidates = clusterCandidates(
-      inputs,
-      clusterLoad(
-        others.map((workload) => ({ workload, facts: batchJobAdapter })),
-        capacities,
-        new Map(),
-      ),
-    );
+    // Another workload's own placement does not count against itself.
+    const others = this.workloads()
+      .filter((other) => other.object.metadata?.uid !== object.metadata?.uid)
+      .map(({ adapter: facts, object: workload }) => ({ workload, facts }));
+    const candidates = clusterCandidates(inputs, clusterLoad(others, capacities, new Map()));
     const decision = chooseWorkerCluster(candidates, request.request);
     return {
       decision: decision.kind,
@@ -356,19 +453,24 @@ export class FleetView {
     return (await this.version.getCode()).gitVersion;
   }
 
-  private onOriginEvent(event: InformerEvent<V1Job>): void {
-    const job = event.object;
+  private onOriginEvent(adapter: AnyJobKindAdapter, event: InformerEvent<KubeObject>): void {
+    const object = event.object;
     // The informer's cache already holds the change: a new or removed key re-sorts on next use.
-    if (event.type === 'delete' || !event.previous) this.sortedJobKeys = undefined;
+    if (event.type === 'delete' || !event.previous) {
+      const viewed = this.viewed.get(adapter.name);
+      if (viewed) viewed.sortedKeys = undefined;
+      this.sortedWorkloadKeys = undefined;
+    }
     if (event.type === 'upsert') {
-      const record = placementOf(job);
-      if (record?.cluster && job.metadata?.uid)
-        this.placements.add(job.metadata.uid, record.attempt, record.cluster, record.placedAt, this.now());
+      const record = placementOf(object);
+      if (record?.cluster && object.metadata?.uid)
+        this.placements.add(object.metadata.uid, record.attempt, record.cluster, record.placedAt, this.now());
     }
     this.emit({
-      kind: 'job',
+      kind: 'workload',
       type: event.type === 'delete' ? 'deleted' : event.previous ? 'modified' : 'added',
-      job,
+      adapter,
+      object,
     });
   }
 

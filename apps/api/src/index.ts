@@ -4,3 +4,5 @@ export { ApiMetrics } from './api-metrics.ts';
 export { type ApiApp, type ApiDependencies, buildApi } from './build-api.ts';
 export { FleetView, type FleetViewOptions } from './fleet-view.ts';
 export { apiLogRedaction } from './log-redaction.ts';
+export { chosenKinds, describeKind, servedKinds, WorkloadKinds } from './workload-kinds.ts';
+export { type WorkloadPhase, workloadPhase, workloadPhases } from './workload-views.ts';

@@ -4,7 +4,7 @@ import {
   type PlacementRecord,
   parsePlacementRecord,
 } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Job, V1ObjectMeta } from '@kubernetes/client-node';
 import { z } from 'zod';
 
 export const jobPhases = ['pending', 'running', 'succeeded', 'failed', 'suspended'] as const;
@@ -38,13 +38,18 @@ function timestamp(value: Date | string | undefined): string | null {
   return value instanceof Date ? value.toISOString() : value;
 }
 
+/** Any dispatched object, of any kind: placement records and waiting live in its metadata. */
+export interface Dispatched {
+  metadata?: V1ObjectMeta;
+}
+
 /** The placement record, parsed once per object version (informers replace objects on change). */
-const records = new WeakMap<V1Job, PlacementRecord | undefined>();
-export function placementOf(job: V1Job): PlacementRecord | undefined {
-  if (records.has(job)) return records.get(job);
-  const parsed = parsePlacementRecord(job.metadata?.annotations?.[placementAnnotation]);
+const records = new WeakMap<Dispatched, PlacementRecord | undefined>();
+export function placementOf(object: Dispatched): PlacementRecord | undefined {
+  if (records.has(object)) return records.get(object);
+  const parsed = parsePlacementRecord(object.metadata?.annotations?.[placementAnnotation]);
   const record = parsed.kind === 'ok' ? parsed.record : undefined;
-  records.set(job, record);
+  records.set(object, record);
   return record;
 }
 
@@ -66,10 +71,10 @@ export function jobPhase(job: V1Job): JobPhase {
 }
 
 /** While unplaced: when the current attempt started waiting for a cluster (as the controller counts it). */
-export function waitingSince(job: V1Job): string | null {
-  const record = placementOf(job);
+export function waitingSince(object: Dispatched): string | null {
+  const record = placementOf(object);
   if (record?.cluster) return null;
-  return attemptWaitingSince(job, record)?.toISOString() ?? null;
+  return attemptWaitingSince(object, record)?.toISOString() ?? null;
 }
 
 const summaries = new WeakMap<V1Job, JobSummary>();
@@ -105,6 +110,6 @@ export function jobSummary(job: V1Job): JobSummary {
   return summary;
 }
 
-export function jobKeyOf(job: V1Job): string {
-  return `${job.metadata?.namespace}/${job.metadata?.name}`;
+export function jobKeyOf(object: Dispatched): string {
+  return `${object.metadata?.namespace}/${object.metadata?.name}`;
 }

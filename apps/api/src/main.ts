@@ -11,6 +11,7 @@ import { ApiMetrics } from './api-metrics.ts';
 import { buildApi } from './build-api.ts';
 import { FleetView } from './fleet-view.ts';
 import { apiLogRedaction } from './log-redaction.ts';
+import { chosenKinds, servedKinds } from './workload-kinds.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -18,14 +19,19 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadApiConfig(process.argv.slice(2), process.env);
+  // The controller's kind flags, read by the same code: a bad one is a usage error before anything connects.
+  const choices = chosenKinds(config);
   const log = pino({ name: 'jobrelay-api', level: config.logLevel, redact: apiLogRedaction });
   const management = new KubeConfig();
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
   else management.loadFromDefault();
   const originId = config.originId ?? (await defaultOriginId(management));
+  // Exactly the kinds the controller dispatches here: those the management cluster serves, and
+  // not those Kueue's MultiKueue claims.
+  const kinds = await servedKinds(choices, management, log);
   const fleet = new FleetView({
     management,
-    managedBy: config.managedBy,
+    kinds,
     originId,
     systemNamespace: config.systemNamespace,
     redisUrl: config.redisUrl,
@@ -49,7 +55,15 @@ async function main(): Promise<void> {
   const separator = config.address.lastIndexOf(':');
   const host = config.address.slice(0, separator).replace(/^\[|\]$/g, '');
   const url = await app.listen({ host, port: Number(config.address.slice(separator + 1)) });
-  log.info({ url, originId, tls: Boolean(tls) }, 'serving the jobrelay API');
+  log.info(
+    {
+      url,
+      originId,
+      tls: Boolean(tls),
+      kinds: Object.fromEntries(kinds.map((k) => [k.adapter.name, k.managedBy])),
+    },
+    'serving the jobrelay API',
+  );
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -55,6 +55,10 @@ describe('loadApiConfig', () => {
       '--rate-limit-per-minute',
       '--body-limit-bytes',
       '--request-timeout-seconds',
+      '--managed-by',
+      '--kinds',
+      '--kind-managed-by',
+      '--generic-kinds-file',
     ])
       expect(apiUsage).toContain(flag);
   });

@@ -48,6 +48,8 @@ function expand(groups: string[], resources: string[], verbs: string[]): string[
 const read = ['get', 'list', 'watch'];
 const all = [...read, 'create', 'update', 'patch', 'delete'];
 const events = expand(['', 'events.k8s.io'], ['events'], read);
+/** KubeRay's kinds, read-only: the API shows them, never writes them. */
+const rayKinds = expand(['ray.io'], ['rayclusters', 'rayjobs'], read);
 
 function role(kind: 'ClusterRole' | 'Role', name: string): V1ClusterRole | V1Role {
   const found = apiManifests().find((o) => o.kind === kind && o.metadata?.name === name);
@@ -62,6 +64,7 @@ describe('deploy/api', () => {
         ...expand(['jobrelay.dev'], ['workerclusters'], all),
         ...expand(['jobrelay.dev'], ['workerclusters/cordon', 'workerclusters/drain'], ['update']),
         ...expand(['batch'], ['jobs'], read),
+        ...rayKinds,
         '|pods/log|get',
         ...events,
         '/metrics|get',
@@ -80,6 +83,7 @@ describe('deploy/api', () => {
       [
         ...expand(['jobrelay.dev'], ['workerclusters'], read),
         ...expand(['batch'], ['jobs'], read),
+        ...rayKinds,
         '|pods/log|get',
         ...events,
         '/metrics|get',
@@ -87,13 +91,15 @@ describe('deploy/api', () => {
     );
   });
 
-  it('grants the API process reviews, WorkerClusters and reads, and Secrets only in jobrelay-system', () => {
+  it('grants the API process reviews, WorkerClusters and reads of every built-in kind, and Secrets only in jobrelay-system', () => {
     expect(grants(role('ClusterRole', 'jobrelay-api').rules)).toEqual(
       [
         'authentication.k8s.io|tokenreviews|create',
         'authorization.k8s.io|subjectaccessreviews|create',
         ...expand(['jobrelay.dev'], ['workerclusters'], all),
         ...expand(['batch'], ['jobs'], read),
+        ...rayKinds,
+        'kueue.x-k8s.io|admissionchecks|list',
         ...events,
         '|namespaces|get',
       ].sort(),

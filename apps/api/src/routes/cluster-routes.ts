@@ -93,8 +93,16 @@ const drainSchema = z
   .object({
     cluster: z.string(),
     draining: z.boolean(),
-    remaining: z.number().int().describe('Unfinished Jobs still placed on the cluster.'),
-    jobs: z.array(z.object({ namespace: z.string(), name: z.string() })),
+    remaining: z.number().int().describe('Unfinished workloads of every kind still placed on the cluster.'),
+    jobs: z
+      .array(
+        z.object({
+          namespace: z.string(),
+          name: z.string(),
+          kind: z.string().describe('The kind’s name in this API: job, raycluster, rayjob, ...'),
+        }),
+      )
+      .describe('The workloads still there (every kind, despite the name).'),
   })
   .meta({ id: 'Drain' });
 
@@ -115,9 +123,15 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
   };
   const drainView = (name: string) => {
     const wc = fleet.workerCluster(name);
-    const jobs = (fleet.jobsByCluster().get(name) ?? [])
-      .map((job) => ({ namespace: job.metadata!.namespace!, name: job.metadata!.name! }))
-      .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+    const jobs = (fleet.workloadsByCluster().get(name) ?? [])
+      .map(({ adapter, object }) => ({
+        namespace: object.metadata!.namespace!,
+        name: object.metadata!.name!,
+        kind: adapter.name,
+      }))
+      .sort((a, b) =>
+        `${a.namespace}/${a.name}/${a.kind}`.localeCompare(`${b.namespace}/${b.name}/${b.kind}`),
+      );
     return { cluster: name, draining: wc?.spec.drain === true, remaining: jobs.length, jobs };
   };
   const patchSpec = async (name: string, body: Record<string, unknown>): Promise<WorkerCluster> =>
@@ -346,7 +360,8 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     {
       schema: {
         tags: ['clusters'],
-        summary: "Drain: no new Jobs, and this cluster's unfinished Jobs are placed elsewhere",
+        summary:
+          "Drain: no new workloads, and this cluster's unfinished workloads (every kind) are placed elsewhere",
         params: nameParams,
         response: { 200: drainSchema, ...errors },
       },
@@ -364,7 +379,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     {
       schema: {
         tags: ['clusters'],
-        summary: 'How a drain goes: the Jobs still on the cluster',
+        summary: 'How a drain goes: the workloads (every kind) still on the cluster',
         params: nameParams,
         response: { 200: drainSchema, ...errors },
       },
@@ -383,7 +398,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
         tags: ['clusters'],
         summary: 'Deregister: delete the WorkerCluster and its kubeconfig Secret',
         description:
-          'Refused (409 cluster-has-jobs) while unfinished Jobs are placed on the cluster: drain it first, or pass force=true (its Jobs are then placed elsewhere, as after a lost worker).',
+          'Refused (409 cluster-has-jobs) while unfinished workloads (of any kind) are placed on the cluster: drain it first, or pass force=true (they are then placed elsewhere, as after a lost worker).',
         params: nameParams,
         querystring: z.object({ force: z.enum(['true', 'false']).optional() }),
         response: { 200: z.object({ deleted: z.string(), secretDeleted: z.boolean() }), ...errors },
@@ -406,11 +421,11 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
       if (remaining > 0 && request.query.force !== 'true') {
         const some = jobs
           .slice(0, 5)
-          .map((j) => `${j.namespace}/${j.name}`)
+          .map((j) => `${j.kind} ${j.namespace}/${j.name}`)
           .join(', ');
         throw new ApiProblem(
           'cluster-has-jobs',
-          `${remaining} unfinished Job(s) are placed on ${name} (${some}${remaining > 5 ? ', ...' : ''}): drain it first (POST /api/v1/clusters/${name}/drain, then wait until GET .../drain shows 0), or deregister with force=true`,
+          `${remaining} unfinished workload(s) are placed on ${name} (${some}${remaining > 5 ? ', ...' : ''}): drain it first (POST /api/v1/clusters/${name}/drain, then wait until GET .../drain shows 0), or deregister with force=true`,
         );
       }
       try {

@@ -1,4 +1,5 @@
 import { workerClusterGroup, workerClusterPlural } from '@jobrelay/clusters';
+import { type AnyJobKindAdapter, batchJobAdapter } from '@jobrelay/kinds';
 import type { FastifyRequest } from 'fastify';
 import type { Permission } from '../access-review.ts';
 
@@ -13,15 +14,38 @@ export function onClusters(verb: string, name?: string, subresource?: string): P
   };
 }
 
-/** On batch/v1 Jobs in one namespace, or in all when none is given. */
-export function onJobs(verb: string, namespace?: string, name?: string): Permission {
+/**
+ * On objects of one dispatched kind, as its adapter names its API (group and plural): get or
+ * list on rayclusters in ray.io for a RayCluster, never batch/jobs for another kind. In one
+ * namespace, or in all when none is given.
+ */
+export function onKind(
+  adapter: Pick<AnyJobKindAdapter, 'resource'>,
+  verb: string,
+  namespace?: string,
+  name?: string,
+): Permission {
   return {
     verb,
-    group: 'batch',
-    resource: 'jobs',
+    group: adapter.resource.group,
+    resource: adapter.resource.plural,
     ...(namespace ? { namespace } : {}),
     ...(name ? { name } : {}),
   };
+}
+
+/** The same right on each of these kinds, in their order (the first refused is reported). */
+export function onKinds(
+  adapters: ReadonlyArray<Pick<AnyJobKindAdapter, 'resource'>>,
+  verb: string,
+  namespace?: string,
+): Permission[] {
+  return adapters.map((adapter) => onKind(adapter, verb, namespace));
+}
+
+/** On batch/v1 Jobs (the /api/v1/jobs routes) in one namespace, or in all when none is given. */
+export function onJobs(verb: string, namespace?: string, name?: string): Permission {
+  return onKind(batchJobAdapter, verb, namespace, name);
 }
 
 export function onSecrets(verb: string, namespace: string, name?: string): Permission {

@@ -1,17 +1,24 @@
+import { type AnyJobKindAdapter, apiVersionOf, batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { z } from 'zod';
+import type { Permission } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
-import type { FleetChange } from '../fleet-view.ts';
+import type { FleetChange, FleetView, PreviewResult } from '../fleet-view.ts';
 import { jobSummary } from '../job-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
+import { workloadSummary } from '../workload-views.ts';
 import { jobName, namespaceName } from './job-routes.ts';
-import { onClusters, onJobs, rawQuery } from './permissions.ts';
+import { onClusters, onJobs, onKind, onKinds, rawQuery } from './permissions.ts';
+import { kindList, kindName, workloadName } from './workload-routes.ts';
 
 const errors = { '4xx': problemSchema, '5xx': problemSchema };
 
 const pendingItemSchema = z
   .object({
-    position: z.number().int().describe('1 is placed next (among the Jobs you may list).'),
+    position: z.number().int().describe('1 is placed next (among the workloads listed).'),
+    kind: z.string().describe('The kind’s name in this API: job, raycluster, rayjob, ...'),
+    apiVersion: z.string(),
+    objectKind: z.string(),
     namespace: z.string(),
     name: z.string(),
     uid: z.string(),
@@ -22,7 +29,7 @@ const pendingItemSchema = z
       .describe('Why it waits, e.g. "0/3 clusters available: 1 cordoned, 2 insufficient cpu ...".'),
     queueState: z.enum(['waiting', 'delayed', 'active', 'unknown']).describe('Its placement task in Redis.'),
   })
-  .meta({ id: 'PendingJob' });
+  .meta({ id: 'PendingWorkload' });
 
 const verdictSchema = z.object({
   name: z.string(),
@@ -83,10 +90,54 @@ const previewJob = z
   })
   .passthrough();
 
+/** Any dispatched kind's manifest: its apiVersion and kind pick the adapter that reads the rest. */
+const previewManifest = z
+  .object({
+    apiVersion: z.string().min(1).max(253).describe('e.g. ray.io/v1'),
+    kind: z.string().min(1).max(63).describe('e.g. RayCluster'),
+    metadata: z
+      .object({
+        name: workloadName.optional(),
+        namespace: namespaceName.default('default'),
+        annotations: z.record(z.string().max(317), z.string().max(262_144)).optional(),
+        labels: z.record(z.string().max(317), z.string().max(63)).optional(),
+      })
+      .default({ namespace: 'default' }),
+    spec: z.record(z.string(), z.unknown()),
+  })
+  .passthrough();
+
 const previewBody = z.union([
-  z.object({ namespace: namespaceName, name: jobName }).strict(),
-  z.object({ job: previewJob }).strict(),
+  z.object({ namespace: namespaceName, name: jobName }).strict().describe('A dispatched Job, by name.'),
+  z
+    .object({ kind: kindName, namespace: namespaceName, name: workloadName })
+    .strict()
+    .describe('A dispatched workload of any kind, by its kind’s name (see /api/v1/kinds) and its own.'),
+  z.object({ job: previewJob }).strict().describe('A Job manifest.'),
+  z
+    .object({ manifest: previewManifest })
+    .strict()
+    .describe(
+      'A manifest of any dispatched kind (apiVersion and kind required); another kind is 422 unsupported-kind.',
+    ),
 ]);
+
+const watchStreams = ['jobs', 'workloads', 'clusters'] as const;
+
+/** Where the preview of an object its adapter cannot read stops: a 400 naming the spec. */
+function previewOrRefuse(
+  fleet: FleetView,
+  adapter: AnyJobKindAdapter,
+  object: KubeObject,
+  field: string,
+): PreviewResult {
+  try {
+    return fleet.preview(adapter, object);
+  } catch (err) {
+    const message = `not a ${adapter.resource.kind} spec placement can read: ${(err as Error).message}`;
+    throw new ApiProblem('validation-failed', `${field}: ${message}`, { errors: [{ path: field, message }] });
+  }
+}
 
 export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
   const { fleet } = deps;
@@ -96,8 +147,13 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
     {
       schema: {
         tags: ['queue'],
-        summary: 'Jobs waiting for a cluster, in order, with how long and why',
-        querystring: pageQuerySchema.extend({ namespace: namespaceName.optional() }),
+        summary: 'Workloads of every kind waiting for a cluster, in queue order, with how long and why',
+        description:
+          'The placement queue is one queue for every kind. Needs list on every kind listed (its group and plural), in `namespace` if given: narrow with `kind`.',
+        querystring: pageQuerySchema.extend({
+          namespace: namespaceName.optional(),
+          kind: kindList.optional().describe('Only these kinds (comma-separated names, see /api/v1/kinds).'),
+        }),
         response: {
           200: z.object({
             items: z.array(pendingItemSchema),
@@ -107,20 +163,31 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
           ...errors,
         },
       },
-      config: { permissions: (request) => [onJobs('list', rawQuery(request, 'namespace'))] },
+      config: {
+        permissions: (request) =>
+          onKinds(
+            fleet.workloadKinds.select(rawQuery(request, 'kind')).adapters,
+            'list',
+            rawQuery(request, 'namespace'),
+          ),
+      },
     },
     async (request) => {
-      const { namespace, limit } = request.query;
+      const { namespace, kind, limit } = request.query;
+      const adapters = fleet.workloadKinds.selectOrRefuse(kind, 'querystring.kind');
       const now = Date.now();
       const states = await fleet.queueStates().catch(() => new Map<string, 'unknown'>());
       const items = fleet
-        .pending()
-        .filter((entry) => !namespace || entry.job.metadata?.namespace === namespace)
+        .pending(adapters)
+        .filter((entry) => !namespace || entry.object.metadata?.namespace === namespace)
         .map((entry, index) => {
-          const summary = jobSummary(entry.job);
+          const summary = workloadSummary(entry.adapter, entry.object, false);
           const since = entry.waitingSince;
           return {
             position: index + 1,
+            kind: summary.kind,
+            apiVersion: summary.apiVersion,
+            objectKind: summary.objectKind,
             namespace: summary.namespace,
             name: summary.name,
             uid: summary.uid,
@@ -135,7 +202,7 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
         items,
         (item) => String(item.position).padStart(10, '0'),
         { limit, continue: request.query.continue },
-        { namespace },
+        { namespace, kind },
       );
       return { ...page, total: items.length };
     },
@@ -146,7 +213,10 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
     {
       schema: {
         tags: ['queue'],
-        summary: 'Where a Job would be placed now, and each cluster’s verdict; nothing is created',
+        summary:
+          'Where a workload of any kind would be placed now, and each cluster’s verdict; nothing is created',
+        description:
+          'By name (a Job, or any kind with `kind`) or by manifest (`job`: a Job; `manifest`: any dispatched kind, picked by its apiVersion and kind). Needs list workerclusters, and by name get on that kind.',
         body: previewBody,
         response: {
           200: z.object({
@@ -160,27 +230,42 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
       },
       config: {
         permissions: (request) => {
-          const body = request.body as { namespace?: unknown; name?: unknown } | undefined;
+          const body = request.body as { kind?: unknown; namespace?: unknown; name?: unknown } | undefined;
           const byName = typeof body?.namespace === 'string' && typeof body.name === 'string';
-          return [
-            onClusters('list'),
-            ...(byName ? [onJobs('get', body.namespace as string, body.name as string)] : []),
-          ];
+          if (!byName) return [onClusters('list')];
+          const namespace = body.namespace as string;
+          const name = body.name as string;
+          if (body.kind === undefined) return [onClusters('list'), onJobs('get', namespace, name)];
+          const adapter = typeof body.kind === 'string' ? fleet.workloadKinds.named(body.kind) : undefined;
+          return [onClusters('list'), ...(adapter ? [onKind(adapter, 'get', namespace, name)] : [])];
         },
       },
     },
     async (request) => {
       const body = request.body;
       if ('job' in body) {
-        const job = {
-          ...body.job,
-          metadata: { uid: 'preview', ...body.job.metadata },
-        } as unknown as Parameters<typeof fleet.preview>[0];
-        return fleet.preview(job);
+        const job = { ...body.job, metadata: { uid: 'preview', ...body.job.metadata } } as KubeObject;
+        return previewOrRefuse(fleet, batchJobAdapter, job, 'body.job.spec');
+      }
+      if ('manifest' in body) {
+        const { apiVersion, kind, metadata } = body.manifest;
+        const adapter = fleet.workloadKinds.ofManifestOrRefuse(apiVersion, kind);
+        const object = { ...body.manifest, metadata: { uid: 'preview', ...metadata } } as KubeObject;
+        return previewOrRefuse(fleet, adapter, object, 'body.manifest.spec');
+      }
+      if ('kind' in body) {
+        const adapter = fleet.workloadKinds.namedOrNotFound(body.kind);
+        const object = fleet.workload(adapter.name, body.namespace, body.name);
+        if (!object)
+          throw new ApiProblem(
+            'not-found',
+            `no dispatched ${adapter.resource.kind} ${body.namespace}/${body.name}`,
+          );
+        return previewOrRefuse(fleet, adapter, object, 'body');
       }
       const job = fleet.job(body.namespace, body.name);
       if (!job) throw new ApiProblem('not-found', `no dispatched Job ${body.namespace}/${body.name}`);
-      return fleet.preview(job);
+      return previewOrRefuse(fleet, batchJobAdapter, job, 'body');
     },
   );
 
@@ -200,7 +285,12 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
             active: z.number().int(),
             failed: z.number().int(),
             prioritized: z.number().int(),
-            pending: z.number().int().describe('Dispatched Jobs waiting for a cluster, as the Jobs say.'),
+            pending: z
+              .number()
+              .int()
+              .describe(
+                'Dispatched workloads of every kind waiting for a cluster, as their placement records say.',
+              ),
             placementsPerCluster: z.array(
               z.object({
                 cluster: z.string(),
@@ -247,31 +337,56 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
     {
       schema: {
         tags: ['queue'],
-        summary: 'Server-sent events: Job and cluster changes as they happen',
+        summary: 'Server-sent events: workload (every kind), Job and cluster changes as they happen',
         description:
-          'text/event-stream. Events `job` (data: {type, object: JobSummary}) and `cluster` (data: {type, object: Cluster}), type added|modified|deleted; a comment every 15 s keeps proxies from closing the stream. List first, then watch.',
+          'text/event-stream. Events `workload` (data: {type, kind, object: WorkloadSummary}) for every dispatched kind, `job` (data: {type, object: JobSummary}) for batch/v1 Jobs in the Job routes’ shape, and `cluster` (data: {type, object: Cluster}); type added|modified|deleted. `kinds` picks the streams (default all three: jobs,workloads,clusters) and `kind` the workload kinds (comma-separated names; default every one). Needs watch on each kind streamed (its group and plural; in `namespace` if given) and on workerclusters for clusters. A comment every 15 s keeps proxies from closing the stream. List first, then watch.',
         querystring: z.object({
           namespace: namespaceName.optional(),
           kinds: z
             .string()
-            .regex(/^(jobs|clusters)(,(jobs|clusters))?$/, 'must be jobs, clusters, or jobs,clusters')
-            .default('jobs,clusters'),
+            .max(64)
+            .regex(
+              /^(jobs|workloads|clusters)(,(jobs|workloads|clusters))*$/,
+              'must be jobs, workloads, clusters, or several of them separated by commas',
+            )
+            .default('jobs,workloads,clusters'),
+          kind: kindList
+            .optional()
+            .describe('Workload events of these kinds only (comma-separated names, see /api/v1/kinds).'),
         }),
         response: { 200: z.string(), ...errors },
       },
       config: {
         permissions: (request) => {
-          const kinds = (rawQuery(request, 'kinds') ?? 'jobs,clusters').split(',');
-          return [
-            ...(kinds.includes('jobs') ? [onJobs('watch', rawQuery(request, 'namespace'))] : []),
-            ...(kinds.includes('clusters') ? [onClusters('watch')] : []),
-          ];
+          const streams = (rawQuery(request, 'kinds') ?? watchStreams.join(',')).split(',');
+          const namespace = rawQuery(request, 'namespace');
+          const permissions: Permission[] = [];
+          const add = (permission: Permission) => {
+            const key = JSON.stringify(permission);
+            if (!permissions.some((p) => JSON.stringify(p) === key)) permissions.push(permission);
+          };
+          // Jobs before the other kinds, and every kind before clusters: the first refused is reported.
+          if (streams.includes('jobs')) add(onJobs('watch', namespace));
+          if (streams.includes('workloads'))
+            for (const permission of onKinds(
+              fleet.workloadKinds.select(rawQuery(request, 'kind')).adapters,
+              'watch',
+              namespace,
+            ))
+              add(permission);
+          if (streams.includes('clusters')) add(onClusters('watch'));
+          return permissions;
         },
       },
     },
     async (request, reply) => {
       const { namespace } = request.query;
-      const kinds = new Set(request.query.kinds.split(','));
+      const streams = new Set(request.query.kinds.split(','));
+      const workloadKinds = new Set(
+        fleet.workloadKinds
+          .selectOrRefuse(request.query.kind, 'querystring.kind')
+          .map((adapter) => adapter.name),
+      );
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -284,10 +399,24 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
       const send = (event: string, data: unknown) =>
         res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       const unsubscribe = fleet.subscribe((change: FleetChange) => {
-        if (change.kind === 'job' && kinds.has('jobs')) {
-          if (namespace && change.job.metadata?.namespace !== namespace) return;
-          send('job', { type: change.type, object: jobSummary(change.job) });
-        } else if (change.kind === 'cluster' && kinds.has('clusters')) {
+        if (change.kind === 'workload') {
+          const { adapter, object } = change;
+          if (namespace && object.metadata?.namespace !== namespace) return;
+          if (streams.has('jobs') && adapter.name === batchJobAdapter.name)
+            send('job', {
+              type: change.type,
+              object: jobSummary(object as Parameters<typeof jobSummary>[0]),
+            });
+          if (streams.has('workloads') && workloadKinds.has(adapter.name)) {
+            const seen = change.type !== 'deleted' && fleet.mirrorSeen(adapter, object);
+            send('workload', {
+              type: change.type,
+              kind: adapter.name,
+              apiVersion: apiVersionOf(adapter.resource),
+              object: workloadSummary(adapter, object, seen),
+            });
+          }
+        } else if (change.kind === 'cluster' && streams.has('clusters')) {
           send('cluster', { type: change.type, object: fleet.clusterViewOf(change.cluster) });
         }
       });

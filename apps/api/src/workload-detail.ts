@@ -1,0 +1,84 @@
+// The parts of a dispatched workload's detail every kind shares (Jobs on /api/v1/namespaces/...
+// and every kind on /api/v1/workloads/...): its Events and placement history, its mirror as the
+// API's watch of the worker sees it, why it waits.
+import type { AnyJobKindAdapter, KubeObject } from '@jobrelay/kinds';
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { z } from 'zod';
+import type { MirrorLookup } from './fleet-view.ts';
+
+/** Events of a workload that tell its placement story, oldest first. */
+export const placementReasons: ReadonlySet<string> = new Set([
+  'Placed',
+  'FailedPlacement',
+  'PlacementTimeout',
+  'Replacing',
+  'MirrorCreated',
+  'MirrorAdopted',
+  'NameCollision',
+  'NamespaceMissing',
+  'FinishedWithoutMirror',
+  'PlacementUnreadable',
+]);
+
+export const eventSchema = z.object({
+  type: z.string(),
+  reason: z.string(),
+  message: z.string(),
+  at: z.string().nullable(),
+  count: z.number().int(),
+  source: z.string().nullable(),
+});
+
+export type EventView = z.infer<typeof eventSchema>;
+
+export const mirrorSchema = z.object({
+  cluster: z.string(),
+  uid: z.string().nullable(),
+  createdAt: z.string().nullable(),
+  status: z.record(z.string(), z.unknown()),
+});
+
+export function iso(value: Date | string | undefined | null): string | null {
+  if (value === undefined || value === null) return null;
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+/** Dates to strings, recursively, so a status is plain JSON. */
+export function plain(value: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value ?? {})) as Record<string, unknown>;
+}
+
+/** Every Event about the object (by its UID), oldest first: one API call. */
+export async function eventsOf(core: CoreV1Api, namespace: string, uid: string): Promise<EventView[]> {
+  const list = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.uid=${uid}` });
+  return list.items
+    .map((event) => ({
+      type: event.type ?? 'Normal',
+      reason: event.reason ?? '',
+      message: event.message ?? '',
+      at: iso(
+        event.eventTime ?? event.lastTimestamp ?? event.firstTimestamp ?? event.metadata?.creationTimestamp,
+      ),
+      count: event.count ?? event.series?.count ?? 1,
+      source: event.reportingComponent || event.source?.component || null,
+    }))
+    .sort((a, b) => (a.at ?? '').localeCompare(b.at ?? ''));
+}
+
+/** The mirror as shown (its status as the kind's adapter reads it), or why there is none. */
+export function mirrorView(
+  adapter: AnyJobKindAdapter,
+  found: MirrorLookup,
+): { mirror: z.infer<typeof mirrorSchema> | null; mirrorUnavailable: string | null } {
+  if (found.kind !== 'found') return { mirror: null, mirrorUnavailable: found.message };
+  const mirror: KubeObject = found.mirror;
+  return {
+    mirror: {
+      cluster: found.cluster,
+      uid: mirror.metadata?.uid ?? null,
+      createdAt: iso(mirror.metadata?.creationTimestamp),
+      status: plain(adapter.statusOf(mirror)),
+    },
+    mirrorUnavailable: null,
+  };
+}

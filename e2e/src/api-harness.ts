@@ -12,8 +12,11 @@ import type { Identity, Sandbox } from '@jobrelay/sandbox';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 
-/** Who calls: a sandbox identity's token, no token at all, or a token the apiserver does not know. */
-export type ApiCaller = Identity | 'anonymous' | 'bad-token';
+/**
+ * Who calls: a sandbox identity's token, no token at all, a token the apiserver does not know,
+ * or any other bearer token (a ServiceAccount's, from a TokenRequest).
+ */
+export type ApiCaller = Identity | 'anonymous' | 'bad-token' | { token: string };
 
 export interface ApiResponse {
   status: number;
@@ -82,11 +85,13 @@ export async function startApiHarness(
   await fleet.start();
   await app.ready();
   const tokenOf = (caller: ApiCaller): string | undefined =>
-    caller === 'anonymous'
-      ? undefined
-      : caller === 'bad-token'
-        ? 'not-a-token-the-apiserver-knows'
-        : sandbox.token(caller);
+    typeof caller === 'object'
+      ? caller.token
+      : caller === 'anonymous'
+        ? undefined
+        : caller === 'bad-token'
+          ? 'not-a-token-the-apiserver-knows'
+          : sandbox.token(caller);
   return {
     app,
     fleet,

@@ -5,10 +5,13 @@
 // pods' logs from the worker, the pending queue and placement previews across kinds, the live
 // stream, and authorization on each kind's own resource (a caller who may read Jobs but not
 // RayClusters is refused the RayCluster, with the missing permission named).
-
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { mergePatch } from '@jobrelay/kube';
 import {
   kuberayManagedBy,
+  repositoryRoot,
   sandboxRayCluster,
   sandboxRayClusterSpec,
   simulatedLogLines,
@@ -696,5 +699,71 @@ describe('authorization on each kind’s own resource', () => {
     // The RayCluster's placement did not depend on any of this.
     const origin = await readRay(fleet.management, 'rayclusters', namespace, rayCluster);
     expect(placementOf(origin)?.cluster).toBeTruthy();
+  });
+});
+
+describe('the kubectl plugin across kinds', () => {
+  /** The plugin's own launcher, as kubectl runs it, with the viewer's kubeconfig. */
+  async function plugin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        [join(repositoryRoot, 'apps/kubectl-jobrelay/bin/kubectl-jobrelay.js'), ...args],
+        {
+          env: {
+            ...process.env,
+            KUBECONFIG: sandbox.kubeconfigPath(sandbox.management.name, 'viewer'),
+            JOBRELAY_API_URL: baseUrl,
+          },
+          timeout: 60_000,
+        },
+      );
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const failure = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: failure.code ?? -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
+    }
+  }
+
+  it('lists, explains and reads the logs of a RayCluster; Jobs as before', async () => {
+    const table = await plugin('workloads', '-n', namespace);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^KIND\s+NAME\s+PHASE\s+CLUSTER\s+ATTEMPT\s+PODS\s+AGE\s+REASON$/);
+    expect(lines.find((l) => l.includes(rayCluster))).toMatch(
+      new RegExp(`^raycluster\\s+${rayCluster}\\s+running\\s+`),
+    );
+    expect(lines.find((l) => l.includes(job))).toMatch(new RegExp(`^job\\s+${job}\\s+running\\s+`));
+    const onlyRay = await plugin('get', 'workloads', '-n', namespace, '--kind', 'raycluster', '-o', 'json');
+    expect(
+      (JSON.parse(onlyRay.stdout) as { items: Summary[] }).items.every((w) => w.kind === 'raycluster'),
+    ).toBe(true);
+
+    const explained = await plugin('explain', `raycluster/${namespace}/${rayCluster}`);
+    expect(explained.code, explained.stderr).toBe(0);
+    expect(explained.stdout).toContain(
+      `Workload:    raycluster ${namespace}/${rayCluster} (ray.io/v1 RayCluster)\n`,
+    );
+    expect(explained.stdout).toContain('state ready');
+    expect(explained.stdout).toContain(`ray.io/cluster=${rayCluster} (RayCluster ${rayCluster})`);
+    const waiting = await plugin('explain', waitingRayCluster, '--kind', 'raycluster', '-n', namespace);
+    expect(waiting.code, waiting.stderr).toBe(0);
+    expect(waiting.stdout).toContain('Placement preview: unschedulable');
+
+    const logs = await plugin('logs', `raycluster/${namespace}/${rayCluster}`, '--tail', '1');
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout.trim().split('\n')).toHaveLength(2);
+    expect(logs.stdout).toContain(lastLogLine);
+    const jobLogs = await plugin('logs', job, '-n', namespace, '--tail', '1');
+    expect(jobLogs).toMatchObject({ code: 0, stdout: `${lastLogLine}\n` });
+
+    const pending = await plugin('pending', '-n', namespace);
+    expect(pending.stdout).toMatch(
+      new RegExp(`^1\\s+raycluster\\s+${namespace}\\s+${waitingRayCluster}\\s`, 'm'),
+    );
+    // An unknown kind: the API's refusal, exit 1.
+    const unknown = await plugin('explain', `rayservice/${namespace}/x`);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no dispatched kind "rayservice"');
   });
 });

@@ -73,6 +73,10 @@ export interface JobEvent {
 
 export interface PendingItem {
   position: number;
+  /** The kind's name in the API (job, raycluster, ...); absent from an API older than kinds. */
+  kind?: string;
+  apiVersion?: string;
+  objectKind?: string;
   namespace: string;
   name: string;
   uid?: string;
@@ -98,4 +102,37 @@ export interface PlacementPreview {
 export interface RegisterDryRun {
   dryRun: true;
   probe?: { server?: string; kubernetesVersion?: string };
+}
+
+/** A dispatched workload of any kind (GET /api/v1/workloads). */
+export interface WorkloadSummary {
+  /** The kind's name in the API: job, raycluster, rayjob, ... */
+  kind: string;
+  apiVersion?: string;
+  objectKind?: string;
+  namespace: string;
+  name: string;
+  uid?: string;
+  /** pending, placed, running, finished or suspended. */
+  phase: string;
+  cluster: string | null;
+  attempt: number | null;
+  placedAt: string | null;
+  waitingSince: string | null;
+  createdAt?: string | null;
+  finishedAt?: string | null;
+  pods?: number;
+  reason: string | null;
+  labels?: Record<string, string>;
+}
+
+export interface WorkloadDetail extends WorkloadSummary {
+  placement: Record<string, unknown> | null;
+  history?: JobEvent[];
+  mirror: { cluster: string; uid: string | null; status?: Record<string, unknown> } | null;
+  mirrorUnavailable?: string | null;
+  status?: Record<string, unknown>;
+  events?: JobEvent[] | null;
+  waiting: { reason: string; since: string | null } | null;
+  podSelectors?: Array<{ labelSelector: string; description: string }>;
 }

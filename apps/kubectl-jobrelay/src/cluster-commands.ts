@@ -134,7 +134,8 @@ export async function drainCommand(s: PluginSession): Promise<void> {
 }
 
 function remainingText(remaining: number): string {
-  return `${remaining} ${remaining === 1 ? 'Job remains' : 'Jobs remain'}`;
+  // Workloads of every kind move off a draining cluster (Jobs, RayClusters, RayJobs ...).
+  return `${remaining} ${remaining === 1 ? 'workload remains' : 'workloads remain'}`;
 }
 
 export async function deregisterCommand(s: PluginSession): Promise<void> {

@@ -18,6 +18,7 @@ export type CommandName =
   | 'drain'
   | 'deregister'
   | 'jobs'
+  | 'workloads'
   | 'explain'
   | 'pending'
   | 'logs'
@@ -60,6 +61,16 @@ const namespace: OptionSpec = {
   short: 'n',
   value: 'NS',
   description: "the Job's namespace (default: the context's namespace, else default)",
+};
+const workloadNamespace: OptionSpec = {
+  ...namespace,
+  description: "the workload's namespace (default: the context's namespace, else default)",
+};
+/** The kind of one workload, for commands naming one. */
+const oneKind: OptionSpec = {
+  type: 'string',
+  value: 'KIND',
+  description: 'its kind as the API names it: job (default), raycluster, rayjob, ... (or write KIND/NAME)',
 };
 const limit: OptionSpec = {
   type: 'string',
@@ -137,10 +148,11 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'drain',
     usage: 'drain NAME [--wait] [--timeout 10m]',
-    summary: 'cordon a cluster and move its unfinished Jobs elsewhere; prints how many remain',
+    summary:
+      'cordon a cluster and move its unfinished workloads (every kind) elsewhere; prints how many remain',
     args: { min: 1, max: 1 },
     options: {
-      wait: { type: 'boolean', description: 'wait until no Job remains' },
+      wait: { type: 'boolean', description: 'wait until no workload remains' },
       timeout: {
         type: 'string',
         value: 'DURATION',
@@ -182,37 +194,84 @@ export const commands: readonly CommandSpec[] = [
     ],
   },
   {
+    name: 'workloads',
+    usage:
+      'workloads [-n NS | -A] [--kind KIND[,KIND]] [--cluster C] [--phase P] [-l SELECTOR] [--limit N] [-o json|yaml]',
+    summary: 'list dispatched workloads of every kind (Jobs, RayClusters, RayJobs, ...) and where they run',
+    args: { min: 0, max: 0 },
+    options: {
+      namespace: { ...namespace, description: "only this namespace (default: the context's, else default)" },
+      'all-namespaces': { type: 'boolean', short: 'A', description: 'workloads of every namespace' },
+      kind: {
+        type: 'string',
+        value: 'KIND',
+        description: 'only these kinds, comma-separated: job, raycluster, rayjob, ... (default: every kind)',
+      },
+      cluster: { type: 'string', value: 'C', description: 'only workloads placed on this cluster' },
+      phase: {
+        type: 'string',
+        value: 'P',
+        description: 'pending, placed, running, finished or suspended',
+      },
+      selector: {
+        type: 'string',
+        short: 'l',
+        value: 'SELECTOR',
+        description: 'label selector over the workloads',
+      },
+      limit,
+    },
+    examples: [
+      'kubectl jobrelay workloads -A',
+      'kubectl jobrelay workloads -n team-a --kind raycluster,rayjob --phase running',
+    ],
+  },
+  {
     name: 'explain',
-    usage: 'explain JOB [-n NS] [-o json|yaml]',
-    summary: 'where a Job runs and why, or why it waits (with a placement preview)',
+    usage: 'explain [KIND/[NS/]]NAME [--kind KIND] [-n NS] [-o json|yaml]',
+    summary: 'where a workload runs and why, or why it waits (with a placement preview)',
     args: { min: 1, max: 1 },
-    options: { namespace },
-    examples: ['kubectl jobrelay explain train-42 -n team-a'],
+    options: { namespace: workloadNamespace, kind: oneKind },
+    examples: [
+      'kubectl jobrelay explain train-42 -n team-a',
+      'kubectl jobrelay explain raycluster/team-a/demo',
+      'kubectl jobrelay explain demo --kind raycluster -n team-a',
+    ],
   },
   {
     name: 'pending',
-    usage: 'pending [-n NS] [--limit N] [-o json|yaml]',
-    summary: 'Jobs waiting for a cluster, in queue order, and why (default: every namespace)',
+    usage: 'pending [-n NS] [--kind KIND[,KIND]] [--limit N] [-o json|yaml]',
+    summary:
+      'workloads of every kind waiting for a cluster, in queue order, and why (default: every namespace)',
     args: { min: 0, max: 0 },
     options: {
       namespace: { ...namespace, description: 'only this namespace (default: every namespace)' },
+      kind: {
+        type: 'string',
+        value: 'KIND',
+        description: 'only these kinds, comma-separated (default: every kind)',
+      },
       limit,
     },
-    examples: ['kubectl jobrelay pending', 'kubectl jobrelay pending -n team-a -o json'],
+    examples: ['kubectl jobrelay pending', 'kubectl jobrelay pending -n team-a --kind job -o json'],
   },
   {
     name: 'logs',
-    usage: 'logs JOB [-n NS] [-f] [-c CONTAINER] [--tail N] [--pod POD]',
-    summary: "a dispatched Job's pod logs, from the worker it runs on",
+    usage: 'logs [KIND/[NS/]]NAME [--kind KIND] [-n NS] [-f] [-c CONTAINER] [--tail N] [--pod POD]',
+    summary: "a dispatched workload's pod logs, from the worker it runs on",
     args: { min: 1, max: 1 },
     options: {
-      namespace,
+      namespace: workloadNamespace,
+      kind: oneKind,
       follow: { type: 'boolean', short: 'f', description: 'keep streaming new lines' },
       container: { type: 'string', short: 'c', value: 'CONTAINER', description: 'only this container' },
       tail: { type: 'string', value: 'N', description: 'only the last N lines of each container' },
       pod: { type: 'string', value: 'POD', description: 'only this pod' },
     },
-    examples: ['kubectl jobrelay logs train-42 -n team-a -f --tail 20'],
+    examples: [
+      'kubectl jobrelay logs train-42 -n team-a -f --tail 20',
+      'kubectl jobrelay logs raycluster/team-a/demo --tail 5',
+    ],
   },
   {
     name: 'help',
@@ -232,6 +291,8 @@ const getResources: Record<string, CommandName> = {
   workerclusters: 'clusters',
   job: 'jobs',
   jobs: 'jobs',
+  workload: 'workloads',
+  workloads: 'workloads',
   pending: 'pending',
 };
 
@@ -286,10 +347,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   const consumed = new Set([first.index]);
   if (name === 'get') {
     const resource = positionals[1];
-    if (!resource) throw new UsageError('get needs a resource: clusters, jobs or pending');
+    if (!resource) throw new UsageError('get needs a resource: clusters, jobs, workloads or pending');
     const mapped = getResources[resource.value.toLowerCase()];
     if (!mapped)
-      throw new UsageError(`unknown resource "${resource.value}" for get: use clusters, jobs or pending`);
+      throw new UsageError(
+        `unknown resource "${resource.value}" for get: use clusters, jobs, workloads or pending`,
+      );
     name = mapped;
     consumed.add(resource.index);
   }
@@ -372,7 +435,7 @@ export function pluginHelp(): string {
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    `  ${'get'.padEnd(width)}  get clusters|cluster NAME|jobs|pending: the same as the commands above`,
+    `  ${'get'.padEnd(width)}  get clusters|cluster NAME|jobs|workloads|pending: the same as the commands above`,
     '',
     'Flags of every command:',
     ...optionLines(globalOptions),
@@ -441,4 +504,50 @@ export function labelFlags(command: string, values: readonly string[]): Record<s
     labels[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return labels;
+}
+
+/** A workload a command names: its kind (the API's name), namespace and name. */
+export interface WorkloadRef {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+const refSegment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * NAME, KIND/NAME or KIND/NS/NAME (kubectl's `job/train` habit), with --kind and -n: the kind
+ * defaults to job, the namespace to `defaultNamespace`. A kind or namespace given twice must agree.
+ */
+export function workloadRef(
+  command: string,
+  arg: string,
+  flags: { kind?: string | undefined; namespace?: string | undefined },
+  defaultNamespace: () => string,
+): WorkloadRef {
+  const parts = arg.split('/');
+  if (parts.length > 3 || parts.some((part) => part === '')) {
+    throw new UsageError(`"${arg}" is not NAME, KIND/NAME or KIND/NAMESPACE/NAME`, command);
+  }
+  const name = parts.at(-1)!;
+  const kindInArg = parts.length > 1 ? parts[0]!.toLowerCase() : undefined;
+  const namespaceInArg = parts.length === 3 ? parts[1] : undefined;
+  const kindFlag = flags.kind?.toLowerCase();
+  if (kindInArg && kindFlag && kindInArg !== kindFlag)
+    throw new UsageError(`the kind is given twice: ${kindInArg}/ and --kind ${kindFlag}`, command);
+  if (namespaceInArg && flags.namespace && namespaceInArg !== flags.namespace)
+    throw new UsageError(
+      `the namespace is given twice: ${namespaceInArg} in "${arg}" and -n ${flags.namespace}`,
+      command,
+    );
+  const kind = kindInArg ?? kindFlag ?? 'job';
+  for (const [what, value] of [
+    ['kind', kind],
+    ['namespace', namespaceInArg],
+    ['name', name],
+  ] as const) {
+    if (value !== undefined && !refSegment.test(value))
+      throw new UsageError(`"${value}" is not a valid ${what}`, command);
+  }
+  return { kind, namespace: namespaceInArg ?? flags.namespace ?? defaultNamespace(), name };
 }

@@ -1,4 +1,4 @@
-import type { Cluster, JobSummary, PendingItem } from './api-types.ts';
+import type { Cluster, JobSummary, PendingItem, WorkloadSummary } from './api-types.ts';
 import { formatAge, formatDuration } from './format-age.ts';
 import { none, orNone } from './format-table.ts';
 
@@ -90,14 +90,43 @@ export function jobRow(job: JobSummary, allNamespaces: boolean, now: Date): stri
   ];
 }
 
-export const pendingHeaders = ['POSITION', 'NAMESPACE', 'NAME', 'WAITING', 'REASON'] as const;
+export const pendingHeaders = ['POSITION', 'KIND', 'NAMESPACE', 'NAME', 'WAITING', 'REASON'] as const;
 
 export function pendingRow(item: PendingItem, now: Date): string[] {
   const waiting =
     typeof item.waitingSeconds === 'number'
       ? formatDuration(item.waitingSeconds * 1000)
       : formatAge(item.waitingSince, now);
-  return [String(item.position), item.namespace, item.name, waiting, orNone(item.reason)];
+  // An API older than kinds queued Jobs only.
+  return [String(item.position), item.kind ?? 'job', item.namespace, item.name, waiting, orNone(item.reason)];
+}
+
+export function workloadHeaders(allNamespaces: boolean): string[] {
+  return [
+    ...(allNamespaces ? ['NAMESPACE'] : []),
+    'KIND',
+    'NAME',
+    'PHASE',
+    'CLUSTER',
+    'ATTEMPT',
+    'PODS',
+    'AGE',
+    'REASON',
+  ];
+}
+
+export function workloadRow(workload: WorkloadSummary, allNamespaces: boolean, now: Date): string[] {
+  return [
+    ...(allNamespaces ? [workload.namespace] : []),
+    workload.kind,
+    workload.name,
+    workload.phase,
+    orNone(workload.cluster),
+    orNone(workload.attempt),
+    orNone(workload.pods),
+    formatAge(workload.createdAt, now),
+    orNone(workload.reason),
+  ];
 }
 
 /** kubectl's COMPLETIONS: a work queue (no completions) reads "0/1 of 3" with its parallelism. */

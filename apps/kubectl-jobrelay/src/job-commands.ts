@@ -6,20 +6,81 @@ import type {
   PendingItem,
   PendingPage,
   PlacementPreview,
+  WorkloadDetail,
+  WorkloadSummary,
 } from './api-types.ts';
-import { integerFlag } from './command-line.ts';
+import { integerFlag, type WorkloadRef, workloadRef } from './command-line.ts';
 import { describeApiError } from './describe-api-error.ts';
 import { formatAge } from './format-age.ts';
-import { formatCompletions, jobHeaders, jobRow, pendingHeaders, pendingRow } from './format-rows.ts';
+import {
+  formatCompletions,
+  jobHeaders,
+  jobRow,
+  pendingHeaders,
+  pendingRow,
+  workloadHeaders,
+  workloadRow,
+} from './format-rows.ts';
 import { formatTable, none, orNone } from './format-table.ts';
 import { ApiError, UsageError } from './plugin-errors.ts';
 import type { PluginSession } from './plugin-session.ts';
 
 const defaultPageSize = 500;
 const phases = ['pending', 'running', 'succeeded', 'failed', 'suspended'];
+/** The phases of every kind (GET /api/v1/workloads). */
+const workloadPhases = ['pending', 'placed', 'running', 'finished', 'suspended'];
+/** The kind whose workloads the Job routes serve, in their own shape. */
+const jobKind = 'job';
 
 function jobPath(namespace: string, name: string, suffix = ''): string {
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/jobs/${encodeURIComponent(name)}${suffix}`;
+}
+
+function workloadPath(ref: WorkloadRef, suffix = ''): string {
+  return `/api/v1/workloads/${encodeURIComponent(ref.kind)}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}${suffix}`;
+}
+
+/** The workload the command's argument, --kind and -n name. */
+function refOf(s: PluginSession): WorkloadRef {
+  return workloadRef(
+    s.command.name,
+    s.args[0]!,
+    { kind: s.string('kind'), namespace: s.string('namespace') },
+    () => s.namespace(),
+  );
+}
+
+export async function workloadsCommand(s: PluginSession): Promise<void> {
+  const all = s.flag('all-namespaces');
+  if (all && s.string('namespace')) throw new UsageError('-n and -A exclude each other', 'workloads');
+  const phase = s.string('phase');
+  if (phase !== undefined && !workloadPhases.includes(phase)) {
+    throw new UsageError(`--phase must be one of ${workloadPhases.join(', ')}, not "${phase}"`, 'workloads');
+  }
+  const limit = integerFlag('workloads', 'limit', s.string('limit'), 1) ?? defaultPageSize;
+  const namespace = all ? undefined : s.namespace();
+  const api = await s.api();
+  const { items } = await api.listAll<WorkloadSummary>(
+    '/api/v1/workloads',
+    {
+      namespace,
+      kind: s.string('kind')?.toLowerCase(),
+      cluster: s.string('cluster'),
+      phase,
+      labelSelector: s.string('selector'),
+    },
+    limit,
+  );
+  if (s.output !== 'table') {
+    s.printObject({ items });
+    return;
+  }
+  const now = s.now();
+  s.table(
+    workloadHeaders(all),
+    items.map((w) => workloadRow(w, all, now)),
+    all ? 'No dispatched workloads found.' : `No dispatched workloads found in ${namespace} namespace.`,
+  );
 }
 
 export async function jobsCommand(s: PluginSession): Promise<void> {
@@ -54,7 +115,7 @@ export async function pendingCommand(s: PluginSession): Promise<void> {
   const api = await s.api();
   const { items, last } = await api.listAll<PendingItem, PendingPage>(
     '/api/v1/pending',
-    { namespace: s.string('namespace') },
+    { namespace: s.string('namespace'), kind: s.string('kind')?.toLowerCase() },
     limit,
   );
   if (s.output !== 'table') {
@@ -65,37 +126,45 @@ export async function pendingCommand(s: PluginSession): Promise<void> {
   s.table(
     pendingHeaders,
     items.map((i) => pendingRow(i, now)),
-    'No Jobs are waiting for a cluster.',
+    'No workloads are waiting for a cluster.',
   );
 }
 
-/** Is the Job still waiting for a cluster (so a placement preview explains why)? */
-export function isWaiting(job: JobDetail): boolean {
+/** Is the workload still waiting for a cluster (so a placement preview explains why)? */
+export function isWaiting(job: Pick<JobDetail, 'waiting' | 'cluster' | 'phase'>): boolean {
   return job.waiting !== null && job.waiting !== undefined
     ? true
     : job.cluster === null && job.phase === 'pending';
 }
 
 export async function explainCommand(s: PluginSession): Promise<void> {
-  const name = s.args[0]!;
-  const namespace = s.namespace();
+  const ref = refOf(s);
+  const { namespace, name } = ref;
   const api = await s.api();
-  const job = await api.json<JobDetail>('GET', jobPath(namespace, name));
+  // Jobs keep their own route and page (completions, counts); every other kind the generic one.
+  const isJob = ref.kind === jobKind;
+  const detail = isJob
+    ? await api.json<JobDetail>('GET', jobPath(namespace, name))
+    : await api.json<WorkloadDetail>('GET', workloadPath(ref));
   let preview: PlacementPreview | null = null;
   let previewError: ApiError | undefined;
-  if (isWaiting(job)) {
+  if (isWaiting(detail)) {
     try {
       preview = await api.json<PlacementPreview>('POST', '/api/v1/placement-preview', {
-        body: { namespace, name },
+        body: isJob ? { namespace, name } : { kind: ref.kind, namespace, name },
       });
     } catch (err) {
-      // The Job's own record is still worth showing; the preview's failure is reported beside it.
+      // The workload's own record is still worth showing; the preview's failure is reported beside it.
       if (!(err instanceof ApiError)) throw err;
       previewError = err;
     }
   }
-  if (s.output !== 'table') s.printObject({ job, placementPreview: preview });
-  else s.out(formatExplanation(job, preview, s.now()));
+  if (s.output !== 'table')
+    s.printObject(
+      isJob ? { job: detail, placementPreview: preview } : { workload: detail, placementPreview: preview },
+    );
+  else if (isJob) s.out(formatExplanation(detail as JobDetail, preview, s.now()));
+  else s.out(formatWorkloadExplanation(detail as WorkloadDetail, preview, s.now()));
   if (previewError) {
     s.err(
       `warning: no placement preview: ${describeApiError(previewError)
@@ -190,6 +259,95 @@ export function formatExplanation(job: JobDetail, preview: PlacementPreview | nu
   return `${lines.join('\n')}\n`;
 }
 
+/** Fields that say where a workload is (state, phase, jobDeploymentStatus ...) come first. */
+const stateLike = /(state|status|phase)$/i;
+
+/**
+ * A status's plain fields (strings, numbers, booleans), at most six: what a page can say of any
+ * kind without knowing it. Those named like a state or phase first, then by name.
+ */
+export function statusHighlights(status: Record<string, unknown> | undefined): string[] {
+  return Object.entries(status ?? {})
+    .filter(([, value]) => ['string', 'number', 'boolean'].includes(typeof value) && value !== '')
+    .sort(([a], [b]) => Number(stateLike.test(b)) - Number(stateLike.test(a)) || a.localeCompare(b))
+    .slice(0, 6)
+    .map(([key, value]) => {
+      const text = String(value);
+      return `${key} ${text.length > 60 ? `${text.slice(0, 57)}...` : text}`;
+    });
+}
+
+/** The same page for a workload of any kind: its kind, pods, mirror status and how its pods are found. */
+export function formatWorkloadExplanation(
+  workload: WorkloadDetail,
+  preview: PlacementPreview | null,
+  now: Date,
+): string {
+  const lines: string[] = [];
+  const field = (label: string, value: string) => lines.push(`${`${label}:`.padEnd(13)}${value}`);
+  const object =
+    workload.apiVersion && workload.objectKind ? ` (${workload.apiVersion} ${workload.objectKind})` : '';
+  field('Workload', `${workload.kind} ${workload.namespace}/${workload.name}${object}`);
+  field('Phase', workload.phase);
+  if (workload.cluster) {
+    const attempt = workload.attempt !== null ? `attempt ${workload.attempt}, ` : '';
+    field('Cluster', `${workload.cluster} (${attempt}placed ${formatAge(workload.placedAt, now)} ago)`);
+  } else {
+    field('Cluster', none);
+  }
+  if (workload.pods !== undefined) field('Pods', `${workload.pods} at once`);
+  if (workload.reason && workload.reason !== workload.waiting?.reason) field('Reason', workload.reason);
+  field('Age', formatAge(workload.createdAt, now));
+  if (workload.finishedAt) field('Finished', `${formatAge(workload.finishedAt, now)} ago`);
+  if (workload.waiting) {
+    field(
+      'Waiting',
+      `${workload.waiting.reason} (for ${formatAge(workload.waiting.since ?? workload.waitingSince, now)})`,
+    );
+  }
+  if (workload.placement) lines.push('Placement:', indent(stringify(workload.placement).trimEnd()));
+  else field('Placement', none);
+  if (workload.mirror) {
+    const highlights = statusHighlights(workload.mirror.status);
+    field(
+      'Mirror',
+      `on ${workload.mirror.cluster}, uid ${workload.mirror.uid ?? none}${highlights.length ? `; ${highlights.join(', ')}` : ''}`,
+    );
+  } else {
+    field('Mirror', workload.mirrorUnavailable ? `${none} (${workload.mirrorUnavailable})` : none);
+  }
+  const selectors = workload.podSelectors ?? [];
+  if (selectors.length > 0) {
+    lines.push('Pods on its cluster:');
+    for (const selector of selectors) lines.push(`  ${selector.labelSelector} (${selector.description})`);
+  }
+  if (preview) {
+    lines.push(`Placement preview: ${preview.decision}${preview.cluster ? ` on ${preview.cluster}` : ''}`);
+    if (preview.message) lines.push(`  ${preview.message}`);
+    const clusters = preview.clusters ?? [];
+    if (clusters.length > 0) {
+      lines.push(
+        indent(
+          formatTable(
+            ['CLUSTER', 'ELIGIBLE', 'SCORE', 'REASON'],
+            clusters.map((c) => [c.name, c.eligible ? 'True' : 'False', orNone(c.score), orNone(c.reason)]),
+          ).trimEnd(),
+        ),
+      );
+    }
+  }
+  if (workload.history && workload.history.length > 0)
+    lines.push('History:', eventTable(workload.history, now));
+  if (workload.events === null) {
+    lines.push('Events:      <unknown> (you may not list Events in this namespace)');
+  } else if (!workload.events || workload.events.length === 0) {
+    lines.push(`Events:      ${none}`);
+  } else {
+    lines.push('Events:', eventTable(workload.events, now));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 function eventTable(events: JobEvent[], now: Date): string {
   return indent(
     formatTable(
@@ -207,12 +365,11 @@ function eventTable(events: JobEvent[], now: Date): string {
 
 export async function logsCommand(s: PluginSession): Promise<void> {
   if (s.output !== 'table') throw new UsageError('logs prints text; -o does not apply', 'logs');
-  const name = s.args[0]!;
+  const ref = refOf(s);
   const tail = integerFlag('logs', 'tail', s.string('tail'), 0);
-  const namespace = s.namespace();
   const api = await s.api();
   await api.stream(
-    jobPath(namespace, name, '/logs'),
+    ref.kind === jobKind ? jobPath(ref.namespace, ref.name, '/logs') : workloadPath(ref, '/logs'),
     {
       follow: s.flag('follow') ? 'true' : undefined,
       container: s.string('container'),

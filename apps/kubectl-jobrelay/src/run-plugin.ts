@@ -15,7 +15,13 @@ import {
   usageLine,
 } from './command-line.ts';
 import { describeApiError } from './describe-api-error.ts';
-import { explainCommand, jobsCommand, logsCommand, pendingCommand } from './job-commands.ts';
+import {
+  explainCommand,
+  jobsCommand,
+  logsCommand,
+  pendingCommand,
+  workloadsCommand,
+} from './job-commands.ts';
 import {
   ApiError,
   type ExitCode,
@@ -34,6 +40,7 @@ const handlers: Record<Exclude<CommandName, 'help'>, (s: PluginSession) => Promi
   drain: drainCommand,
   deregister: deregisterCommand,
   jobs: jobsCommand,
+  workloads: workloadsCommand,
   explain: explainCommand,
   pending: pendingCommand,
   logs: logsCommand,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationFlag, integerFlag, labelFlags, parseCommandLine } from '../src/command-line.ts';
+import { durationFlag, integerFlag, labelFlags, parseCommandLine, workloadRef } from '../src/command-line.ts';
 import { UsageError } from '../src/plugin-errors.ts';
 
 describe('parseCommandLine', () => {
@@ -33,6 +33,24 @@ describe('parseCommandLine', () => {
       args: ['w1'],
       values: { wait: true },
     },
+    {
+      argv: ['get', 'workloads', '--kind', 'raycluster', '-A'],
+      command: 'workloads',
+      args: [],
+      values: { kind: 'raycluster', 'all-namespaces': true },
+    },
+    {
+      argv: ['logs', 'raycluster/team-a/demo', '--tail', '1'],
+      command: 'logs',
+      args: ['raycluster/team-a/demo'],
+      values: { tail: '1' },
+    },
+    {
+      argv: ['explain', 'demo', '--kind', 'rayjob'],
+      command: 'explain',
+      args: ['demo'],
+      values: { kind: 'rayjob' },
+    },
     { argv: ['--help'], command: 'help', args: [] },
     { argv: ['help', 'drain'], command: 'help', args: ['drain'] },
   ])('$argv', ({ argv, command, args, values }) => {
@@ -51,7 +69,10 @@ describe('parseCommandLine', () => {
     { argv: ['drain'], message: 'drain needs NAME', command: 'drain' },
     { argv: ['cordon', 'w1', 'w2'], message: 'unexpected argument "w2" for cordon', command: 'cordon' },
     { argv: ['jobs', '-n'], message: 'flag needs an argument: -n, --namespace', command: 'jobs' },
-    { argv: ['get', 'pods'], message: 'unknown resource "pods" for get: use clusters, jobs or pending' },
+    {
+      argv: ['get', 'pods'],
+      message: 'unknown resource "pods" for get: use clusters, jobs, workloads or pending',
+    },
   ])('refuses $argv', ({ argv, message, command }) => {
     let caught: unknown;
     try {
@@ -92,5 +113,54 @@ describe('flag values', () => {
   it('reads labels as key=value, the value may hold "="', () => {
     expect(labelFlags('register', ['region=eu', 'expr=a=b'])).toEqual({ region: 'eu', expr: 'a=b' });
     expect(() => labelFlags('register', ['region'])).toThrow('--label must be key=value, not "region"');
+  });
+});
+
+describe('workloadRef: NAME, KIND/NAME or KIND/NAMESPACE/NAME, with --kind and -n', () => {
+  const context = () => 'ctx-ns';
+  it.each([
+    { arg: 'train', flags: {}, ref: { kind: 'job', namespace: 'ctx-ns', name: 'train' } },
+    { arg: 'train', flags: { namespace: 'a' }, ref: { kind: 'job', namespace: 'a', name: 'train' } },
+    {
+      arg: 'demo',
+      flags: { kind: 'RayCluster' },
+      ref: { kind: 'raycluster', namespace: 'ctx-ns', name: 'demo' },
+    },
+    {
+      arg: 'raycluster/demo',
+      flags: { namespace: 'a' },
+      ref: { kind: 'raycluster', namespace: 'a', name: 'demo' },
+    },
+    { arg: 'rayjob/team-a/demo', flags: {}, ref: { kind: 'rayjob', namespace: 'team-a', name: 'demo' } },
+    // Said twice, the same: fine.
+    {
+      arg: 'rayjob/team-a/demo',
+      flags: { kind: 'rayjob', namespace: 'team-a' },
+      ref: { kind: 'rayjob', namespace: 'team-a', name: 'demo' },
+    },
+  ])('$arg with $flags', ({ arg, flags, ref }) => {
+    expect(workloadRef('explain', arg, flags, context)).toEqual(ref);
+  });
+
+  it.each([
+    { arg: 'a/b/c/d', flags: {}, message: '"a/b/c/d" is not NAME, KIND/NAME or KIND/NAMESPACE/NAME' },
+    { arg: 'raycluster/', flags: {}, message: '"raycluster/" is not NAME, KIND/NAME or KIND/NAMESPACE/NAME' },
+    { arg: 'rayjob/x', flags: { kind: 'job' }, message: 'the kind is given twice: rayjob/ and --kind job' },
+    {
+      arg: 'rayjob/a/x',
+      flags: { namespace: 'b' },
+      message: 'the namespace is given twice: a in "rayjob/a/x" and -n b',
+    },
+    { arg: 'Bad_Name', flags: {}, message: '"Bad_Name" is not a valid name' },
+  ])('refuses $arg with $flags', ({ arg, flags, message }) => {
+    let caught: unknown;
+    try {
+      workloadRef('logs', arg, flags, context);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(UsageError);
+    expect((caught as UsageError).message).toBe(message);
+    expect((caught as UsageError).command).toBe('logs');
   });
 });

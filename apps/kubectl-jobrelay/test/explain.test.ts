@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobDetail } from '../src/api-types.ts';
-import { formatExplanation, isWaiting } from '../src/job-commands.ts';
+import { formatExplanation, isWaiting, statusHighlights } from '../src/job-commands.ts';
 
 const now = new Date('2026-01-01T12:00:00Z');
 
@@ -58,5 +58,31 @@ describe('formatExplanation', () => {
     expect(isWaiting({ ...running, phase: 'pending', cluster: null, waiting: null })).toBe(true);
     // Placed but its mirror not made yet: pending, yet not waiting for a cluster.
     expect(isWaiting({ ...running, phase: 'pending', waiting: null })).toBe(false);
+  });
+});
+
+describe('statusHighlights', () => {
+  it('says what any kind’s status says in a line: state-like fields first, plain values only, at most six', () => {
+    expect(
+      statusHighlights({
+        succeeded: 1,
+        rayClusterName: 'demo-x',
+        jobDeploymentStatus: 'Running',
+        jobStatus: 'RUNNING',
+        rayClusterStatus: { state: 'ready' },
+        message: 'x'.repeat(80),
+        dashboardURL: '',
+        failed: 0,
+        startTime: '2026-01-01T11:00:00Z',
+      }),
+    ).toEqual([
+      'jobDeploymentStatus Running',
+      'jobStatus RUNNING',
+      'failed 0',
+      `message ${'x'.repeat(57)}...`,
+      'rayClusterName demo-x',
+      'startTime 2026-01-01T11:00:00Z',
+    ]);
+    expect(statusHighlights(undefined)).toEqual([]);
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { formatAge, formatDuration } from '../src/format-age.ts';
-import { clusterRow, formatCompletions, formatCpu, formatMemory, pendingRow } from '../src/format-rows.ts';
+import {
+  clusterRow,
+  formatCompletions,
+  formatCpu,
+  formatMemory,
+  pendingRow,
+  workloadHeaders,
+  workloadRow,
+} from '../src/format-rows.ts';
 import { formatTable } from '../src/format-table.ts';
 
 describe('formatDuration (kubectl HumanDuration)', () => {
@@ -122,15 +130,67 @@ describe('rows', () => {
     expect(formatCompletions({ succeeded: 1, completions: null, parallelism: null })).toBe('1/1');
   });
 
-  it('shows how long a pending Job waited from waitingSeconds, else waitingSince', () => {
+  it('shows how long a pending workload waited from waitingSeconds, else waitingSince, and its kind', () => {
     expect(
-      pendingRow({ position: 1, namespace: 'a', name: 'j', waitingSeconds: 300, reason: 'x' }, now),
-    ).toEqual(['1', 'a', 'j', '5m', 'x']);
+      pendingRow(
+        { position: 1, kind: 'raycluster', namespace: 'a', name: 'j', waitingSeconds: 300, reason: 'x' },
+        now,
+      ),
+    ).toEqual(['1', 'raycluster', 'a', 'j', '5m', 'x']);
+    // An API older than kinds queued Jobs only.
     expect(
       pendingRow(
         { position: 2, namespace: 'a', name: 'k', waitingSince: '2026-01-01T11:59:00Z', reason: null },
         now,
       ),
-    ).toEqual(['2', 'a', 'k', '60s', '<none>']);
+    ).toEqual(['2', 'job', 'a', 'k', '60s', '<none>']);
+  });
+
+  it('shows a workload of any kind: its kind, phase, cluster, attempt and pods', () => {
+    const workload = {
+      kind: 'raycluster',
+      namespace: 'team-a',
+      name: 'demo',
+      phase: 'running',
+      cluster: 'w2',
+      attempt: 1,
+      placedAt: '2026-01-01T11:58:00Z',
+      waitingSince: null,
+      createdAt: '2026-01-01T11:50:00Z',
+      pods: 3,
+      reason: null,
+    };
+    expect(workloadHeaders(true)).toEqual([
+      'NAMESPACE',
+      'KIND',
+      'NAME',
+      'PHASE',
+      'CLUSTER',
+      'ATTEMPT',
+      'PODS',
+      'AGE',
+      'REASON',
+    ]);
+    expect(workloadRow(workload, true, now)).toEqual([
+      'team-a',
+      'raycluster',
+      'demo',
+      'running',
+      'w2',
+      '1',
+      '3',
+      '10m',
+      '<none>',
+    ]);
+    expect(workloadRow({ ...workload, cluster: null, attempt: null, phase: 'pending' }, false, now)).toEqual([
+      'raycluster',
+      'demo',
+      'pending',
+      '<none>',
+      '<none>',
+      '3',
+      '10m',
+      '<none>',
+    ]);
   });
 });

@@ -417,9 +417,194 @@ describe('commands', () => {
     );
     const result = await run(['pending', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
     expect(result.stdout).toBe(
-      'POSITION  NAMESPACE  NAME  WAITING  REASON\n1         a          big   7m       0/2 clusters available: 2 insufficient cpu\n',
+      'POSITION  KIND  NAMESPACE  NAME  WAITING  REASON\n1         job   a          big   7m       0/2 clusters available: 2 insufficient cpu\n',
     );
     expect(requests[0]!.url.searchParams.has('namespace')).toBe(false);
+    expect(requests[0]!.url.searchParams.has('kind')).toBe(false);
+    await run(['pending', '--kind', 'raycluster', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
+    expect(requests[1]!.url.searchParams.get('kind')).toBe('raycluster');
+  });
+
+  it('lists workloads of every kind, filtered by kind, with their phase, cluster and pods', async () => {
+    const workload = {
+      kind: 'raycluster',
+      apiVersion: 'ray.io/v1',
+      objectKind: 'RayCluster',
+      namespace: 'team-a',
+      name: 'demo',
+      uid: 'u1',
+      phase: 'running',
+      cluster: 'worker-2',
+      attempt: 1,
+      placedAt: '2026-01-01T11:58:00Z',
+      waitingSince: null,
+      createdAt: '2026-01-01T11:50:00Z',
+      finishedAt: null,
+      pods: 3,
+      reason: null,
+      labels: {},
+    };
+    const url = await startApi((_req, res) => json(res, 200, { items: [workload] }));
+    const config = kubeconfig({ token }, { namespace: 'team-a' });
+    const result = await run([
+      'workloads',
+      '--kind',
+      'raycluster,rayjob',
+      '--phase',
+      'running',
+      '--api-url',
+      url,
+      '--kubeconfig',
+      config,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      'KIND        NAME  PHASE    CLUSTER   ATTEMPT  PODS  AGE  REASON\n' +
+        'raycluster  demo  running  worker-2  1        3     10m  <none>\n',
+    );
+    expect(requests[0]!.url.pathname).toBe('/api/v1/workloads');
+    expect(Object.fromEntries(requests[0]!.url.searchParams)).toEqual({
+      namespace: 'team-a',
+      kind: 'raycluster,rayjob',
+      phase: 'running',
+      limit: '500',
+    });
+    const all = await run(['get', 'workloads', '-A', '-o', 'json', '--api-url', url, '--kubeconfig', config]);
+    expect(JSON.parse(all.stdout)).toEqual({ items: [workload] });
+    expect(requests[1]!.url.searchParams.has('namespace')).toBe(false);
+    // The phases of every kind, not the Job's.
+    expect((await run(['workloads', '--phase', 'succeeded', '--api-url', url])).code).toBe(2);
+  });
+
+  it('explains a RayCluster through the kind-generic routes, by --kind or KIND/NS/NAME', async () => {
+    const url = await startApi((req, res) => {
+      if (req.method === 'GET')
+        json(res, 200, {
+          kind: 'raycluster',
+          apiVersion: 'ray.io/v1',
+          objectKind: 'RayCluster',
+          namespace: 'team-a',
+          name: 'demo',
+          phase: 'running',
+          cluster: 'worker-2',
+          attempt: 1,
+          placedAt: '2026-01-01T11:55:00Z',
+          waitingSince: null,
+          createdAt: '2026-01-01T11:50:00Z',
+          finishedAt: null,
+          pods: 3,
+          reason: null,
+          labels: {},
+          placement: { cluster: 'worker-2', attempt: 1 },
+          history: [],
+          mirror: {
+            cluster: 'worker-2',
+            uid: 'm-1',
+            status: { state: 'ready', readyWorkerReplicas: 2, head: {} },
+          },
+          mirrorUnavailable: null,
+          status: { state: 'ready' },
+          events: [],
+          waiting: null,
+          podSelectors: [{ labelSelector: 'ray.io/cluster=demo', description: 'RayCluster demo' }],
+        });
+      else json(res, 500, {});
+    });
+    const config = kubeconfig({ token });
+    const result = await run(['explain', 'raycluster/team-a/demo', '--api-url', url, '--kubeconfig', config]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'Workload:    raycluster team-a/demo (ray.io/v1 RayCluster)',
+        'Phase:       running',
+        'Cluster:     worker-2 (attempt 1, placed 5m ago)',
+        'Pods:        3 at once',
+        'Age:         10m',
+        'Placement:',
+        '  cluster: worker-2',
+        '  attempt: 1',
+        'Mirror:      on worker-2, uid m-1; state ready, readyWorkerReplicas 2',
+        'Pods on its cluster:',
+        '  ray.io/cluster=demo (RayCluster demo)',
+        'Events:      <none>',
+        '',
+      ].join('\n'),
+    );
+    // Running: no preview is asked for.
+    expect(requests.map((r) => [r.method, r.url.pathname])).toEqual([
+      ['GET', '/api/v1/workloads/raycluster/team-a/demo'],
+    ]);
+    const byFlag = await run([
+      'explain',
+      'demo',
+      '--kind',
+      'raycluster',
+      '-n',
+      'team-a',
+      '-o',
+      'json',
+      '--api-url',
+      url,
+      '--kubeconfig',
+      config,
+    ]);
+    expect(Object.keys(JSON.parse(byFlag.stdout))).toEqual(['workload', 'placementPreview']);
+    expect(requests[1]!.url.pathname).toBe('/api/v1/workloads/raycluster/team-a/demo');
+    const clash = await run([
+      'explain',
+      'rayjob/demo',
+      '--kind',
+      'raycluster',
+      '--api-url',
+      url,
+      '--kubeconfig',
+      config,
+    ]);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('the kind is given twice');
+  });
+
+  it('previews a waiting workload of another kind by its kind and name', async () => {
+    const url = await startApi((req, res) => {
+      if (req.method === 'GET')
+        json(res, 200, {
+          kind: 'rayjob',
+          namespace: 'default',
+          name: 'big',
+          phase: 'pending',
+          cluster: null,
+          attempt: null,
+          placedAt: null,
+          waitingSince: '2026-01-01T11:57:00Z',
+          createdAt: '2026-01-01T11:57:00Z',
+          reason: '0/2 clusters available: 2 insufficient cpu',
+          placement: null,
+          mirror: null,
+          mirrorUnavailable: 'the RayJob is not placed on a cluster yet',
+          waiting: { reason: '0/2 clusters available: 2 insufficient cpu', since: '2026-01-01T11:57:00Z' },
+          events: [],
+        });
+      else
+        json(res, 200, {
+          decision: 'unschedulable',
+          cluster: null,
+          message: '0/2 clusters available',
+          clusters: [],
+        });
+    });
+    const result = await run([
+      'explain',
+      'rayjob/big',
+      '--api-url',
+      url,
+      '--kubeconfig',
+      kubeconfig({ token }),
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Waiting:     0/2 clusters available: 2 insufficient cpu (for 3m)\n');
+    expect(result.stdout).toContain('Mirror:      <none> (the RayJob is not placed on a cluster yet)\n');
+    expect(result.stdout).toContain('Placement preview: unschedulable\n');
+    expect(JSON.parse(requests[1]!.body)).toEqual({ kind: 'rayjob', namespace: 'default', name: 'big' });
   });
 
   it('explains a waiting Job with the placement preview of every cluster', async () => {
@@ -482,7 +667,7 @@ describe('commands', () => {
     expect(JSON.parse(requests[1]!.body)).toEqual({ namespace: 'default', name: 'big' });
   });
 
-  it('drain --wait polls until no Job remains', async () => {
+  it('drain --wait polls until no workload remains', async () => {
     let remaining = 2;
     const url = await startApi((req, res) => {
       if (req.method === 'GET') remaining -= 1;
@@ -500,7 +685,7 @@ describe('commands', () => {
     expect(result).toEqual({
       code: 0,
       stdout:
-        'workercluster/w1 draining: 2 Jobs remain\nworkercluster/w1: 1 Job remains\nworkercluster/w1: 0 Jobs remain\nworkercluster/w1 drained\n',
+        'workercluster/w1 draining: 2 workloads remain\nworkercluster/w1: 1 workload remains\nworkercluster/w1: 0 workloads remain\nworkercluster/w1 drained\n',
       stderr: '',
     });
     expect(requests.map((r) => r.method)).toEqual(['POST', 'GET', 'GET']);
@@ -529,7 +714,7 @@ describe('commands', () => {
     );
     expect(code).toBe(1);
     expect(stderr.text).toBe(
-      'error: timed out after 30s waiting for workercluster/w1 to drain: 1 Job remains\n',
+      'error: timed out after 30s waiting for workercluster/w1 to drain: 1 workload remains\n',
     );
   });
 
@@ -684,11 +869,51 @@ describe('commands', () => {
     );
     expect(code).toBe(0);
     expect(stdout.text).toBe('[pod-a/main] line 1\n[pod-a/main] line 2\n');
+    // The default kind is job: its own route, as before kinds.
     expect(requests[0]?.url.pathname).toBe('/api/v1/namespaces/team-a/jobs/train/logs');
     expect(Object.fromEntries(requests[0]!.url.searchParams)).toEqual({
       follow: 'true',
       container: 'main',
       tailLines: '10',
     });
+  });
+});
+
+describe('logs of another kind', () => {
+  it('reads a RayCluster’s pods through the kind-generic route, by KIND/NS/NAME or --kind', async () => {
+    const url = await startApi((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('[demo-head/ray-head] hello\n');
+    });
+    const config = kubeconfig({ token });
+    const byRef = await run([
+      'logs',
+      'raycluster/team-a/demo',
+      '--tail',
+      '1',
+      '--api-url',
+      url,
+      '--kubeconfig',
+      config,
+    ]);
+    expect(byRef).toMatchObject({ code: 0, stdout: '[demo-head/ray-head] hello\n' });
+    const byFlag = await run([
+      'logs',
+      'demo',
+      '--kind',
+      'raycluster',
+      '-n',
+      'team-a',
+      '--api-url',
+      url,
+      '--kubeconfig',
+      config,
+    ]);
+    expect(byFlag.code).toBe(0);
+    expect(requests.map((r) => r.url.pathname)).toEqual([
+      '/api/v1/workloads/raycluster/team-a/demo/logs',
+      '/api/v1/workloads/raycluster/team-a/demo/logs',
+    ]);
+    expect(requests[0]!.url.searchParams.get('tailLines')).toBe('1');
   });
 });

@@ -7,6 +7,7 @@
 // the whole run (every mutation targets a cluster that does not exist); the process still
 // answers afterwards and Object.prototype is untouched.
 import { workerClusterGroup, workerClusterPlural, workerClusterVersion } from '@jobrelay/clusters';
+import { sandboxRayClusterSpec } from '@jobrelay/sandbox';
 import { CustomObjectsApi, type KubeConfig, Watch } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -1039,7 +1040,77 @@ const previewBodies: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
 
+/** Manifests of every dispatched kind and of kinds that are not, for the kind-generic preview. */
+const manifestBase = fc.record({
+  manifest: fc.oneof(
+    fc.constant(null).map(() => ({
+      apiVersion: 'ray.io/v1',
+      kind: 'RayCluster',
+      spec: sandboxRayClusterSpec({ workerReplicas: 2 }),
+    })),
+    fc.constant(null).map(() => ({
+      apiVersion: 'ray.io/v1',
+      kind: 'RayJob',
+      spec: { entrypoint: 'python x.py', rayClusterSpec: sandboxRayClusterSpec({ workerReplicas: 1 }) },
+    })),
+    previewBase.map(({ spec }) => ({ apiVersion: 'batch/v1', kind: 'Job', spec })),
+    fc
+      .record({
+        apiVersion: fc.constantFrom('ray.io/v1alpha1', 'ray.io/v1', '', 'v1', 'x'.repeat(300)),
+        kind: fc.constantFrom('RayService', 'raycluster', 'Pod', '', 'RayCluster'),
+      })
+      .map((gvk) => ({ ...gvk, spec: sandboxRayClusterSpec() })),
+  ),
+  metadata: fc.record(
+    {
+      namespace: fc.constantFrom('default', 'team-a'),
+      annotations: fc.record(
+        {
+          'jobrelay.dev/cluster-selector': labelSelectors,
+          'jobrelay.dev/cluster': fc.oneof(absentName, fc.constantFrom('', 'worker-1')),
+        },
+        { requiredKeys: [] },
+      ),
+    },
+    { requiredKeys: [] },
+  ),
+});
+
+const manifestPreviewBodies: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: manifestBase.map(({ manifest, metadata }) => ({ manifest: { ...manifest, metadata } })),
+  },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(manifestBase, fc.array(previewMutation, { minLength: 1, maxLength: 3 }))
+      .map(([{ manifest, metadata }, ms]) => ({ manifest: ms.reduce(mutate, { ...manifest, metadata }) })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.oneof(fc.constantFrom('job', 'raycluster', 'rayjob', 'Job', 'rayservice', ''), fc.string()),
+      namespace: namespaceValues,
+      name: fc.oneof(fc.constant(realJob), fc.string({ maxLength: 12 })),
+    }),
+  },
+);
+
 // -- reads ------------------------------------------------------------------------------------
+
+/** A path segment for :kind — the dispatched kinds, near misses and junk. */
+const kindParam: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom('job', 'raycluster', 'rayjob') },
+  { weight: 1, arbitrary: fc.constantFrom('Job', 'jobs', 'rayservice', 'ray.io', 'job,raycluster') },
+  { weight: 2, arbitrary: nameParam },
+);
+/** A `kind` filter value. */
+const kindValues = fc.oneof(
+  fc.constantFrom('job', 'raycluster', 'rayjob', 'job,raycluster', 'rayjob,job', 'bogus', 'job,bogus', ','),
+  fc.constantFrom('JOB', 'job,', ',job', 'job,,rayjob', 'a'.repeat(2000)),
+  fc.string({ maxLength: 12 }),
+);
 
 const jobNameParam: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.constant(realJob) },
@@ -1301,6 +1372,29 @@ describe('fuzzed mutations of absent clusters are refused with problems and writ
   });
 });
 
+describe('the kind-generic preview', () => {
+  it('POST /api/v1/placement-preview with manifests of any kind, or a kind and name (a 2xx is allowed: it creates nothing)', {
+    timeout: 120_000,
+  }, async () => {
+    const route = 'POST /api/v1/placement-preview (kinds)';
+    await fuzz(
+      route,
+      payloadOf(manifestPreviewBodies).map((p) => ({
+        method: 'POST' as const,
+        url: '/api/v1/placement-preview',
+        ...p,
+      })),
+      Math.ceil(MUTATING_RUNS / 2),
+      true,
+      14,
+    );
+    // Some manifests were read and placed, some kinds refused as not dispatched.
+    expect(count(route, 200)).toBeGreaterThan(MUTATING_RUNS / 40);
+    expect(count(route, 422)).toBeGreaterThan(0);
+    await expectNothingWritten();
+  });
+});
+
 describe('fuzzed reads answer 2xx or a problem, never a 5xx', () => {
   it('GET /api/v1/clusters?…', async () => {
     const values = fc.oneof(limitValues, continueTokens, labelSelectors, booleanValues);
@@ -1348,6 +1442,81 @@ describe('fuzzed reads answer 2xx or a problem, never a 5xx', () => {
       READ_RUNS,
       true,
       11,
+    );
+  });
+
+  it('GET /api/v1/workloads?…', async () => {
+    const values = fc.oneof(
+      limitValues,
+      continueTokens,
+      labelSelectors,
+      namespaceValues,
+      kindValues,
+      fc.constantFrom('pending', 'placed', 'running', 'finished', 'suspended', 'succeeded', 'worker-1'),
+    );
+    await fuzz(
+      'GET /api/v1/workloads',
+      queryOf(['limit', 'continue', 'labelSelector', 'namespace', 'cluster', 'phase', 'kind'], values).map(
+        (q) => ({ method: 'GET' as const, url: `/api/v1/workloads${q}` }),
+      ),
+      READ_RUNS,
+      true,
+      15,
+    );
+  });
+
+  it('GET /api/v1/workloads/:kind/:namespace/:name', async () => {
+    const route = 'GET /api/v1/workloads/:kind/:namespace/:name';
+    await fuzz(
+      route,
+      fc.tuple(kindParam, namespaceParam, jobNameParam).map(([kind, ns, name]) => ({
+        method: 'GET' as const,
+        url: `/api/v1/workloads/${kind}/${ns}/${name}`,
+      })),
+      READ_RUNS,
+      true,
+      16,
+    );
+    // The real Job was found through its kind and described.
+    expect(count(route, 200)).toBeGreaterThan(0);
+  });
+
+  it('GET /api/v1/workloads/:kind/:namespace/:name/logs?…', async () => {
+    const route = 'GET /api/v1/workloads/:kind/:namespace/:name/logs';
+    const values = fc.oneof(booleanValues, limitValues, fc.constantFrom('main', 'MAIN', '-1', '0'));
+    await fuzz(
+      route,
+      fc
+        .tuple(
+          kindParam,
+          namespaceParam,
+          jobNameParam,
+          queryOf(['follow', 'container', 'pod', 'tailLines'], values),
+        )
+        .map(([kind, ns, name, q]) => ({
+          method: 'GET' as const,
+          url: `/api/v1/workloads/${kind}/${ns}/${name}/logs${q}`,
+        })),
+      READ_RUNS,
+      true,
+      17,
+    );
+    // The real Job passed validation and was refused as not placed.
+    expect(count(route, 409)).toBeGreaterThan(0);
+  });
+
+  it('GET /api/v1/pending?… with kinds', async () => {
+    await fuzz(
+      'GET /api/v1/pending (kinds)',
+      queryOf(['namespace', 'kind', 'limit'], fc.oneof(namespaceValues, kindValues, limitValues)).map(
+        (q) => ({
+          method: 'GET' as const,
+          url: `/api/v1/pending${q}`,
+        }),
+      ),
+      Math.ceil(READ_RUNS / 3),
+      true,
+      18,
     );
   });
 

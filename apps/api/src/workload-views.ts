@@ -3,7 +3,7 @@
 // richer view on the /api/v1/jobs routes (job-views.ts).
 import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
 import { unschedulableAnnotation } from '@jobrelay/mirror';
-import type { PlacementRecord } from '@jobrelay/placement';
+import type { PlacementRecord, PodGroup } from '@jobrelay/placement';
 import { z } from 'zod';
 import { placementOf, waitingSince } from './job-views.ts';
 
@@ -127,4 +127,23 @@ export function workloadSummary(
 /** `kind/namespace/name`: the controller's key of an origin, unique across kinds. */
 export function workloadKey(adapter: Pick<AnyJobKindAdapter, 'name'>, object: KubeObject): string {
   return `${adapter.name}/${object.metadata?.namespace}/${object.metadata?.name}`;
+}
+
+/**
+ * Why pod groups an adapter read from a manifest cannot be placed, or undefined when they can:
+ * every count a whole number of pods, every request a finite amount, none negative. An origin's
+ * spec passed its apiserver's schema; a previewed manifest did not, and a count of "2" or a
+ * request of {} would otherwise reach the scores as NaN.
+ */
+export function podDemandProblem(groups: readonly PodGroup[]): string | undefined {
+  const shown = (value: unknown) => (typeof value === 'number' ? String(value) : JSON.stringify(value));
+  for (const [index, group] of groups.entries()) {
+    if (typeof group.count !== 'number' || !Number.isInteger(group.count) || group.count < 0)
+      return `pod group ${index + 1} has ${shown(group.count)} pods, not a whole number`;
+    for (const [resource, amount] of Object.entries(group.requests)) {
+      if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
+        return `pod group ${index + 1} requests ${shown(amount)} ${resource}, not an amount`;
+    }
+  }
+  return undefined;
 }

@@ -1,7 +1,7 @@
 import { batchJobAdapter, rayClusterAdapter, rayJobAdapter } from '@jobrelay/kinds';
 import type { PlacementRecord } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
-import { workloadKey, workloadPhase, workloadSummary } from '../src/workload-views.ts';
+import { podDemandProblem, workloadKey, workloadPhase, workloadSummary } from '../src/workload-views.ts';
 
 const placed: PlacementRecord = {
   cluster: 'w1',
@@ -138,5 +138,31 @@ describe('workloadSummary', () => {
 
   it('keys workloads as the controller does: kind/namespace/name', () => {
     expect(workloadKey(rayClusterAdapter, rayCluster())).toBe('raycluster/team-a/demo');
+  });
+});
+
+describe('podDemandProblem: what a previewed manifest must give placement', () => {
+  it('accepts whole pod counts and finite requests, and names the first that is not', () => {
+    expect(podDemandProblem([{ requests: { cpu: 0.5, memory: 2 ** 30 }, count: 3 }])).toBeUndefined();
+    expect(podDemandProblem([])).toBeUndefined();
+    expect(podDemandProblem([{ requests: {}, count: Number.NaN }])).toBe(
+      'pod group 1 has NaN pods, not a whole number',
+    );
+    expect(
+      podDemandProblem([
+        { requests: {}, count: 1 },
+        { requests: {}, count: '2' as unknown as number },
+      ]),
+    ).toBe('pod group 2 has "2" pods, not a whole number');
+    expect(podDemandProblem([{ requests: { cpu: Number.POSITIVE_INFINITY }, count: 1 }])).toBe(
+      'pod group 1 requests Infinity cpu, not an amount',
+    );
+    expect(podDemandProblem([{ requests: { cpu: -1 }, count: 1 }])).toBe(
+      'pod group 1 requests -1 cpu, not an amount',
+    );
+  });
+
+  it('passes what the adapters read from real manifests', () => {
+    expect(podDemandProblem(rayClusterAdapter.podDemand(rayCluster()))).toBeUndefined();
   });
 });

@@ -132,7 +132,7 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'cordon',
     usage: 'cordon NAME',
-    summary: 'place no new Jobs on a cluster (running ones stay)',
+    summary: 'place no new workloads on a cluster (running ones stay)',
     args: { min: 1, max: 1 },
     options: {},
     examples: ['kubectl jobrelay cordon worker-1'],
@@ -140,7 +140,7 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'uncordon',
     usage: 'uncordon NAME',
-    summary: 'place Jobs on a cluster again (clears cordon and drain)',
+    summary: 'place workloads on a cluster again (clears cordon and drain)',
     args: { min: 1, max: 1 },
     options: {},
     examples: ['kubectl jobrelay uncordon worker-1'],

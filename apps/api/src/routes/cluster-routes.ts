@@ -49,11 +49,11 @@ const settings = {
     .int()
     .min(0)
     .max(1_000_000)
-    .describe('At most this many unfinished Jobs at once.'),
+    .describe('At most this many unfinished workloads (of every kind) at once.'),
   allowedNamespaces: z
     .array(z.string().max(63).regex(dns1123Label, 'must be a namespace name'))
     .max(1000)
-    .describe('Only Jobs of these namespaces; empty means all.'),
+    .describe('Only workloads of these namespaces; empty means all.'),
 };
 
 const registerBody = z
@@ -234,7 +234,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
       if (twin) {
         throw new ApiProblem(
           'conflict',
-          `${probe.server} is the same cluster as WorkerCluster ${twin}; two registrations of one cluster would delete each other's Jobs`,
+          `${probe.server} is the same cluster as WorkerCluster ${twin}; two registrations of one cluster would delete each other's workloads`,
           { reason: 'DuplicateCluster' },
         );
       }
@@ -348,11 +348,15 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
         return fleet.clusterViewOf(await patchSpec(request.params.name, { spec }));
       },
     );
-  toggle('cordon', { unschedulable: true }, 'Cordon: no new Jobs are placed here; Jobs already here stay');
+  toggle(
+    'cordon',
+    { unschedulable: true },
+    'Cordon: no new workloads are placed here; those already here stay',
+  );
   toggle(
     'uncordon',
     { unschedulable: null, drain: null },
-    'Uncordon: new Jobs may be placed here again (ends a drain too)',
+    'Uncordon: new workloads may be placed here again (ends a drain too)',
   );
 
   app.post(

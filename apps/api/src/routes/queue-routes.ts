@@ -6,7 +6,7 @@ import type { FleetChange, FleetView, PreviewResult } from '../fleet-view.ts';
 import { jobSummary } from '../job-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
-import { workloadSummary } from '../workload-views.ts';
+import { podDemandProblem, workloadSummary } from '../workload-views.ts';
 import { jobName, namespaceName } from './job-routes.ts';
 import { onClusters, onJobs, onKind, onKinds, rawQuery } from './permissions.ts';
 import { kindList, kindName, workloadName } from './workload-routes.ts';
@@ -131,12 +131,15 @@ function previewOrRefuse(
   object: KubeObject,
   field: string,
 ): PreviewResult {
+  let problem: string | undefined;
   try {
-    return fleet.preview(adapter, object);
+    problem = podDemandProblem(adapter.podDemand(object));
+    if (!problem) return fleet.preview(adapter, object);
   } catch (err) {
-    const message = `not a ${adapter.resource.kind} spec placement can read: ${(err as Error).message}`;
-    throw new ApiProblem('validation-failed', `${field}: ${message}`, { errors: [{ path: field, message }] });
+    problem = (err as Error).message;
   }
+  const message = `not a ${adapter.resource.kind} spec placement can read: ${problem}`;
+  throw new ApiProblem('validation-failed', `${field}: ${message}`, { errors: [{ path: field, message }] });
 }
 
 export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {

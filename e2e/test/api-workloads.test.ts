@@ -14,6 +14,7 @@ import {
   repositoryRoot,
   sandboxRayCluster,
   sandboxRayClusterSpec,
+  sandboxRayJob,
   simulatedLogLines,
 } from '@jobrelay/sandbox';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
@@ -51,6 +52,7 @@ let jobsOnly: { token: string };
 const rayCluster = uniqueName('rc');
 const waitingRayCluster = uniqueName('rc-pinned');
 const job = uniqueName('job');
+const rayJob = uniqueName('rj');
 const lastLogLine = simulatedLogLines().at(-1)!;
 
 interface Problem {
@@ -179,6 +181,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const name of [rayCluster, waitingRayCluster])
     await deleteRay(fleet.management, 'rayclusters', namespace, name).catch(() => {});
+  await deleteRay(fleet.management, 'rayjobs', namespace, rayJob).catch(() => {});
   await fleet.management.batch
     .deleteNamespacedJob({ name: job, namespace, propagationPolicy: 'Background' })
     .catch(() => {});
@@ -467,6 +470,67 @@ describe('one workload', () => {
       409,
       'conflict',
     );
+  });
+});
+
+describe('a RayJob', () => {
+  it('finds its pods as its kind says: its RayCluster’s and its submitter Job’s, and streams both', async () => {
+    await createRay(
+      fleet.management,
+      namespace,
+      sandboxRayJob({
+        name: rayJob,
+        runSeconds: 600,
+        managedBy: kuberayManagedBy.multiKueue,
+        cluster: { workerReplicas: 0 },
+      }),
+    );
+    const detail = await eventually(
+      'the RayJob running with its cluster named',
+      async () => {
+        const d = (
+          await api.call('viewer', 'GET', `/api/v1/workloads/rayjob/${namespace}/${rayJob}`)
+        ).json() as {
+          phase: string;
+          mirror: { status: { rayClusterName?: string; jobDeploymentStatus?: string } } | null;
+          podSelectors: Array<{ labelSelector: string; description: string }>;
+        };
+        return d.phase === 'running' && d.podSelectors.length === 2 ? d : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 1000 },
+    );
+    const clusterName = detail.mirror!.status.rayClusterName!;
+    expect(detail.podSelectors).toEqual([
+      { labelSelector: `ray.io/cluster=${clusterName}`, description: `RayCluster ${clusterName}` },
+      { labelSelector: `batch.kubernetes.io/job-name=${rayJob}`, description: `submitter Job ${rayJob}` },
+    ]);
+    // The head's log and the submitter's, each prefixed with its pod.
+    const logs = await eventually(
+      'the head’s and the submitter’s logs',
+      async () => {
+        const r = await api.call(
+          'viewer',
+          'GET',
+          `/api/v1/workloads/rayjob/${namespace}/${rayJob}/logs?tailLines=1`,
+        );
+        if (r.status !== 200) return undefined;
+        const pods = new Set(
+          r.body
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => /^\[([^/]+)\//.exec(line)?.[1] ?? ''),
+        );
+        const head = [...pods].some((pod) => pod.startsWith(`${clusterName}-head`));
+        const submitter = [...pods].some((pod) => pod.startsWith(`${rayJob}-`));
+        return head && submitter ? r.body : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    expect(logs).toContain(lastLogLine);
+    // Listed beside the others, with its kind.
+    expect(
+      (await list(`namespace=${namespace}&kind=rayjob`)).map((w) => [w.kind, w.name, w.objectKind]),
+    ).toEqual([['rayjob', rayJob, 'RayJob']]);
   });
 });
 

@@ -1,0 +1,48 @@
+// deploy/controller/rbac.yaml grants what the controller does to every built-in kind on the
+// management cluster: a kind added to the list without its rules fails here, not in a cluster.
+import { readFileSync } from 'node:fs';
+import { builtInKinds } from '@jobrelay/kinds';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+const documents = parseAllDocuments(
+  readFileSync(new URL('../../../deploy/controller/rbac.yaml', import.meta.url), 'utf8'),
+).map((d) => d.toJSON() as { kind: string; metadata: { name: string }; rules?: Rule[] });
+const role = documents.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'jobrelay-controller')!;
+
+function granted(group: string, resource: string, verb: string): boolean {
+  return (role.rules ?? []).some(
+    (r) =>
+      r.apiGroups.includes(group) &&
+      r.resources.includes(resource) &&
+      r.verbs.includes(verb) &&
+      !r.resourceNames,
+  );
+}
+
+describe('the controller’s ClusterRole', () => {
+  it.each(builtInKinds.map((kind) => [kind.name, kind.resource] as const))(
+    'lets it watch, claim and write the status of %s origins',
+    (_name, { group, plural }) => {
+      for (const verb of ['get', 'list', 'watch', 'patch'])
+        expect(granted(group, plural, verb), `${verb} ${plural}`).toBe(true);
+      for (const verb of ['update', 'patch'])
+        expect(granted(group, `${plural}/status`, verb), `${verb} ${plural}/status`).toBe(true);
+    },
+  );
+
+  it('lets it look for Kueue’s MultiKueue, and holds no wildcard', () => {
+    expect(granted('kueue.x-k8s.io', 'admissionchecks', 'list')).toBe(true);
+    const wildcards = (role.rules ?? []).filter((r) =>
+      [...r.apiGroups, ...r.resources, ...r.verbs].includes('*'),
+    );
+    expect(wildcards).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
-import type { Sandbox } from '@jobrelay/sandbox';
+import { type Sandbox, sandboxStatus } from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import {
@@ -98,4 +98,11 @@ export async function runBothWays(
   });
   expect(pods.items).toHaveLength(0);
   return { origin: originDone, direct: directDone };
+}
+
+/** The pid of a running process of the sandbox (`worker-2/kube-apiserver`), e.g. to freeze it. */
+export async function sandboxProcessPid(sandbox: Sandbox, processName: string): Promise<number> {
+  const process = (await sandboxStatus(sandbox.dir))?.find((p) => p.name === processName);
+  if (!process?.running || !process.pid) throw new Error(`the sandbox has no running ${processName}`);
+  return process.pid;
 }

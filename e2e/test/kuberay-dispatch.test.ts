@@ -5,11 +5,12 @@
 // is compared field by field with the same object run directly on one worker.
 import { execFileSync } from 'node:child_process';
 import { mergePatch } from '@jobrelay/kube';
+import { originUidLabel } from '@jobrelay/mirror';
 import { kuberayManagedBy, resolveKubeBinaries, sandboxRayCluster, sandboxRayJob } from '@jobrelay/sandbox';
 import { EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startController } from '../src/controller-process.ts';
-import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { type Fleet, fleetOf, sandboxProcessPid } from '../src/dispatch-fixtures.ts';
 import { createTestNamespace, eventually, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
 import {
   comparableRayStatus,
@@ -27,7 +28,8 @@ import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
 const sandbox = testSandbox();
 const fleet: Fleet = fleetOf(sandbox);
-const controller = startController(sandbox);
+// A short lost-worker timeout: one test freezes a worker's apiserver.
+const controller = startController(sandbox, ['--worker-lost-timeout-seconds=6']);
 const clusters = workerClusterAdmin(fleet);
 let originNs: string;
 let directNs: string;
@@ -258,6 +260,66 @@ describe('RayCluster through jobrelay', () => {
     } finally {
       await clusters.patch(first, { spec: { drain: false } });
     }
+  });
+
+  it('moves off a lost worker after the timeout and is ready elsewhere; the returned worker’s stale mirror goes', async () => {
+    const lost = sandbox.workers[1]!.name;
+    await clusters.patch(lost, { spec: { weight: 100 } });
+    const name = uniqueName('rc-lost');
+    const origin = await createRay(
+      fleet.management,
+      originNs,
+      sandboxRayCluster({ name, workerReplicas: 1, managedBy: kuberayManagedBy.multiKueue }),
+    );
+    const ready = await waitForRay(fleet.management, 'rayclusters', originNs, name, 'ready', isReady);
+    expect(placementOf(ready)?.cluster).toBe(lost);
+    await clusters.patch(lost, { spec: { weight: 1 } });
+    const { mirror: lostMirror } = (await findRayMirror(fleet, origin))!;
+    // Frozen, not killed: it accepts connections and never answers (its operator hangs too).
+    const apiserver = await sandboxProcessPid(sandbox, `${lost}/kube-apiserver`);
+    process.kill(apiserver, 'SIGSTOP');
+    try {
+      const moved = await waitForRay(
+        fleet.management,
+        'rayclusters',
+        originNs,
+        name,
+        'placed again after the lost-worker timeout',
+        (o) => placementOf(o)?.attempt === 2 && placementOf(o)?.cluster !== undefined,
+        90_000,
+      );
+      const movedTo = placementOf(moved)!.cluster!;
+      expect(movedTo).not.toBe(lost);
+      // Asked of the new worker only: a call to the frozen one would hang.
+      await eventually(
+        'ready on the new worker',
+        async () => {
+          const [mirror] = await listRay(
+            fleet.workers.get(movedTo)!,
+            'rayclusters',
+            originNs,
+            `${originUidLabel}=${origin.metadata!.uid}`,
+          );
+          return mirror?.status?.state === 'ready' ? true : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
+      expect(await eventReasonsOf(origin)).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^Replacing: placing the RayCluster again: cluster ${lost} has not been Active`),
+        ),
+      );
+    } finally {
+      process.kill(apiserver, 'SIGCONT');
+    }
+    await eventually(
+      'the returned worker’s stale mirror removed',
+      async () => {
+        const left = await listRay(fleet.workers.get(lost)!, 'rayclusters', originNs);
+        return left.some((o) => o.metadata?.uid === lostMirror.metadata?.uid) ? undefined : true;
+      },
+      { timeoutMs: 90_000 },
+    );
   });
 
   it('takes its mirror and pods with it when deleted', async () => {

@@ -2,11 +2,11 @@
 // explanations, cordon and drain, and a worker that is lost and comes back.
 
 import { placementAnnotation } from '@jobrelay/mirror';
-import { openSandbox, sandboxStatus } from '@jobrelay/sandbox';
+import { openSandbox } from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
-import { type Fleet, fleetOf, waitForMirror } from '../src/dispatch-fixtures.ts';
+import { type Fleet, fleetOf, sandboxProcessPid, waitForMirror } from '../src/dispatch-fixtures.ts';
 import {
   createTestNamespace,
   dispatcherManagedBy,
@@ -49,13 +49,6 @@ afterEach(async () => {
 afterAll(async () => {
   await controller?.kill('SIGTERM');
 });
-
-/** The pid of a running process of the sandbox. */
-async function sandboxProcessPid(processName: string): Promise<number> {
-  const process = (await sandboxStatus(fleet.sandbox.dir))?.find((p) => p.name === processName);
-  if (!process?.running || !process.pid) throw new Error(`the sandbox has no running ${processName}`);
-  return process.pid;
-}
 
 function placement(job: V1Job): { cluster?: string; attempt: number } {
   return JSON.parse(job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0}');
@@ -273,7 +266,7 @@ describe('cordon, drain and a lost worker', () => {
 
     // Frozen, not killed: a stopped apiserver accepts connections and never answers, the
     // hardest kind of loss (every call to it hangs until a timeout).
-    const apiserver = await sandboxProcessPid(`${lost}/kube-apiserver`);
+    const apiserver = await sandboxProcessPid(fleet.sandbox, `${lost}/kube-apiserver`);
     process.kill(apiserver, 'SIGSTOP');
     try {
       const inactive = await eventually('the worker marked not Active', async () => {

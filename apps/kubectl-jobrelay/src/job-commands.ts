@@ -50,21 +50,35 @@ function refOf(s: PluginSession): WorkloadRef {
   );
 }
 
-export async function workloadsCommand(s: PluginSession): Promise<void> {
+/** What differs between listing Jobs and listing workloads of every kind. */
+interface ListCommand<T> {
+  command: 'jobs' | 'workloads';
+  path: string;
+  phases: readonly string[];
+  /** Query parameters beyond namespace, cluster, phase and label selector. */
+  extraQuery: Record<string, string | undefined>;
+  headers: (all: boolean) => string[];
+  row: (item: T, all: boolean, now: Date) => string[];
+  /** "Jobs" or "workloads", for the empty-list message. */
+  noun: string;
+}
+
+/** `kubectl jobrelay jobs` and `workloads`: the same flags, pages and table over two routes. */
+async function listCommand<T>(s: PluginSession, list: ListCommand<T>): Promise<void> {
   const all = s.flag('all-namespaces');
-  if (all && s.string('namespace')) throw new UsageError('-n and -A exclude each other', 'workloads');
+  if (all && s.string('namespace')) throw new UsageError('-n and -A exclude each other', list.command);
   const phase = s.string('phase');
-  if (phase !== undefined && !workloadPhases.includes(phase)) {
-    throw new UsageError(`--phase must be one of ${workloadPhases.join(', ')}, not "${phase}"`, 'workloads');
+  if (phase !== undefined && !list.phases.includes(phase)) {
+    throw new UsageError(`--phase must be one of ${list.phases.join(', ')}, not "${phase}"`, list.command);
   }
-  const limit = integerFlag('workloads', 'limit', s.string('limit'), 1) ?? defaultPageSize;
+  const limit = integerFlag(list.command, 'limit', s.string('limit'), 1) ?? defaultPageSize;
   const namespace = all ? undefined : s.namespace();
   const api = await s.api();
-  const { items } = await api.listAll<WorkloadSummary>(
-    '/api/v1/workloads',
+  const { items } = await api.listAll<T>(
+    list.path,
     {
       namespace,
-      kind: s.string('kind')?.toLowerCase(),
+      ...list.extraQuery,
       cluster: s.string('cluster'),
       phase,
       labelSelector: s.string('selector'),
@@ -77,37 +91,34 @@ export async function workloadsCommand(s: PluginSession): Promise<void> {
   }
   const now = s.now();
   s.table(
-    workloadHeaders(all),
-    items.map((w) => workloadRow(w, all, now)),
-    all ? 'No dispatched workloads found.' : `No dispatched workloads found in ${namespace} namespace.`,
+    list.headers(all),
+    items.map((item) => list.row(item, all, now)),
+    all ? `No dispatched ${list.noun} found.` : `No dispatched ${list.noun} found in ${namespace} namespace.`,
   );
 }
 
-export async function jobsCommand(s: PluginSession): Promise<void> {
-  const all = s.flag('all-namespaces');
-  if (all && s.string('namespace')) throw new UsageError('-n and -A exclude each other', 'jobs');
-  const phase = s.string('phase');
-  if (phase !== undefined && !phases.includes(phase)) {
-    throw new UsageError(`--phase must be one of ${phases.join(', ')}, not "${phase}"`, 'jobs');
-  }
-  const limit = integerFlag('jobs', 'limit', s.string('limit'), 1) ?? defaultPageSize;
-  const namespace = all ? undefined : s.namespace();
-  const api = await s.api();
-  const { items } = await api.listAll<JobSummary>(
-    '/api/v1/jobs',
-    { namespace, cluster: s.string('cluster'), phase, labelSelector: s.string('selector') },
-    limit,
-  );
-  if (s.output !== 'table') {
-    s.printObject({ items });
-    return;
-  }
-  const now = s.now();
-  s.table(
-    jobHeaders(all),
-    items.map((j) => jobRow(j, all, now)),
-    all ? 'No dispatched Jobs found.' : `No dispatched Jobs found in ${namespace} namespace.`,
-  );
+export function workloadsCommand(s: PluginSession): Promise<void> {
+  return listCommand<WorkloadSummary>(s, {
+    command: 'workloads',
+    path: '/api/v1/workloads',
+    phases: workloadPhases,
+    extraQuery: { kind: s.string('kind')?.toLowerCase() },
+    headers: workloadHeaders,
+    row: workloadRow,
+    noun: 'workloads',
+  });
+}
+
+export function jobsCommand(s: PluginSession): Promise<void> {
+  return listCommand<JobSummary>(s, {
+    command: 'jobs',
+    path: '/api/v1/jobs',
+    phases,
+    extraQuery: {},
+    headers: jobHeaders,
+    row: jobRow,
+    noun: 'Jobs',
+  });
 }
 
 export async function pendingCommand(s: PluginSession): Promise<void> {

@@ -468,6 +468,8 @@ export class WorkerClusterRegistry {
     // Claimed before the cleanup runs, so a twin checked meanwhile is the one refused.
     this.transition(entry, { type: 'checks-passed' });
     this.startWatches(entry, log);
+    if (!entry.mirrors)
+      return failed(activeReasons.connecting, 'the connection closed while it was checked; retrying');
     return { ok: true, message: this.connectedMessage(entry, server) };
   }
 
@@ -483,6 +485,9 @@ export class WorkerClusterRegistry {
 
   /** One mirror watch per served kind (a kind no longer served loses its watch), and the capacity watches. */
   private startWatches(entry: ConnectionEntry, log: Logger): void {
+    // Closed while the checks ran (the registry stopped, or the Secret changed): nothing to
+    // watch with, and watches started now would outlive the connection.
+    if (this.stopped || !entry.kubeConfig) return;
     const cluster = entry.name;
     const served = entry.servedKinds ?? new Set<string>();
     entry.mirrors ??= new Map();

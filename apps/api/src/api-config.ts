@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { builtInKinds } from '@jobrelay/kinds';
+import { builtInKinds, kindSelectionFields } from '@jobrelay/kinds';
 import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
 
@@ -15,21 +15,11 @@ export const apiConfigSchema = z.object({
   tlsKeyFile: z.string().min(1).optional(),
   /** Plain HTTP on an address other than loopback: bearer tokens would cross the network in clear. */
   allowInsecureHttp: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
-  /** The controller's --managed-by: the value claimed for batch/v1 Jobs. */
-  managedBy: z.string().min(1).default('jobrelay.dev/dispatcher'),
   /**
-   * The controller's --kinds, --kind-managed-by and --generic-kinds-file: the API shows exactly
-   * the kinds the controller dispatches, chosen by the same code (@jobrelay/kinds).
+   * The controller's --managed-by, --kinds, --kind-managed-by and --generic-kinds-file: the API
+   * shows exactly the kinds the controller dispatches, chosen by the same code (@jobrelay/kinds).
    */
-  kinds: z
-    .array(z.string().regex(/^[a-z0-9-]+$/, 'must be a kind name like job or raycluster'))
-    .default(builtInKinds.map((kind) => kind.name)),
-  kindManagedBy: z
-    .array(
-      z.string().regex(/^[a-z0-9-]+=\S+$/, 'must be kind=value, e.g. raycluster=kueue.x-k8s.io/multikueue'),
-    )
-    .default([]),
-  genericKindsFile: z.string().min(1).optional(),
+  ...kindSelectionFields,
   systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
   /** The controller's `jobrelay.dev/origin`; default: the kube-system namespace UID, as the controller derives it. */
   originId: z.string().max(63).regex(labelValue, 'must be a valid label value').optional(),

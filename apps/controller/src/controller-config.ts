@@ -1,41 +1,13 @@
-import { builtInKinds } from '@jobrelay/kinds';
+import { kindSelectionFields } from '@jobrelay/kinds';
 import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { z } from 'zod';
-
-/** reference/job-api-rules.md, "spec.managedBy": domain-prefixed path, at most 63 characters. */
-const managedByPattern =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
 
 const seconds = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 
 export const controllerConfigSchema = z.object({
   /** Kubeconfig of the management cluster; default: in-cluster, then $KUBECONFIG, then ~/.kube/config. */
   kubeconfig: z.string().min(1).optional(),
-  managedBy: z
-    .string()
-    .max(63, 'must be at most 63 characters')
-    .regex(managedByPattern, 'must be a domain-prefixed path like jobrelay.dev/dispatcher')
-    .refine((v) => v !== 'kubernetes.io/job-controller', 'is reserved for the built-in Job controller')
-    .default('jobrelay.dev/dispatcher'),
-  /**
-   * The workload kinds to dispatch, by adapter name. A kind the management cluster does not
-   * serve (its CRD is not installed) is skipped with a log line.
-   */
-  kinds: z
-    .array(z.string().regex(/^[a-z0-9-]+$/, 'must be a kind name like job or raycluster'))
-    .default(builtInKinds.map((kind) => kind.name)),
-  /**
-   * The managedBy value claimed per kind, as kind=value; --managed-by is the Job's. A kind
-   * whose API restricts the value (KubeRay's accept only kueue.x-k8s.io/multikueue) defaults
-   * to the one it accepts.
-   */
-  kindManagedBy: z
-    .array(
-      z.string().regex(/^[a-z0-9-]+=\S+$/, 'must be kind=value, e.g. raycluster=kueue.x-k8s.io/multikueue'),
-    )
-    .default([]),
-  /** A JSON or YAML file of generic kinds (see @jobrelay/kinds, generic adapter): dispatched without a kind of their own. */
-  genericKindsFile: z.string().min(1).optional(),
+  ...kindSelectionFields,
   /** Namespaces to watch; empty means all. */
   namespaces: z.array(z.string().regex(dns1123Label, 'must be a namespace name')).default([]),
   systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),

@@ -36,6 +36,7 @@ export {
   dispatchableKinds,
   type KindChoice,
   type KindSelectionConfig,
+  kindSelectionFields,
   knownKinds,
 } from './kind-selection.ts';
 export { findMultiKueue } from './multikueue-detection.ts';

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, isNotFound } from '@jobrelay/kube';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 import { genericAdapter } from './generic/generic-adapter.ts';
 import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
@@ -9,6 +10,42 @@ import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
 import { builtInKinds } from './kind-list.ts';
 import { findMultiKueue } from './multikueue-detection.ts';
 import { multiKueueManagedBy } from './ray/ray-types.ts';
+
+/** reference/job-api-rules.md, "spec.managedBy": domain-prefixed path, at most 63 characters. */
+const managedByPattern =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+
+/**
+ * The zod fields of the kind flags, one definition for the controller and the API (the API
+ * must select exactly the kinds the controller dispatches, from the same flags).
+ */
+export const kindSelectionFields = {
+  /** --managed-by: the value claimed for batch/v1 Jobs. */
+  managedBy: z
+    .string()
+    .max(63, 'must be at most 63 characters')
+    .regex(managedByPattern, 'must be a domain-prefixed path like jobrelay.dev/dispatcher')
+    .refine((v) => v !== 'kubernetes.io/job-controller', 'is reserved for the built-in Job controller')
+    .default(batchJobAdapter.managedBy.default),
+  /**
+   * --kinds: the workload kinds to dispatch, by adapter name. A kind the management cluster
+   * does not serve (its CRD is not installed) is skipped with a log line.
+   */
+  kinds: z
+    .array(z.string().regex(/^[a-z0-9-]+$/, 'must be a kind name like job or raycluster'))
+    .default(builtInKinds.map((kind) => kind.name)),
+  /**
+   * --kind-managed-by: the value claimed per kind, as kind=value. A kind whose API restricts
+   * the value (KubeRay's accept only kueue.x-k8s.io/multikueue) defaults to the one it accepts.
+   */
+  kindManagedBy: z
+    .array(
+      z.string().regex(/^[a-z0-9-]+=\S+$/, 'must be kind=value, e.g. raycluster=kueue.x-k8s.io/multikueue'),
+    )
+    .default([]),
+  /** --generic-kinds-file: a JSON or YAML file of kinds dispatched by the generic adapter. */
+  genericKindsFile: z.string().min(1).optional(),
+};
 
 /** The configuration that selects kinds (the controller's and the API's flags of the same names). */
 export interface KindSelectionConfig {

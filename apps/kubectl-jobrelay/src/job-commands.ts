@@ -198,12 +198,7 @@ export function formatExplanation(job: JobDetail, preview: PlacementPreview | nu
   const field = (label: string, value: string) => lines.push(`${`${label}:`.padEnd(13)}${value}`);
   field('Job', `${job.namespace}/${job.name}`);
   field('Phase', job.phase);
-  if (job.cluster) {
-    const attempt = job.attempt !== null ? `attempt ${job.attempt}, ` : '';
-    field('Cluster', `${job.cluster} (${attempt}placed ${formatAge(job.placedAt, now)} ago)`);
-  } else {
-    field('Cluster', none);
-  }
+  field('Cluster', clusterField(job, now));
   field('Completions', `${formatCompletions(job)} (active ${job.active ?? 0}, failed ${job.failed ?? 0})`);
   if (job.reason && job.reason !== job.waiting?.reason) field('Reason', job.reason);
   field('Age', formatAge(job.createdAt, now));
@@ -242,31 +237,7 @@ export function formatExplanation(job: JobDetail, preview: PlacementPreview | nu
       ),
     );
   }
-  if (preview) {
-    lines.push(`Placement preview: ${preview.decision}${preview.cluster ? ` on ${preview.cluster}` : ''}`);
-    if (preview.message) lines.push(`  ${preview.message}`);
-    const clusters = preview.clusters ?? [];
-    if (clusters.length > 0) {
-      lines.push(
-        indent(
-          formatTable(
-            ['CLUSTER', 'ELIGIBLE', 'SCORE', 'REASON'],
-            clusters.map((c) => [c.name, c.eligible ? 'True' : 'False', orNone(c.score), orNone(c.reason)]),
-          ).trimEnd(),
-        ),
-      );
-    }
-  }
-  if (job.history && job.history.length > 0) {
-    lines.push('History:', eventTable(job.history, now));
-  }
-  if (job.events === null) {
-    lines.push('Events:      <unknown> (you may not list Events in this namespace)');
-  } else if (!job.events || job.events.length === 0) {
-    lines.push(`Events:      ${none}`);
-  } else {
-    lines.push('Events:', eventTable(job.events, now));
-  }
+  lines.push(...closingLines(job, preview, now));
   return `${lines.join('\n')}\n`;
 }
 
@@ -300,12 +271,7 @@ export function formatWorkloadExplanation(
     workload.apiVersion && workload.objectKind ? ` (${workload.apiVersion} ${workload.objectKind})` : '';
   field('Workload', `${workload.kind} ${workload.namespace}/${workload.name}${object}`);
   field('Phase', workload.phase);
-  if (workload.cluster) {
-    const attempt = workload.attempt !== null ? `attempt ${workload.attempt}, ` : '';
-    field('Cluster', `${workload.cluster} (${attempt}placed ${formatAge(workload.placedAt, now)} ago)`);
-  } else {
-    field('Cluster', none);
-  }
+  field('Cluster', clusterField(workload, now));
   if (workload.pods !== undefined) field('Pods', `${workload.pods} at once`);
   if (workload.reason && workload.reason !== workload.waiting?.reason) field('Reason', workload.reason);
   field('Age', formatAge(workload.createdAt, now));
@@ -332,6 +298,24 @@ export function formatWorkloadExplanation(
     lines.push('Pods on its cluster:');
     for (const selector of selectors) lines.push(`  ${selector.labelSelector} (${selector.description})`);
   }
+  lines.push(...closingLines(workload, preview, now));
+  return `${lines.join('\n')}\n`;
+}
+
+/** Where a Job or workload was placed, for the Cluster line of its page. */
+function clusterField(detail: Pick<WorkloadDetail, 'cluster' | 'attempt' | 'placedAt'>, now: Date): string {
+  if (!detail.cluster) return none;
+  const attempt = detail.attempt !== null ? `attempt ${detail.attempt}, ` : '';
+  return `${detail.cluster} (${attempt}placed ${formatAge(detail.placedAt, now)} ago)`;
+}
+
+/** The end of a Job's or workload's page: the placement preview, its history and its Events. */
+function closingLines(
+  detail: Pick<WorkloadDetail, 'history' | 'events'>,
+  preview: PlacementPreview | null,
+  now: Date,
+): string[] {
+  const lines: string[] = [];
   if (preview) {
     lines.push(`Placement preview: ${preview.decision}${preview.cluster ? ` on ${preview.cluster}` : ''}`);
     if (preview.message) lines.push(`  ${preview.message}`);
@@ -347,16 +331,15 @@ export function formatWorkloadExplanation(
       );
     }
   }
-  if (workload.history && workload.history.length > 0)
-    lines.push('History:', eventTable(workload.history, now));
-  if (workload.events === null) {
+  if (detail.history && detail.history.length > 0) lines.push('History:', eventTable(detail.history, now));
+  if (detail.events === null) {
     lines.push('Events:      <unknown> (you may not list Events in this namespace)');
-  } else if (!workload.events || workload.events.length === 0) {
+  } else if (!detail.events || detail.events.length === 0) {
     lines.push(`Events:      ${none}`);
   } else {
-    lines.push('Events:', eventTable(workload.events, now));
+    lines.push('Events:', eventTable(detail.events, now));
   }
-  return `${lines.join('\n')}\n`;
+  return lines;
 }
 
 function eventTable(events: JobEvent[], now: Date): string {

@@ -3,6 +3,5 @@ export { type ApiConfig, apiUsage, ConfigError, loadApiConfig } from './api-conf
 export { ApiMetrics } from './api-metrics.ts';
 export { type ApiApp, type ApiDependencies, buildApi } from './build-api.ts';
 export { FleetView, type FleetViewOptions } from './fleet-view.ts';
-export { apiLogRedaction } from './log-redaction.ts';
 export { chosenKinds, describeKind, servedKinds, WorkloadKinds } from './workload-kinds.ts';
 export { type WorkloadPhase, workloadPhase, workloadPhases } from './workload-views.ts';

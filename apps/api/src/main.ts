@@ -2,7 +2,7 @@
 // The API process: `npm run api -- --kubeconfig <file> [--flag value ...]`. Only wiring:
 // configuration, logger, signals; the app itself is built by buildApi.
 import { readFileSync } from 'node:fs';
-import { defaultOriginId } from '@jobrelay/kube';
+import { defaultOriginId, logRedaction } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { AccessReviewer } from './access-review.ts';
@@ -10,7 +10,6 @@ import { apiUsage, ConfigError, loadApiConfig } from './api-config.ts';
 import { ApiMetrics } from './api-metrics.ts';
 import { buildApi } from './build-api.ts';
 import { FleetView } from './fleet-view.ts';
-import { apiLogRedaction } from './log-redaction.ts';
 import { chosenKinds, servedKinds } from './workload-kinds.ts';
 
 async function main(): Promise<void> {
@@ -21,7 +20,7 @@ async function main(): Promise<void> {
   const config = loadApiConfig(process.argv.slice(2), process.env);
   // The controller's kind flags, read by the same code: a bad one is a usage error before anything connects.
   const choices = chosenKinds(config);
-  const log = pino({ name: 'jobrelay-api', level: config.logLevel, redact: apiLogRedaction });
+  const log = pino({ name: 'jobrelay-api', level: config.logLevel, redact: logRedaction });
   const management = new KubeConfig();
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
   else management.loadFromDefault();

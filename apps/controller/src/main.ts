@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { chooseKinds, dispatchableKinds, knownKinds } from '@jobrelay/kinds';
 // The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
-import { defaultOriginId } from '@jobrelay/kube';
+import { defaultOriginId, logRedaction } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
@@ -17,18 +17,7 @@ async function main(): Promise<void> {
   const log = pino({
     name: 'jobrelay-controller',
     level: config.logLevel,
-    // Credentials never reach the logs, whatever an error object carries.
-    redact: {
-      paths: [
-        '*.token',
-        '*.kubeconfig',
-        '*.headers.authorization',
-        '*.headers.Authorization',
-        'err.config',
-        'err.headers',
-      ],
-      censor: '[redacted]',
-    },
+    redact: logRedaction,
   });
   const management = new KubeConfig();
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);

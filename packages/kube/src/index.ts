@@ -15,6 +15,7 @@ export {
 export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
 export { ConfigError, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';
 export { dns1123Label, dns1123Subdomain, labelValuePattern } from './kubernetes-names.ts';
+export { logRedaction } from './log-redaction.ts';
 export { defaultOriginId } from './origin-identity.ts';
 export { mergePatch } from './patch.ts';
 export {

@@ -1,5 +1,8 @@
-/** Credentials never reach the logs, whatever an error object or request carries. */
-export const apiLogRedaction = {
+/**
+ * pino's redaction for every jobrelay process (controller and API): credentials never reach
+ * the logs, whatever an error object or request carries.
+ */
+export const logRedaction = {
   paths: [
     '*.token',
     '*.kubeconfig',

@@ -82,3 +82,21 @@ export function mirrorView(
     mirrorUnavailable: null,
   };
 }
+
+/**
+ * The detail fields a Job and a workload of any kind share (placement, history, mirror,
+ * status, Events, why it waits), with the words for what each is.
+ */
+export function placedDetailFields(words: { mirror: string; status: string; events: string }) {
+  return {
+    placement: z.record(z.string(), z.unknown()).nullable().describe('The jobrelay.dev/placement record.'),
+    history: z
+      .array(eventSchema)
+      .describe('Placement Events (Placed, Replacing, MirrorCreated, ...), oldest first.'),
+    mirror: mirrorSchema.nullable().describe(words.mirror),
+    mirrorUnavailable: z.string().nullable().describe('Why the mirror is not shown, when it is not.'),
+    status: z.record(z.string(), z.unknown()).describe(words.status),
+    events: z.array(eventSchema).nullable().describe(words.events),
+    waiting: z.object({ reason: z.string(), since: z.string().nullable() }).nullable(),
+  };
+}

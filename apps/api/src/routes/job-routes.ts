@@ -13,6 +13,7 @@ import {
   eventsOf,
   mirrorSchema,
   mirrorView,
+  placedDetailFields,
   placementReasons,
   plain,
 } from '../workload-detail.ts';
@@ -25,22 +26,13 @@ const jobParams = z.object({ namespace: namespaceName, name: jobName });
 const errors = { '4xx': problemSchema, '5xx': problemSchema };
 
 const jobDetailSchema = jobSummarySchema
-  .extend({
-    placement: z.record(z.string(), z.unknown()).nullable().describe('The jobrelay.dev/placement record.'),
-    history: z
-      .array(eventSchema)
-      .describe('Placement Events (Placed, Replacing, MirrorCreated, ...), oldest first.'),
-    mirror: mirrorSchema
-      .nullable()
-      .describe("The mirror Job on its worker, from the API's watch of that worker."),
-    mirrorUnavailable: z.string().nullable().describe('Why the mirror is not shown, when it is not.'),
-    status: z.record(z.string(), z.unknown()).describe("The origin Job's status."),
-    events: z
-      .array(eventSchema)
-      .nullable()
-      .describe('All Events of the Job; null without list events in its namespace.'),
-    waiting: z.object({ reason: z.string(), since: z.string().nullable() }).nullable(),
-  })
+  .extend(
+    placedDetailFields({
+      mirror: "The mirror Job on its worker, from the API's watch of that worker.",
+      status: "The origin Job's status.",
+      events: 'All Events of the Job; null without list events in its namespace.',
+    }),
+  )
   .meta({ id: 'JobDetail' });
 
 export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {

@@ -16,6 +16,7 @@ import {
   eventsOf,
   mirrorSchema,
   mirrorView,
+  placedDetailFields,
   placementReasons,
   plain,
 } from '../workload-detail.ts';
@@ -58,20 +59,11 @@ const kindSchema = z
 
 const workloadDetailSchema = workloadSummarySchema
   .extend({
-    placement: z.record(z.string(), z.unknown()).nullable().describe('The jobrelay.dev/placement record.'),
-    history: z
-      .array(eventSchema)
-      .describe('Placement Events (Placed, Replacing, MirrorCreated, ...), oldest first.'),
-    mirror: mirrorSchema
-      .nullable()
-      .describe("The mirror on its worker, from the API's watch of that worker."),
-    mirrorUnavailable: z.string().nullable().describe('Why the mirror is not shown, when it is not.'),
-    status: z.record(z.string(), z.unknown()).describe("The origin's status (the mirror's, written back)."),
-    events: z
-      .array(eventSchema)
-      .nullable()
-      .describe('All Events of the object; null without list events in its namespace.'),
-    waiting: z.object({ reason: z.string(), since: z.string().nullable() }).nullable(),
+    ...placedDetailFields({
+      mirror: "The mirror on its worker, from the API's watch of that worker.",
+      status: "The origin's status (the mirror's, written back).",
+      events: 'All Events of the object; null without list events in its namespace.',
+    }),
     podSelectors: z
       .array(z.object({ labelSelector: z.string(), description: z.string() }))
       .describe(

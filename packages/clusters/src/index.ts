@@ -14,7 +14,6 @@ export { type KubeconfigLoad, loadWorkerKubeconfig } from './load-worker-kubecon
 export {
   checkWorker,
   defaultProbeTimeoutMs,
-  kindsServedBy,
   mirrorSelectorFor,
   probeWorkerKubeconfig,
   type WorkerCheck,

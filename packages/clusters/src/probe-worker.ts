@@ -1,4 +1,4 @@
-import { apiVersionOf, type WorkloadResource } from '@jobrelay/kinds';
+import { discoverServedKinds, type WorkloadResource } from '@jobrelay/kinds';
 import { type ClusterApiClients, makeClusterApiClients, statusCodeOf, withTimeout } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
 import type { V1APIResourceList, V1SelfSubjectAccessReview } from '@kubernetes/client-node';
@@ -80,7 +80,10 @@ export async function checkWorker(
     ...(options.servedKinds ? { servedKinds: options.servedKinds } : {}),
   };
   try {
-    let served = await discoverServedKinds(clients, options.kinds, options.servedKinds, timeoutMs, server);
+    let served = await discoverServedKinds(clients.custom, options.kinds, {
+      ...(options.servedKinds ? { known: options.servedKinds } : {}),
+      call: (request) => withTimeout(request, timeoutMs, server),
+    });
     // A kind found since the last check has had its permissions reviewed by nobody.
     if ([...served].some((kind) => !options.servedKinds?.has(kind))) result.permissionsChecked = false;
     result.servedKinds = served;
@@ -176,49 +179,6 @@ class KindListError extends Error {
 /** `<plural>.<group>`, as kubectl names a resource. */
 function resourceName(resource: WorkloadResource): string {
   return resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
-}
-
-/** The names of `kinds` whose resource (their plural) `list`, their group/version's discovery document, serves. */
-export function kindsServedBy(kinds: readonly WorkerKind[], list: V1APIResourceList): string[] {
-  const resources = new Set(list.resources.map((r) => r.name));
-  return kinds
-    .filter(
-      (kind) => apiVersionOf(kind.resource) === list.groupVersion && resources.has(kind.resource.plural),
-    )
-    .map((kind) => kind.name);
-}
-
-/**
- * `known`, plus the kinds of `kinds` not in it that discovery finds now: one
- * `GET /apis/<group>/<version>` per group/version asked about (404: none of them served).
- * Returned in the order of `kinds`.
- */
-async function discoverServedKinds(
-  clients: ClusterApiClients,
-  kinds: readonly WorkerKind[],
-  known: ReadonlySet<string> | undefined,
-  timeoutMs: number,
-  server: string,
-): Promise<ReadonlySet<string>> {
-  const found = new Set(known);
-  const byGroupVersion = new Map<string, WorkerKind[]>();
-  for (const kind of kinds) {
-    if (found.has(kind.name)) continue;
-    const groupVersion = apiVersionOf(kind.resource);
-    byGroupVersion.set(groupVersion, [...(byGroupVersion.get(groupVersion) ?? []), kind]);
-  }
-  await Promise.all(
-    [...byGroupVersion.values()].map(async (asked) => {
-      const { group, version } = asked[0]!.resource;
-      try {
-        const list = await withTimeout(clients.custom.getAPIResources({ group, version }), timeoutMs, server);
-        for (const name of kindsServedBy(asked, list)) found.add(name);
-      } catch (err) {
-        if (statusCodeOf(err) !== 404) throw err;
-      }
-    }),
-  );
-  return new Set(kinds.filter((kind) => found.has(kind.name)).map((kind) => kind.name));
 }
 
 /** The permissions the controller cannot work without on a worker serving `served` of `kinds`. */

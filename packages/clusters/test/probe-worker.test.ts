@@ -1,10 +1,12 @@
 // checkWorker's own logic (which kinds it asks discovery about, which it lists and checks,
 // what it learns), against a recording stand-in for a worker's clients. What a real
 // apiserver answers is the e2e suite's (observe-only-registry, worker-rbac).
+
+import { kindsServedBy } from '@jobrelay/kinds';
 import type { ClusterApiClients } from '@jobrelay/kube';
 import type { V1APIResourceList, V1SelfSubjectAccessReview } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { checkWorker, kindsServedBy } from '../src/probe-worker.ts';
+import { checkWorker } from '../src/probe-worker.ts';
 import { activeReasons } from '../src/worker-cluster.ts';
 import type { WorkerKind } from '../src/worker-permissions.ts';
 

@@ -30,6 +30,7 @@ export {
   type WorkloadPods,
   type WorkloadResource,
 } from './job-kind-adapter.ts';
+export { type DiscoverableKind, discoverServedKinds, kindsServedBy } from './kind-discovery.ts';
 export { builtInKind, builtInKinds } from './kind-list.ts';
 export {
   chooseKinds,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, isNotFound } from '@jobrelay/kube';
+import { ConfigError } from '@jobrelay/kube';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -7,6 +7,7 @@ import { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 import { genericAdapter } from './generic/generic-adapter.ts';
 import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
 import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
+import { discoverServedKinds } from './kind-discovery.ts';
 import { builtInKinds } from './kind-list.ts';
 import { findMultiKueue } from './multikueue-detection.ts';
 import { multiKueueManagedBy } from './ray/ray-types.ts';
@@ -143,21 +144,17 @@ export async function dispatchableKinds(
   log: Logger,
 ): Promise<KindChoice[]> {
   const custom = management.makeApiClient(CustomObjectsApi);
-  const served: KindChoice[] = [];
-  for (const choice of choices) {
-    const { group, version, plural, kind } = choice.adapter.resource;
-    try {
-      const resources = await custom.getAPIResources({ group, version });
-      if (!resources.resources.some((resource) => resource.name === plural))
-        throw Object.assign(new Error(), { code: 404 });
-      served.push(choice);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      log.info(
-        { kind: choice.adapter.name },
-        `the management cluster does not serve ${group}/${version} ${kind}: not dispatching ${kind}s`,
-      );
-    }
+  const servedNames = await discoverServedKinds(
+    custom,
+    choices.map((choice) => choice.adapter),
+  );
+  const served = choices.filter((choice) => servedNames.has(choice.adapter.name));
+  for (const { adapter } of choices.filter((choice) => !servedNames.has(choice.adapter.name))) {
+    const { group, version, kind } = adapter.resource;
+    log.info(
+      { kind: adapter.name },
+      `the management cluster does not serve ${group}/${version} ${kind}: not dispatching ${kind}s`,
+    );
   }
   if (!served.some((choice) => choice.managedBy === multiKueueManagedBy)) return served;
   const multiKueue = await findMultiKueue(custom);

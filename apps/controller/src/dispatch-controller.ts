@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
-import { collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
+import { apiVersionOf, collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
 import {
   type Clock,
   EventRecorder,
@@ -23,7 +23,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
-import { type AnyDispatchedKind, originKey, splitOriginKey } from './dispatched-kinds.ts';
+import { type AnyDispatchedKind, eventRegarding, originKey, splitOriginKey } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
 
@@ -110,7 +110,7 @@ export class DispatchController {
       const origins = new ResilientInformer<KubeObject>({
         name: `origin ${resource.kind}s`,
         kubeConfig: management,
-        apiVersion: `${resource.group}/${resource.version}`,
+        apiVersion: apiVersionOf(resource),
         kind: resource.kind,
         namespace,
         path: collectionPath(resource, namespace),
@@ -165,13 +165,7 @@ export class DispatchController {
       queue: this.queue,
       recordEvent: (kind, origin, type, reason, note) =>
         this.events.record({
-          regarding: {
-            apiVersion: `${kind.adapter.resource.group}/${kind.adapter.resource.version}`,
-            kind: kind.adapter.resource.kind,
-            name: origin.metadata!.name,
-            namespace: origin.metadata!.namespace,
-            uid: origin.metadata!.uid,
-          },
+          regarding: eventRegarding(kind.adapter, origin.metadata ?? {}),
           type,
           reason,
           action: 'Place',

@@ -1,5 +1,12 @@
-import type { AnyJobKindAdapter, JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
+import {
+  type AnyJobKindAdapter,
+  apiVersionOf,
+  type JobKindAdapter,
+  type KubeObject,
+  type WorkloadClient,
+} from '@jobrelay/kinds';
 import type { ResilientInformer } from '@jobrelay/kube';
+import type { V1ObjectReference } from '@kubernetes/client-node';
 
 /** One workload kind the controller dispatches: its adapter, the value it claims, its origins. */
 export interface DispatchedKind<T extends KubeObject = KubeObject> {
@@ -32,4 +39,18 @@ export function splitOriginKey(key: string): {
   const [kind = '', namespace = '', ...rest] = key.split('/');
   const name = rest.join('/');
   return { kind, objectKey: `${namespace}/${name}`, namespace, name };
+}
+
+/** What an Event about an origin of this kind is regarding. */
+export function eventRegarding(
+  adapter: Pick<AnyJobKindAdapter, 'resource'>,
+  origin: { namespace?: string | undefined; name?: string | undefined; uid?: string | undefined },
+): V1ObjectReference {
+  return {
+    apiVersion: apiVersionOf(adapter.resource),
+    kind: adapter.resource.kind,
+    name: origin.name,
+    namespace: origin.namespace,
+    uid: origin.uid,
+  };
 }

@@ -5,6 +5,7 @@ import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } f
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from './controller-metrics.ts';
+import { eventRegarding } from './dispatched-kinds.ts';
 import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
 import { patchPlacement } from './patch-placement.ts';
 
@@ -103,13 +104,7 @@ export class OriginExecutor {
         return true;
       case 'record-event':
         await this.options.events.record({
-          regarding: {
-            apiVersion: `${adapter.resource.group}/${adapter.resource.version}`,
-            kind: adapter.resource.kind,
-            name: target.name,
-            namespace: target.namespace,
-            uid: target.uid,
-          },
+          regarding: eventRegarding(adapter, target),
           type: action.eventType,
           reason: action.reason,
           action: action.action,

@@ -9,12 +9,9 @@ import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
 import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
 import { discoverServedKinds } from './kind-discovery.ts';
 import { builtInKinds } from './kind-list.ts';
+import { managedByValue } from './managed-by-value.ts';
 import { findMultiKueue } from './multikueue-detection.ts';
 import { multiKueueManagedBy } from './ray/ray-types.ts';
-
-/** reference/job-api-rules.md, "spec.managedBy": domain-prefixed path, at most 63 characters. */
-const managedByPattern =
-  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
 
 /**
  * The zod fields of the kind flags, one definition for the controller and the API (the API
@@ -22,10 +19,7 @@ const managedByPattern =
  */
 export const kindSelectionFields = {
   /** --managed-by: the value claimed for batch/v1 Jobs. */
-  managedBy: z
-    .string()
-    .max(63, 'must be at most 63 characters')
-    .regex(managedByPattern, 'must be a domain-prefixed path like jobrelay.dev/dispatcher')
+  managedBy: managedByValue
     .refine((v) => v !== 'kubernetes.io/job-controller', 'is reserved for the built-in Job controller')
     .default(batchJobAdapter.managedBy.default),
   /**

@@ -5,6 +5,7 @@
 // that name the field.
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { managedByValue } from '../managed-by-value.ts';
 
 const fieldPath = z
   .string()
@@ -13,15 +14,6 @@ const fieldPath = z
 const lowerName = z
   .string()
   .regex(/^[a-z]([-a-z0-9]*[a-z0-9])?$/, 'must be lower-case letters, digits and dashes');
-
-/** The managedBy format (KEP-4368): a domain-prefixed path of at most 63 characters. */
-const managedByValue = z
-  .string()
-  .max(63, 'must be at most 63 characters')
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]+$/,
-    'must be a domain-prefixed path such as example.com/dispatcher',
-  );
 
 const finishedCondition = z
   .object({

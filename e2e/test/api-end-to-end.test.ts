@@ -21,6 +21,7 @@ import {
   testSandbox,
   uniqueName,
 } from '../src/kube-test-helpers.ts';
+import { collectServerSentEvents } from '../src/server-sent-events.ts';
 import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
 const sandbox = testSandbox();
@@ -117,27 +118,10 @@ describe('the API over a real port', () => {
     });
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const events: Array<{ event: string; data: { type: string; object: Record<string, unknown> } }> = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of stream.body!) {
-          buffer += decoder.decode(chunk, { stream: true });
-          let end = buffer.indexOf('\n\n');
-          while (end >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const event = /^event: (.+)$/m.exec(block)?.[1];
-            const data = /^data: (.+)$/m.exec(block)?.[1];
-            if (event && data) events.push({ event, data: JSON.parse(data) });
-            end = buffer.indexOf('\n\n');
-          }
-        }
-      } catch {
-        // aborted at the end of the test
-      }
-    })();
+    const { events, done: reading } = collectServerSentEvents<{
+      type: string;
+      object: Record<string, unknown>;
+    }>(stream);
 
     const dryRun = await call('POST', '/api/v1/clusters?dryRun=true', {
       name: target,

@@ -39,6 +39,7 @@ import {
   placementOf,
   readRay,
 } from '../src/ray-fixtures.ts';
+import { collectServerSentEvents } from '../src/server-sent-events.ts';
 
 const sandbox = testSandbox();
 const fleet: Fleet = fleetOf(sandbox);
@@ -651,27 +652,11 @@ describe('the live stream', () => {
       signal: abort.signal,
     });
     expect(response.status).toBe(200);
-    const events: Array<{ event: string; data: { type: string; kind: string; object: Summary } }> = [];
-    const reading = (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of response.body!) {
-          buffer += decoder.decode(chunk, { stream: true });
-          let end = buffer.indexOf('\n\n');
-          while (end >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const event = /^event: (.+)$/m.exec(block)?.[1];
-            const data = /^data: (.+)$/m.exec(block)?.[1];
-            if (event && data) events.push({ event, data: JSON.parse(data) });
-            end = buffer.indexOf('\n\n');
-          }
-        }
-      } catch {
-        // aborted at the end of the test
-      }
-    })();
+    const { events, done: reading } = collectServerSentEvents<{
+      type: string;
+      kind: string;
+      object: Summary;
+    }>(response);
     // A label on each origin is a change the management cluster's watch delivers.
     const patch = { metadata: { labels: { touched: 'yes' } } };
     await customOf(fleet.management).patchNamespacedCustomObject(

@@ -37,7 +37,15 @@ export const controllerConfigSchema = z.object({
   /** Accept exec credential plugins in worker kubeconfigs; they run programs inside the controller. */
   allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
   createNamespaces: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
+  /**
+   * Also record a Normal Event for every placement and mirror creation (two more writes per
+   * dispatched workload). Off by default: the decision is in the placement record, and
+   * Warning Events (no cluster fits, moves, collisions, refusals) are always recorded.
+   */
+  recordDispatchEvents: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
   reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+  /** Placements decided at once (BullMQ worker concurrency). */
+  placementConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   /** host:port of /healthz, /readyz and /metrics; port 0 picks a free one (logged). */
   healthAddress: z
     .string()
@@ -63,6 +71,7 @@ const flags = {
   'resync-interval-seconds': 'resyncIntervalSeconds',
   'cluster-health-interval-seconds': 'clusterHealthIntervalSeconds',
   'create-namespaces': 'createNamespaces',
+  'record-dispatch-events': 'recordDispatchEvents',
   'placement-policy': 'placementPolicy',
   'allow-exec-plugins': 'allowExecPlugins',
   'worker-lost-timeout-seconds': 'workerLostTimeoutSeconds',
@@ -71,6 +80,7 @@ const flags = {
   'worker-burst': 'workerBurst',
   'cluster-reconnect-max-seconds': 'clusterReconnectMaxSeconds',
   'reconcile-concurrency': 'reconcileConcurrency',
+  'placement-concurrency': 'placementConcurrency',
   'log-level': 'logLevel',
   'health-address': 'healthAddress',
 } as const satisfies Record<string, keyof ControllerConfig>;
@@ -89,6 +99,6 @@ export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): Co
   return loadFlagConfig(argv, env, controllerConfigSchema, {
     flags,
     listFields: new Set(['namespaces', 'kinds', 'kindManagedBy']),
-    booleanFields: new Set(['createNamespaces', 'allowExecPlugins']),
+    booleanFields: new Set(['createNamespaces', 'allowExecPlugins', 'recordDispatchEvents']),
   });
 }

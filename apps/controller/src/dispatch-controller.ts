@@ -9,8 +9,8 @@ import {
   ResilientInformer,
   systemClock,
 } from '@jobrelay/kube';
-import { controllerName, placementAnnotation } from '@jobrelay/mirror';
-import { PlacementQueue, parsePlacementRecord } from '@jobrelay/placement';
+import { controllerName } from '@jobrelay/mirror';
+import { PlacementQueue, placementRecordOf } from '@jobrelay/placement';
 import {
   type ClusterSnapshot,
   classifyMirror,
@@ -76,8 +76,10 @@ export class DispatchController {
       originId: options.originId,
       workerLostTimeoutMs: config.workerLostTimeoutSeconds * 1000,
       mirrorRetentionMs: config.mirrorRetentionSeconds * 1000,
+      recordDispatchEvents: config.recordDispatchEvents,
     };
-    this.events = new EventRecorder(management, {
+    const managementApis = makeClusterApiClients(management, { qps: 200, burst: 400 });
+    this.events = new EventRecorder(managementApis.events, {
       controller: controllerName,
       instance: `${hostname()}-${process.pid}`,
       log,
@@ -103,7 +105,6 @@ export class DispatchController {
         }
       },
     });
-    const managementApis = makeClusterApiClients(management, { qps: 200, burst: 400 });
     const namespace = config.namespaces.length === 1 ? config.namespaces[0] : undefined;
     for (const { adapter, managedBy } of options.kinds) {
       const { resource } = adapter;
@@ -123,6 +124,7 @@ export class DispatchController {
         onEvent: (event) => {
           const key = originKey(adapter.name, objectKey(event.object));
           if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
+          this.placer.observe(this.kinds.get(adapter.name)!, event);
           this.reconciles.add(key);
         },
       });
@@ -157,6 +159,7 @@ export class DispatchController {
     this.queue = new PlacementQueue({
       redisUrl: config.redisUrl,
       queueName: `jobrelay-placement-${options.originId}`,
+      concurrency: config.placementConcurrency,
       log,
     });
     this.placer = new OriginPlacer({
@@ -185,6 +188,7 @@ export class DispatchController {
     });
     this.executor = new OriginExecutor({
       originId: options.originId,
+      recordDispatchEvents: config.recordDispatchEvents,
       createNamespaces: config.createNamespaces,
       events: this.events,
       queue: this.queue,
@@ -299,11 +303,7 @@ export class DispatchController {
       return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };
     }
     this.deletedOrigins.delete(key);
-    const placement = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
-    if (placement.kind === 'ok' && placement.record.cluster) {
-      this.placer.placementSeen(origin.metadata!.uid!, placement.record.cluster);
-    }
-    return { kind: 'present', key, origin, placement, clusters };
+    return { kind: 'present', key, origin, placement: placementRecordOf(origin), clusters };
   }
 
   private clusterSnapshots(kindName: string, objectName: string): ClusterSnapshot<KubeObject>[] {
@@ -349,7 +349,7 @@ export class DispatchController {
           origin: origin
             ? {
                 uid: origin.metadata!.uid!,
-                placement: parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]),
+                placement: placementRecordOf(origin),
               }
             : undefined,
         });

@@ -1,5 +1,6 @@
 import type { JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
 import { type EventRecorder, isNotFound, unlessConflict } from '@jobrelay/kube';
+import { mirrorOwnership } from '@jobrelay/mirror';
 import type { PlacementQueue } from '@jobrelay/placement';
 import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
 import type { CoreV1Api } from '@kubernetes/client-node';
@@ -30,6 +31,7 @@ export interface ExecutionTarget<T extends KubeObject> {
 
 export interface OriginExecutorOptions {
   originId: string;
+  recordDispatchEvents: boolean;
   createNamespaces: boolean;
   events: EventRecorder;
   queue: Pick<PlacementQueue, 'enqueue'>;
@@ -197,7 +199,8 @@ export class OriginExecutor {
           if (isNotFound(err)) return undefined;
           throw err;
         });
-        if (live?.metadata?.uid === action.mirrorUid) {
+        const ownership = live ? mirrorOwnership(live, this.options.originId, target.uid) : undefined;
+        if (ownership?.kind === 'this-origin' && ownership.attempt === action.attempt) {
           result.requeueAfterMs = 500;
           return false;
         }
@@ -221,13 +224,7 @@ export class OriginExecutor {
               `${created.kind} mirror`,
             );
             return this.run(
-              mirrorRecorded(
-                adapter,
-                action.record,
-                action.cluster,
-                created.mirror.metadata!.uid!,
-                created.kind,
-              ),
+              mirrorRecorded(adapter, action.record, action.cluster, created.kind, this.options),
               target,
               result,
             );

@@ -1,22 +1,24 @@
 import type { WorkerClusterRegistry } from '@jobrelay/clusters';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
-import type { Clock } from '@jobrelay/kube';
+import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
-import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
+import { unschedulableAnnotation } from '@jobrelay/mirror';
 import {
   type ClusterCandidate,
   type ClusterLoad,
   chooseWorkerCluster,
   clusterCandidates,
-  clusterLoad,
   type KindedWorkload,
+  loadOfPlaced,
   noProgress,
+  type PlacedWorkload,
   type PlacementOutcome,
   type PlacementQueue,
   type PlacementRecord,
   type PlacementTask,
   type PodGroup,
-  parsePlacementRecord,
+  placedWorkload,
+  placementRecordOf,
   placementRequestFor,
   waitingSince,
 } from '@jobrelay/placement';
@@ -44,7 +46,7 @@ export interface OriginPlacerOptions {
   /** Waiting placements are promoted through it when capacity frees up. */
   queue: Pick<PlacementQueue, 'retryWaitingNow'>;
   recordEvent: RecordOriginEvent;
-  config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds'>;
+  config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents'>;
   clock: Clock;
   log: Logger;
   /** A placement was written: the origin's reconcile creates the mirror. */
@@ -52,15 +54,20 @@ export interface OriginPlacerOptions {
 }
 
 /**
- * Placement: runs from the BullMQ worker, re-reading the origin from the apiserver, and
- * records the chosen cluster on the origin before anything is created anywhere. Holds the
- * placements written but not yet seen in the origin cache, so concurrent placements count them.
+ * Placement: runs from the BullMQ worker and records the chosen cluster on the origin before
+ * anything is created anywhere. It decides from the origin cache and writes over the version
+ * it read there, so a stale cache costs a conflict and a retry, never a wrong placement.
+ * It keeps each placed workload's share of its cluster's load up to date as the cache changes
+ * (so a decision costs the same with 10 or 10,000 workloads placed), and counts placements
+ * written but not yet seen in the cache, so concurrent placements see them.
  */
 export class OriginPlacer {
   private readonly options: OriginPlacerOptions;
   private readonly log: Logger;
   /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
   private readonly assumedPlacements = new Map<string, string>();
+  /** By origin UID: every placed, unfinished workload's share of its cluster's load. */
+  private readonly placed = new Map<string, PlacedWorkload>();
   /** Pod demand per origin UID, for the generation it was computed from (RayCluster replicas may change). */
   private readonly demandCache = new Map<string, { generation: number | undefined; demand: PodGroup[] }>();
   private retryWaitingTimer: NodeJS.Timeout | undefined;
@@ -74,15 +81,35 @@ export class OriginPlacer {
     clearTimeout(this.retryWaitingTimer);
   }
 
-  /** The origin cache shows this placement: it need not be assumed any longer. */
-  placementSeen(originUid: string, cluster: string): void {
-    if (this.assumedPlacements.get(originUid) === cluster) this.assumedPlacements.delete(originUid);
+  /** An origin changed in the cache: its share of its cluster's load follows. */
+  observe(kind: AnyDispatchedKind, event: InformerEvent<KubeObject>): void {
+    const uid = event.object.metadata?.uid;
+    if (!uid) return;
+    if (event.type === 'delete') {
+      this.forgetOrigin(uid);
+      return;
+    }
+    const parsed = placementRecordOf(event.object);
+    const recorded = parsed.kind === 'ok' ? parsed.record.cluster : undefined;
+    // The cache shows this placement: it need not be assumed any longer.
+    if (recorded !== undefined && this.assumedPlacements.get(uid) === recorded)
+      this.assumedPlacements.delete(uid);
+    this.updatePlaced(kind, event.object);
   }
 
   /** The origin is gone: nothing of it is assumed or cached any longer. */
   forgetOrigin(originUid: string): void {
     this.assumedPlacements.delete(originUid);
     this.demandCache.delete(originUid);
+    this.placed.delete(originUid);
+  }
+
+  private updatePlaced(kind: AnyDispatchedKind, workload: KubeObject): void {
+    const uid = workload.metadata!.uid!;
+    const entry: KindedWorkload = { workload, facts: kind.adapter };
+    const share = placedWorkload(entry, this.assumedPlacements.get(uid), (e) => this.demandOf(e));
+    if (share) this.placed.set(uid, share);
+    else this.placed.delete(uid);
   }
 
   async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
@@ -91,12 +118,16 @@ export class OriginPlacer {
     if (!kind) return 'not-needed';
     const { adapter } = kind;
     const key = `${task.namespace}/${task.name}`;
-    let origin: KubeObject;
-    try {
-      origin = await kind.management.read(task.namespace, task.name);
-    } catch (err) {
-      if (isNotFound(err)) return 'not-needed';
-      throw err;
+    // The cache, not a GET: the placement write below carries the version read here.
+    let origin = kind.origins.get(key);
+    if (!origin || origin.metadata?.uid !== task.uid) {
+      // Not (or not yet) in the cache as the task knows it: ask the apiserver.
+      try {
+        origin = await kind.management.read(task.namespace, task.name);
+      } catch (err) {
+        if (isNotFound(err)) return 'not-needed';
+        throw err;
+      }
     }
     if (
       origin.metadata?.uid !== task.uid ||
@@ -107,7 +138,7 @@ export class OriginPlacer {
     ) {
       return 'not-needed';
     }
-    const parsed = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
+    const parsed = placementRecordOf(origin);
     if (parsed.kind === 'unreadable') return 'not-needed';
     const previous = parsed.kind === 'ok' ? parsed.record : undefined;
     if (previous?.cluster) return 'not-needed';
@@ -132,29 +163,40 @@ export class OriginPlacer {
       ...(previous ?? { attempt: 1, carried: noProgress, excludedClusters: [] }),
       cluster: decision.cluster,
       placedAt: new Date(this.options.clock.now()).toISOString(),
+      // The explanation travels with the record, in the same write: `kubectl describe` and
+      // the admin API show why this cluster without an Event per placement.
+      decision: decision.message,
     };
     delete record.mirrorUid;
     delete record.waitingSince;
     // Assumed at once, before any await: placements running concurrently must count it.
     this.assumedPlacements.set(task.uid, decision.cluster);
+    this.updatePlaced(kind, origin);
+    const unassume = () => {
+      this.assumedPlacements.delete(task.uid);
+      const cached = kind.origins.get(key);
+      if (cached?.metadata?.uid === task.uid) this.updatePlaced(kind, cached);
+      else this.placed.delete(task.uid);
+    };
     let written: Awaited<ReturnType<typeof patchPlacement>>;
     try {
       // The decision is recorded on the origin before anything is created anywhere.
       written = await patchPlacement(kind.management, origin, record);
     } catch (err) {
-      this.assumedPlacements.delete(task.uid);
+      unassume();
       throw err;
     }
     if (written.kind === 'conflict') {
-      this.assumedPlacements.delete(task.uid);
-      // BullMQ retries the task, which re-reads the origin.
+      unassume();
+      // The cache was behind the apiserver: BullMQ retries the task, which reads it again.
       throw new Error(`origin ${key} changed while placing it; retrying`);
     }
     this.log.info(
       { kind: adapter.name, job: key, cluster: decision.cluster, attempt: record.attempt },
       decision.message,
     );
-    await this.options.recordEvent(kind, origin, 'Normal', eventReasons.placed, decision.message);
+    if (this.options.config.recordDispatchEvents)
+      await this.options.recordEvent(kind, origin, 'Normal', eventReasons.placed, decision.message);
     this.options.enqueueReconcile(originKey(adapter.name, key));
     return 'placed';
   }
@@ -166,9 +208,7 @@ export class OriginPlacer {
    */
   loadByCluster(): ClusterLoad {
     const capacities = new Map(this.options.registry.clusters().map((c) => [c.name, c.capacity]));
-    return clusterLoad(this.managedWorkloads(), capacities, this.assumedPlacements, (entry) =>
-      this.demandOf(entry),
-    );
+    return loadOfPlaced(this.placed.values(), capacities);
   }
 
   /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */
@@ -178,12 +218,6 @@ export class OriginPlacer {
       this.retryWaitingTimer = undefined;
       void this.options.queue.retryWaitingNow().catch(() => {});
     }, 500);
-  }
-
-  private *managedWorkloads(): Iterable<KindedWorkload> {
-    for (const kind of this.options.kinds.values()) {
-      for (const workload of kind.origins.list()) yield { workload, facts: kind.adapter };
-    }
   }
 
   /** The pods a workload runs at once, computed once per origin and spec generation. */

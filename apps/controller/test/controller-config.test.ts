@@ -32,6 +32,8 @@ const defaults: ControllerConfig = {
   allowExecPlugins: false,
   createNamespaces: true,
   reconcileConcurrency: 16,
+  placementConcurrency: 16,
+  recordDispatchEvents: false,
   logLevel: 'info',
   healthAddress: '127.0.0.1:8081',
 };

@@ -17,7 +17,7 @@ import {
   withTimeout,
 } from '@jobrelay/kube';
 import { formatResourceAmount, type Resources } from '@jobrelay/placement';
-import { type CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   attemptDue,
@@ -201,7 +201,8 @@ export class WorkerClusterRegistry {
     };
     const management = makeClusterApiClients(options.management, { qps: 50, burst: 100 });
     this.managementCore = management.core;
-    this.customObjects = options.management.makeApiClient(CustomObjectsApi);
+    // One connection pool for every status write (client-node's own clients open one per request).
+    this.customObjects = management.custom;
     this.workerClusterInformer = new ResilientInformer({
       name: 'WorkerClusters',
       kubeConfig: options.management,

@@ -4,6 +4,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   createConfiguration,
+  EventsV1Api,
   type KubeConfig,
   type RequestContext,
   type ResponseContext,
@@ -32,6 +33,7 @@ export interface ClusterApiClients {
   batch: BatchV1Api;
   core: CoreV1Api;
   custom: CustomObjectsApi;
+  events: EventsV1Api;
   version: VersionApi;
   /** Requests sent through these clients so far. */
   readonly requestCount: number;
@@ -78,6 +80,7 @@ export function makeClusterApiClients(
     batch: make(BatchV1Api),
     core: make(CoreV1Api),
     custom: make(CustomObjectsApi),
+    events: make(EventsV1Api),
     version: make(VersionApi),
     get requestCount() {
       return requests;

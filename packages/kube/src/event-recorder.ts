@@ -1,4 +1,4 @@
-import { EventsV1Api, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
+import type { EventsV1Api, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from './clock.ts';
 import { mergePatch } from './patch.ts';
@@ -46,11 +46,16 @@ export class EventRecorder {
   private readonly clock: Clock;
   private sequence = 0;
 
+  /**
+   * `api` should come from makeClusterApiClients: client-node's own clients open a new
+   * connection pool (a TLS handshake) for every request, which at one Event per dispatched
+   * workload cost more CPU than the dispatch itself.
+   */
   constructor(
-    kubeConfig: KubeConfig,
+    api: EventsV1Api,
     options: { controller: string; instance: string; log: Logger; clock?: Clock },
   ) {
-    this.api = kubeConfig.makeApiClient(EventsV1Api);
+    this.api = api;
     this.controller = options.controller;
     this.instance = options.instance;
     this.log = options.log;

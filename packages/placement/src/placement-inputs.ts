@@ -19,7 +19,7 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ClusterCandidate, PlacementRequest, ScoringPolicy } from './choose-worker-cluster.ts';
 import { scoringPolicies } from './choose-worker-cluster.ts';
 import { parseLabelSelector } from './label-selector.ts';
-import { type PlacementRecord, parsePlacementRecord } from './placement-record.ts';
+import { type ParsedPlacement, type PlacementRecord, parsePlacementRecord } from './placement-record.ts';
 import type { PodGroup } from './pod-groups.ts';
 import { addResources, type Resources, scaleResources } from './resource-quantity.ts';
 
@@ -107,49 +107,106 @@ export interface KindedWorkload {
   facts: WorkloadFacts<never>;
 }
 
+/** A placed, unfinished workload's share of its cluster's load, digested once per version of it. */
+export interface PlacedWorkload {
+  cluster: string;
+  /** `namespace/name`: pods are counted against it by their controlling owner's name. */
+  key: string;
+  suspended: boolean;
+  demand: PodGroup[];
+}
+
+const parsedRecords = new WeakMap<object, ParsedPlacement>();
+
 /**
- * Per cluster: unfinished jobrelay workloads placed there (`assumedPlacements`, by origin
- * UID: placements written but not yet seen in the cache, included) and the requests of the
- * pods that do not exist yet, so a burst of placements does not all land on the cluster that
- * looked emptiest a moment ago (cf. kube-scheduler's assume cache). Pods are counted against
- * a workload by their controlling owner's name, which for a Job or a RayCluster is its own.
+ * The workload's placement record, parsed once per object: cached objects are replaced, never
+ * changed, on update, so the object itself is the cache key (parsing runs zod, and the load of
+ * every cluster reads every placed workload's record).
+ */
+export function placementRecordOf(workload: Workload): ParsedPlacement {
+  const annotation = workload.metadata?.annotations?.[placementAnnotation];
+  if (!workload.metadata) return parsePlacementRecord(annotation);
+  const cached = parsedRecords.get(workload.metadata);
+  if (cached) return cached;
+  const parsed = parsePlacementRecord(annotation);
+  parsedRecords.set(workload.metadata, parsed);
+  return parsed;
+}
+
+/**
+ * Where a workload weighs: the cluster its record names, else the one it is assumed on
+ * (placed but the write not yet seen); undefined when finished or not placed.
+ */
+export function placedWorkload(
+  entry: KindedWorkload,
+  assumedCluster: string | undefined,
+  demandOf: (entry: KindedWorkload) => PodGroup[] = ({ workload, facts }) =>
+    (facts as WorkloadFacts).podDemand(workload),
+): PlacedWorkload | undefined {
+  const { workload } = entry;
+  const facts = entry.facts as WorkloadFacts;
+  if (facts.isFinished(workload)) return undefined;
+  const parsed = placementRecordOf(workload);
+  const cluster = (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ?? assumedCluster;
+  if (!cluster) return undefined;
+  const suspended = facts.isSuspended(workload);
+  return {
+    cluster,
+    key: `${workload.metadata?.namespace}/${workload.metadata?.name}`,
+    suspended,
+    demand: suspended ? [] : demandOf(entry),
+  };
+}
+
+/**
+ * Per cluster: the placed unfinished workloads and the requests of their pods that do not
+ * exist yet, so a burst of placements does not all land on the cluster that looked emptiest
+ * a moment ago (cf. kube-scheduler's assume cache). Pods already counted by the worker's
+ * capacity (its pod watch) are not assumed again; the mirror's status can run ahead of that
+ * watch, so it is not used here. Counted pods are taken off the groups in order (a
+ * RayCluster's head first, then its workers).
+ */
+export function loadOfPlaced(
+  placed: Iterable<PlacedWorkload>,
+  capacities: ReadonlyMap<string, PodsByOwner | undefined>,
+): ClusterLoad {
+  const byCluster: ClusterLoad = new Map();
+  for (const workload of placed) {
+    let load = byCluster.get(workload.cluster);
+    if (!load) {
+      load = { jobs: 0, assumed: {} };
+      byCluster.set(workload.cluster, load);
+    }
+    load.jobs += 1;
+    let counted = capacities.get(workload.cluster)?.podsByOwner.get(workload.key) ?? 0;
+    for (const group of workload.demand) {
+      const seen = Math.min(counted, group.count);
+      counted -= seen;
+      const outstanding = group.count - seen;
+      if (outstanding > 0)
+        load.assumed = addResources(load.assumed, scaleResources(group.requests, outstanding));
+    }
+  }
+  return byCluster;
+}
+
+/**
+ * clusterLoad over whole workloads (`assumedPlacements` by origin UID: placements written but
+ * not yet seen in the cache). The controller keeps PlacedWorkloads up to date as its cache
+ * changes instead, and sums them with loadOfPlaced; the admin API computes this on demand.
  */
 export function clusterLoad(
   workloads: Iterable<KindedWorkload>,
   capacities: ReadonlyMap<string, PodsByOwner | undefined>,
   assumedPlacements: ReadonlyMap<string, string>,
-  demandOf: (entry: KindedWorkload) => PodGroup[] = ({ workload, facts }) =>
-    (facts as WorkloadFacts).podDemand(workload),
+  demandOf?: (entry: KindedWorkload) => PodGroup[],
 ): ClusterLoad {
-  const byCluster: ClusterLoad = new Map();
+  const placed: PlacedWorkload[] = [];
   for (const entry of workloads) {
-    const { workload } = entry;
-    const facts = entry.facts as WorkloadFacts;
-    if (facts.isFinished(workload)) continue;
-    const parsed = parsePlacementRecord(workload.metadata?.annotations?.[placementAnnotation]);
-    const cluster =
-      (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ??
-      assumedPlacements.get(workload.metadata?.uid ?? '');
-    if (!cluster) continue;
-    const load = byCluster.get(cluster) ?? { jobs: 0, assumed: {} };
-    load.jobs += 1;
-    if (!facts.isSuspended(workload)) {
-      // Pods already counted by the worker's capacity (its pod watch) are not assumed again;
-      // the mirror's status can run ahead of that watch, so it is not used here. Counted pods
-      // are taken off the groups in order (a RayCluster's head first, then its workers).
-      const key = `${workload.metadata?.namespace}/${workload.metadata?.name}`;
-      let counted = capacities.get(cluster)?.podsByOwner.get(key) ?? 0;
-      for (const group of demandOf(entry)) {
-        const seen = Math.min(counted, group.count);
-        counted -= seen;
-        const outstanding = group.count - seen;
-        if (outstanding > 0)
-          load.assumed = addResources(load.assumed, scaleResources(group.requests, outstanding));
-      }
-    }
-    byCluster.set(cluster, load);
+    const one = placedWorkload(entry, assumedPlacements.get(entry.workload.metadata?.uid ?? ''), demandOf);
+    if (one) placed.push(one);
   }
-  return byCluster;
+  return loadOfPlaced(placed, capacities);
 }
 
 /**

@@ -14,7 +14,12 @@ const placementRecordSchema = z.object({
   /** 1 for the first placement, +1 for every re-placement; mirrors of older attempts are stale. */
   attempt: z.number().int().positive(),
   placedAt: z.string().optional(),
-  /** UID of the mirror this attempt created, once created: its absence later means it vanished. */
+  /** Why this cluster: the placement decision, scores and filters (kube-scheduler style). */
+  decision: z.string().optional(),
+  /**
+   * Written by versions before 0.2 once the mirror existed; read by none since (a mirror's
+   * labels say whose and which attempt it is). Kept so their records still parse.
+   */
   mirrorUid: z.string().optional(),
   carried: carriedProgressSchema,
   /** Clusters this Job must not go to (a foreign Job holds its name there). */

@@ -28,10 +28,11 @@ export type OriginAction<T extends KubeObject = KubeObject> =
       onNamespaceMissing: OriginAction<T>[];
     }
   /**
-   * The placement record names a mirror the cache does not hold: the cache may lag just after
-   * creation, so the worker is asked. Still there: look again soon. Gone: `ifVanished`.
+   * The origin shows progress of this attempt's mirror, which the cache does not hold: the
+   * cache may lag, so the worker is asked. Still there (this origin's, this attempt): look
+   * again soon. Gone: `ifVanished`.
    */
-  | { type: 'confirm-mirror-vanished'; cluster: string; mirrorUid: string; ifVanished: OriginAction<T>[] }
+  | { type: 'confirm-mirror-vanished'; cluster: string; attempt: number; ifVanished: OriginAction<T>[] }
   /** Merge-patch the mirror's status (a re-placed mirror's progress seed). */
   | { type: 'seed-mirror-status'; cluster: string; mirror: T; seed: object }
   /** Merge-patch the mirror's spec (changes that may flow down). */

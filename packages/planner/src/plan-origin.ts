@@ -13,6 +13,8 @@ export interface PlannerConfig {
   workerLostTimeoutMs: number;
   /** A finished workload's mirror is kept this long (for logs), then deleted. */
   mirrorRetentionMs: number;
+  /** Record a Normal Event for every mirror created (off: one write less per dispatch). */
+  recordDispatchEvents?: boolean;
 }
 
 /** While a placed workload's cluster is unreachable, look again this often. */
@@ -126,25 +128,6 @@ export function planOrigin<T extends KubeObject>(
   }
   const mirror = currentMirror(here, originUid, placement, config);
   if (!mirror) return [...actions, ...ensureMirror(adapter, origin, record, here, config, now)];
-  if (record.mirrorUid !== mirror.metadata!.uid) {
-    // Created (or adopted) but not recorded: the process died in between. Record it now, so
-    // that if it vanishes later it is seen as vanished and the workload placed again.
-    if (!record.mirrorUid)
-      return [...actions, ...mirrorRecorded(adapter, record, here.name, mirror.metadata!.uid!, 'adopted')];
-    // The recorded mirror is gone and another of the same attempt stands in its place: its
-    // counts did not continue the recorded one's, so the attempt ends here.
-    return [
-      ...actions,
-      ...replace(
-        adapter,
-        origin,
-        record,
-        `its mirror on ${here.name} was replaced by another object`,
-        [],
-        now,
-      ),
-    ];
-  }
 
   // 6. Sync: progress of earlier attempts into a re-placed mirror (before it may run), spec
   //    changes down, status up.
@@ -258,17 +241,21 @@ export function replace<T extends KubeObject>(
   ];
 }
 
-/** The mirror's UID goes into the placement record: from now on its absence means it vanished. */
+/**
+ * After a create (or an AlreadyExists of this attempt's own mirror): nothing to record, since
+ * the mirror's labels say whose and which attempt it is. An adoption is worth an Event (a
+ * restart between create and cache, or a cache that lagged); a plain creation only when asked.
+ */
 export function mirrorRecorded<T extends KubeObject>(
   adapter: JobKindAdapter<T>,
   record: PlacementRecord,
   cluster: string,
-  mirrorUid: string,
   how: 'created' | 'adopted',
+  config: Pick<PlannerConfig, 'recordDispatchEvents'>,
 ): Action<T>[] {
+  if (how === 'created' && !config.recordDispatchEvents) return [];
   const verb = how === 'created' ? 'created' : 'adopted existing';
   return [
-    { type: 'patch-placement', record: { ...record, mirrorUid } },
     event(
       'Normal',
       how === 'created' ? eventReasons.mirrorCreated : eventReasons.mirrorAdopted,
@@ -276,6 +263,22 @@ export function mirrorRecorded<T extends KubeObject>(
       `${verb} mirror ${adapter.resource.kind} on cluster ${cluster} (attempt ${record.attempt})`,
     ),
   ];
+}
+
+/**
+ * Whether the origin shows counts that only this attempt's mirror could have produced. Its
+ * mirror missing then means it vanished after running: creating it again would start those
+ * counts from zero and make the origin's go backwards, so the workload is placed again with
+ * them carried. Without such counts a missing mirror is simply (re)created: nothing is lost.
+ */
+function progressedThisAttempt<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  origin: T,
+  record: PlacementRecord,
+): boolean {
+  const progress = adapter.progress?.(origin);
+  if (!progress) return false;
+  return progress.succeeded > record.carried.succeeded || progress.failed > record.carried.failed;
 }
 
 function ensureMirror<T extends KubeObject>(
@@ -287,12 +290,12 @@ function ensureMirror<T extends KubeObject>(
   now: number,
 ): Action<T>[] {
   const kind = adapter.resource.kind;
-  if (record.mirrorUid) {
+  if (progressedThisAttempt(adapter, origin, record)) {
     return [
       {
         type: 'confirm-mirror-vanished',
         cluster: cluster.name,
-        mirrorUid: record.mirrorUid,
+        attempt: record.attempt,
         ifVanished: replace(
           adapter,
           origin,

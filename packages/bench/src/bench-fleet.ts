@@ -1,0 +1,214 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
+import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { Redis } from 'ioredis';
+import {
+  type ApiserverTarget,
+  kubeconfigToken,
+  type RequestCounts,
+  readRequestCounts,
+  requestsBetween,
+} from './apiserver-requests.ts';
+import { processUsage } from './process-usage.ts';
+
+export interface BenchCluster {
+  name: string;
+  kubeConfig: KubeConfig;
+  batch: BatchV1Api;
+  core: CoreV1Api;
+  metrics: ApiserverTarget;
+}
+
+/** The sandbox as the benchmark drives it: admin clients per cluster, /metrics, Redis. */
+export class BenchFleet {
+  readonly management: BenchCluster;
+  readonly workers: BenchCluster[];
+  readonly redis: Redis;
+  private redisPeakBytes = 0;
+  private redisSampler: NodeJS.Timeout | undefined;
+
+  readonly sandbox: Sandbox;
+
+  constructor(sandbox: Sandbox) {
+    this.sandbox = sandbox;
+    const cluster = (name: string): BenchCluster => {
+      const kubeConfig = new KubeConfig();
+      const path = sandbox.kubeconfigPath(name);
+      kubeConfig.loadFromFile(path);
+      return {
+        name,
+        kubeConfig,
+        batch: kubeConfig.makeApiClient(BatchV1Api),
+        core: kubeConfig.makeApiClient(CoreV1Api),
+        metrics: {
+          name,
+          server: sandbox.clusters.find((c) => c.name === name)!.server,
+          caPem: sandbox.caPem,
+          token: kubeconfigToken(path),
+        },
+      };
+    };
+    this.management = cluster(sandbox.management.name);
+    this.workers = sandbox.workers.map((w) => cluster(w.name));
+    this.redis = new Redis(sandbox.redisUrl, { maxRetriesPerRequest: 3 });
+  }
+
+  get clusters(): BenchCluster[] {
+    return [this.management, ...this.workers];
+  }
+
+  async requestCounts(): Promise<Map<string, RequestCounts>> {
+    const entries = await Promise.all(
+      this.clusters.map(async (c) => [c.name, await readRequestCounts(c.metrics)] as const),
+    );
+    return new Map(entries);
+  }
+
+  static requestsBetween(
+    before: Map<string, RequestCounts>,
+    after: Map<string, RequestCounts>,
+  ): Map<string, RequestCounts> {
+    return new Map([...after].map(([name, counts]) => [name, requestsBetween(before.get(name)!, counts)]));
+  }
+
+  /** Samples Redis's used_memory every 250 ms; the peak since the last reset. */
+  startRedisSampling(): void {
+    this.redisPeakBytes = 0;
+    const sample = async () => {
+      const info = await this.redis.info('memory').catch(() => '');
+      const used = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? 0);
+      this.redisPeakBytes = Math.max(this.redisPeakBytes, used);
+    };
+    void sample();
+    this.redisSampler = setInterval(() => void sample(), 250);
+  }
+
+  stopRedisSampling(): number {
+    clearInterval(this.redisSampler);
+    return this.redisPeakBytes;
+  }
+
+  /** Redis holds only the placement queue (design invariant 1): a run starts from an empty one. */
+  async flushRedis(): Promise<void> {
+    await this.redis.flushall();
+  }
+
+  async createNamespace(name: string, clusters = this.clusters): Promise<void> {
+    await Promise.all(
+      clusters.map((c) =>
+        c.core.createNamespace({ body: { metadata: { name, labels: { 'jobrelay.dev/bench': 'true' } } } }),
+      ),
+    );
+  }
+
+  /** Deletes a namespace everywhere and waits until it is gone, so the next run starts quiet. */
+  async deleteNamespace(name: string, timeoutMs = 600_000): Promise<void> {
+    await Promise.all(this.clusters.map((c) => c.core.deleteNamespace({ name }).catch(() => undefined)));
+    const deadline = Date.now() + timeoutMs;
+    for (const c of this.clusters) {
+      while (Date.now() < deadline) {
+        const exists = await c.core.readNamespace({ name }).then(
+          () => true,
+          () => false,
+        );
+        if (!exists) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.redisSampler);
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+export interface ControllerUnderTest {
+  readonly process: ChildProcess;
+  readonly logFile: string;
+  readonly pid: number;
+  cpuMs(): number;
+  rssBytes(): number;
+  /** Writes a V8 heap snapshot into `dir` (the process must run with --heapsnapshot-signal=SIGUSR2). */
+  heapSnapshot(dir: string): Promise<string>;
+  /** Resolves once /readyz answers 200 (caches synced, queue worker running). */
+  ready(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+let controllersStarted = 0;
+
+/** The real controller as its own process, as production runs it, with its default settings. */
+export function startBenchController(
+  sandbox: Sandbox,
+  options: { args?: string[]; nodeArgs?: string[]; logDir: string },
+): ControllerUnderTest {
+  mkdirSync(options.logDir, { recursive: true });
+  const logFile = join(options.logDir, `controller-${process.pid}-${++controllersStarted}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(
+    process.execPath,
+    [
+      ...(options.nodeArgs ?? []),
+      join(repositoryRoot, 'apps/controller/src/main.ts'),
+      `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
+      `--redis-url=${sandbox.redisUrl}`,
+      '--health-address=127.0.0.1:0',
+      ...(options.args ?? []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const pid = child.pid!;
+  return {
+    process: child,
+    logFile,
+    pid,
+    cpuMs: () => processUsage(pid).cpuMs,
+    rssBytes: () => processUsage(pid).rssBytes,
+    async heapSnapshot(dir: string) {
+      mkdirSync(dir, { recursive: true });
+      const before = new Set(readdirSync(dir));
+      child.kill('SIGUSR2');
+      for (let i = 0; i < 1200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const written = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+        // Complete once the size stops changing.
+        if (written) {
+          const size = statSync(join(dir, written)).size;
+          await new Promise((r) => setTimeout(r, 1000));
+          if (statSync(join(dir, written)).size === size) return join(dir, written);
+        }
+      }
+      throw new Error(`no heap snapshot appeared in ${dir}`);
+    },
+    async ready(timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      let url: string | undefined;
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`the controller exited; see ${logFile}`);
+        if (!url) {
+          const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+          url = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(text)?.[1];
+        }
+        if (url) {
+          const ok = await fetch(`${url}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          );
+          if (ok) return;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`the controller was not ready within ${timeoutMs} ms; see ${logFile}`);
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

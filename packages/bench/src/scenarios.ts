@@ -1,0 +1,481 @@
+import { performance } from 'node:perf_hooks';
+import { batchJobAdapter } from '@jobrelay/kinds';
+import { defaultOriginId, makeClusterApiClients } from '@jobrelay/kube';
+import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { formatPlacementRecord, noProgress } from '@jobrelay/placement';
+import type { V1Job } from '@kubernetes/client-node';
+import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
+import { BenchFleet, type ControllerUnderTest, startBenchController } from './bench-fleet.ts';
+import { benchJob, benchJobNames } from './bench-jobs.ts';
+import { JobWatch, type SeenJob } from './job-watch.ts';
+import { percentile, withConcurrency } from './statistics.ts';
+
+export interface BenchSettings {
+  /** Jobs in flight at once, in the controller (placement and reconcile) and in the replays. */
+  concurrency: number;
+  /** The controller's client limits per worker; the raw and replay runs use the same. */
+  workerQps: number;
+  workerBurst: number;
+  /** Extra controller flags and node flags (e.g. --cpu-prof). */
+  controllerArgs: string[];
+  nodeArgs: string[];
+  /** Write a heap snapshot of the controller at the end of each drain into this directory. */
+  heapSnapshotDir?: string;
+  logDir: string;
+  log: (line: string) => void;
+}
+
+const jobsPath = (namespace: string) => `/apis/batch/v1/namespaces/${namespace}/jobs`;
+
+function controllerFlags(settings: BenchSettings): string[] {
+  return [
+    `--worker-qps=${settings.workerQps}`,
+    `--worker-burst=${settings.workerBurst}`,
+    ...settings.controllerArgs,
+  ];
+}
+
+/** Creates Jobs with `concurrency` parallel clients; returns when every create has answered. */
+async function createJobs(
+  cluster: { batch: import('@kubernetes/client-node').BatchV1Api },
+  namespace: string,
+  bodies: V1Job[],
+  concurrency: number,
+  onCreated?: (job: V1Job, at: number) => void,
+): Promise<void> {
+  await withConcurrency(bodies, concurrency, async (body) => {
+    const created = await cluster.batch.createNamespacedJob({ namespace, body });
+    onCreated?.(created, performance.now());
+  });
+}
+
+function statusKey(job: V1Job): string {
+  const s = job.status ?? {};
+  return JSON.stringify([
+    s.active ?? 0,
+    s.ready ?? 0,
+    s.succeeded ?? 0,
+    s.failed ?? 0,
+    s.terminating ?? 0,
+    s.startTime !== undefined,
+    (s.conditions ?? []).map((c) => `${c.type}=${c.status}`),
+  ]);
+}
+
+/** Writes the dispatcher made, from the apiservers' counts (the workers' own controllers excluded). */
+export interface DispatchWrites {
+  /** Placement and mirror writes: origin metadata, Events, mirror and namespace creates. */
+  dispatch: number;
+  /** Origin status writes. */
+  originStatus: number;
+  /** Every write on every apiserver, per cluster and verb/resource (for the report). */
+  byCluster: Record<string, Record<string, number>>;
+}
+
+function isEvents(s: RequestSeries): boolean {
+  return s.resource === 'events';
+}
+
+export function dispatcherWrites(deltas: Map<string, RequestCounts>, management: string): DispatchWrites {
+  let dispatch = 0;
+  let originStatus = 0;
+  const byCluster: Record<string, Record<string, number>> = {};
+  for (const [cluster, counts] of deltas) {
+    const writes = (s: RequestSeries) => writeVerbs.has(s.verb);
+    byCluster[cluster] = Object.fromEntries(
+      [...counts].filter(([, s]) => writes(s) && s.resource !== 'leases').map(([key, s]) => [key, s.count]),
+    );
+    const jobs = (s: RequestSeries) => writes(s) && s.group === 'batch' && s.resource === 'jobs';
+    if (cluster === management) {
+      dispatch += sumRequests(counts, (s) => (jobs(s) && s.subresource === '') || (writes(s) && isEvents(s)));
+      originStatus += sumRequests(counts, (s) => jobs(s) && s.subresource === 'status');
+    } else {
+      // On a worker, its own Job controller writes mirror status and pods; ours are the mirror
+      // itself (create, delete, spec patch) and the namespaces it needs.
+      dispatch += sumRequests(
+        counts,
+        (s) =>
+          (jobs(s) && s.subresource === '') ||
+          (writes(s) && s.resource === 'namespaces' && s.verb === 'POST'),
+      );
+    }
+  }
+  return { dispatch, originStatus, byCluster };
+}
+
+async function origins(fleet: BenchFleet, namespace: string): Promise<V1Job[]> {
+  const items: V1Job[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await fleet.management.batch.listNamespacedJob({
+      namespace,
+      limit: 500,
+      _continue: continueToken,
+    });
+    items.push(...page.items);
+    continueToken = page.metadata?._continue;
+  } while (continueToken);
+  return items;
+}
+
+async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export interface DrainResult {
+  jobs: number;
+  dispatchJobsPerSec: number;
+  /** From readiness to the first mirror. */
+  firstMirrorMs: number;
+  controllerCpuMsPerJob: number;
+  writesPerDispatch: number;
+  originStatusWritesPerJob: number;
+  mirrorStatusChangesPerJob: number;
+  rssMiB: number;
+  redisPeakMiB: number;
+  writes: DispatchWrites;
+}
+
+/**
+ * A backlog of `jobs` idle Jobs claimed while no controller runs; then the controller starts
+ * and drains it. Dispatch rate: mirrors created per second, first to last (watched on every
+ * worker). CPU: the controller's from readiness until every origin shows its mirror's status.
+ */
+export async function drainBacklog(
+  fleet: BenchFleet,
+  settings: BenchSettings,
+  options: { jobs: number; run: string; keepController?: boolean },
+): Promise<DrainResult & { controller?: ControllerUnderTest }> {
+  const namespace = `bench-${options.run}`;
+  await fleet.flushRedis();
+  await fleet.createNamespace(namespace, [fleet.management]);
+  const names = benchJobNames('idle', options.jobs);
+  settings.log(`  creating a backlog of ${options.jobs} claimed Jobs in ${namespace}`);
+  await createJobs(
+    fleet.management,
+    namespace,
+    names.map((name) => benchJob({ name, run: options.run, shape: 'idle', dispatched: true })),
+    32,
+  );
+  const mirrorsSeen = new Map<string, number>();
+  const mirrorStatus = new Map<string, string>();
+  let mirrorStatusChanges = 0;
+  const synced = new Set<string>();
+  const watches = [
+    ...fleet.workers.map(
+      (worker) =>
+        new JobWatch(
+          worker.kubeConfig,
+          jobsPath(namespace),
+          ({ at, job }: SeenJob) => {
+            const uid = job.metadata?.labels?.[originUidLabel];
+            if (!uid) return;
+            if (!mirrorsSeen.has(uid)) mirrorsSeen.set(uid, at);
+            const key = statusKey(job);
+            const previous = mirrorStatus.get(uid);
+            if (previous !== undefined && previous !== key) mirrorStatusChanges += 1;
+            mirrorStatus.set(uid, key);
+          },
+          originUidLabel,
+        ),
+    ),
+    new JobWatch(fleet.management.kubeConfig, jobsPath(namespace), ({ job }) => {
+      if (job.status?.startTime) synced.add(job.metadata!.uid!);
+    }),
+  ];
+  await Promise.all(watches.map((w) => w.start()));
+  const before = await fleet.requestCounts();
+  fleet.startRedisSampling();
+  const controller = startBenchController(fleet.sandbox, {
+    args: controllerFlags(settings),
+    nodeArgs: settings.nodeArgs,
+    logDir: settings.logDir,
+  });
+  try {
+    await controller.ready();
+    const readyAt = performance.now();
+    const cpuAtReady = controller.cpuMs();
+    await waitUntil(
+      `${options.jobs} mirrors and origin statuses`,
+      () => mirrorsSeen.size >= options.jobs && synced.size >= options.jobs,
+      30 * 60_000,
+    );
+    const cpuMs = controller.cpuMs() - cpuAtReady;
+    const rssBytes = controller.rssBytes();
+    if (settings.heapSnapshotDir) await controller.heapSnapshot(settings.heapSnapshotDir);
+    // Writes still in flight land in the counts within a moment.
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = await fleet.requestCounts();
+    const redisPeak = fleet.stopRedisSampling();
+    const times = [...mirrorsSeen.values()].sort((a, b) => a - b);
+    const writes = dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name);
+    const result: DrainResult = {
+      jobs: options.jobs,
+      dispatchJobsPerSec: (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000),
+      firstMirrorMs: times[0]! - readyAt,
+      controllerCpuMsPerJob: cpuMs / options.jobs,
+      writesPerDispatch: writes.dispatch / options.jobs,
+      originStatusWritesPerJob: writes.originStatus / options.jobs,
+      mirrorStatusChangesPerJob: mirrorStatusChanges / options.jobs,
+      rssMiB: rssBytes / 2 ** 20,
+      redisPeakMiB: redisPeak / 2 ** 20,
+      writes,
+    };
+    if (options.keepController) return { ...result, controller };
+    await controller.stop();
+    return result;
+  } catch (err) {
+    await controller.stop();
+    throw err;
+  } finally {
+    for (const w of watches) w.stop();
+  }
+}
+
+/** B: plain Job creates against the worker apiservers, round robin, same client limits and concurrency. */
+export async function rawCreates(
+  fleet: BenchFleet,
+  settings: BenchSettings,
+  options: { jobs: number; run: string },
+): Promise<number> {
+  const namespace = `bench-${options.run}`;
+  await fleet.createNamespace(namespace, fleet.workers);
+  const clients = fleet.workers.map((w) =>
+    makeClusterApiClients(w.kubeConfig, { qps: settings.workerQps, burst: settings.workerBurst }),
+  );
+  const names = benchJobNames('raw', options.jobs);
+  const began = performance.now();
+  await withConcurrency(names, settings.concurrency, async (name, i) => {
+    await clients[i % clients.length]!.batch.createNamespacedJob({
+      namespace,
+      body: benchJob({ name, run: options.run, shape: 'idle', dispatched: false }),
+    });
+  });
+  return options.jobs / ((performance.now() - began) / 1000);
+}
+
+export interface ReplayResult {
+  replayJobsPerSec: number;
+  writes: DispatchWrites;
+}
+
+/**
+ * B_seq: the dispatcher's per-Job API calls, replayed in order without queue or logic: the
+ * placement record written on the origin over the version read, the mirror created on a
+ * worker (round robin), the mirror's first status written back to the origin. Same clients
+ * (one connection pool and rate limit per cluster), same concurrency, origins read up front
+ * as the controller's cache holds them.
+ */
+export async function replayDispatch(
+  fleet: BenchFleet,
+  settings: BenchSettings,
+  options: { jobs: number; run: string },
+): Promise<ReplayResult> {
+  const namespace = `bench-${options.run}`;
+  await fleet.createNamespace(namespace);
+  const names = benchJobNames('replay', options.jobs);
+  await createJobs(
+    fleet.management,
+    namespace,
+    names.map((name) => benchJob({ name, run: options.run, shape: 'idle', dispatched: true })),
+    32,
+  );
+  const backlog = await origins(fleet, namespace);
+  const originId = await defaultOriginId(fleet.management.kubeConfig);
+  const management = batchJobAdapter.client(
+    makeClusterApiClients(fleet.management.kubeConfig, { qps: 200, burst: 400 }),
+  );
+  const workers = fleet.workers.map((w) =>
+    batchJobAdapter.client(
+      makeClusterApiClients(w.kubeConfig, { qps: settings.workerQps, burst: settings.workerBurst }),
+    ),
+  );
+  const before = await fleet.requestCounts();
+  const began = performance.now();
+  await withConcurrency(backlog, settings.concurrency, async (origin, i) => {
+    const cluster = fleet.workers[i % workers.length]!.name;
+    const record = {
+      attempt: 1,
+      carried: noProgress,
+      excludedClusters: [],
+      cluster,
+      placedAt: new Date().toISOString(),
+    };
+    const placed = await management.patch(namespace, origin.metadata!.name!, {
+      metadata: {
+        resourceVersion: origin.metadata!.resourceVersion,
+        annotations: { [placementAnnotation]: formatPlacementRecord(record) },
+      },
+    });
+    const mirror = await workers[i % workers.length]!.create(
+      namespace,
+      batchJobAdapter.buildMirror(placed, { originId, attempt: 1, carried: noProgress, now: new Date() }),
+    );
+    await management.replaceStatus({ ...placed, status: { startTime: mirror.metadata!.creationTimestamp } });
+  });
+  const seconds = (performance.now() - began) / 1000;
+  await new Promise((r) => setTimeout(r, 1000));
+  const after = await fleet.requestCounts();
+  return {
+    replayJobsPerSec: options.jobs / seconds,
+    writes: dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name),
+  };
+}
+
+export interface SteadyResult {
+  dispatchLatencyP50Ms: number;
+  dispatchLatencyP99Ms: number;
+  statusLagP50Ms: number;
+  statusLagP99Ms: number;
+  jobs: number;
+  statusChanges: number;
+}
+
+/**
+ * Short Jobs (one KWOK pod, 1 s) created at a steady rate against a running controller.
+ * Dispatch latency: the origin's create answered → its mirror seen on a worker. Status lag:
+ * a mirror's status seen changed → the origin's status seen showing it (or a later state of
+ * the mirror, when the writer coalesced several changes into one write).
+ */
+export async function steadyLatency(
+  fleet: BenchFleet,
+  settings: BenchSettings,
+  options: { perSecond: number; seconds: number; run: string },
+): Promise<SteadyResult> {
+  const namespace = `bench-${options.run}`;
+  await fleet.flushRedis();
+  await fleet.createNamespace(namespace, [fleet.management]);
+  const controller = startBenchController(fleet.sandbox, {
+    args: controllerFlags(settings),
+    nodeArgs: settings.nodeArgs,
+    logDir: settings.logDir,
+  });
+  const createdAt = new Map<string, number>();
+  const mirrorAt = new Map<string, number>();
+  /** Per origin UID, the mirror's distinct statuses in order, with when each was seen. */
+  const mirrorChanges = new Map<string, { at: number; key: string }[]>();
+  const lags: number[] = [];
+  const finished = new Set<string>();
+  const onMirror = ({ at, job }: SeenJob) => {
+    const uid = job.metadata?.labels?.[originUidLabel];
+    if (!uid) return;
+    if (!mirrorAt.has(uid)) mirrorAt.set(uid, at);
+    const changes = mirrorChanges.get(uid) ?? [];
+    const key = statusKey(job);
+    if (changes.at(-1)?.key !== key) changes.push({ at, key });
+    mirrorChanges.set(uid, changes);
+  };
+  const onOrigin = ({ at, job }: SeenJob) => {
+    const uid = job.metadata!.uid!;
+    const changes = mirrorChanges.get(uid);
+    if (!changes) return;
+    const key = statusKey(job);
+    const index = changes.findIndex((c) => c.key === key);
+    if (index < 0) return;
+    // Every mirror state up to this one that had no origin write of its own is now shown.
+    for (let i = 0; i <= index; i++) {
+      const change = changes[i]!;
+      if (change.at >= 0) {
+        lags.push(at - change.at);
+        change.at = -1;
+      }
+    }
+    if (
+      job.status?.conditions?.some(
+        (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+      )
+    )
+      finished.add(uid);
+  };
+  const watches = [
+    ...fleet.workers.map((w) => new JobWatch(w.kubeConfig, jobsPath(namespace), onMirror, originUidLabel)),
+    new JobWatch(fleet.management.kubeConfig, jobsPath(namespace), onOrigin),
+  ];
+  try {
+    await Promise.all(watches.map((w) => w.start()));
+    await controller.ready();
+    const total = options.perSecond * options.seconds;
+    const names = benchJobNames('steady', total);
+    const intervalMs = 1000 / options.perSecond;
+    const began = performance.now();
+    const creates: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = began + i * intervalMs;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      creates.push(
+        fleet.management.batch
+          .createNamespacedJob({
+            namespace,
+            body: benchJob({ name: names[i]!, run: options.run, shape: 'short', dispatched: true }),
+          })
+          .then((job) => {
+            createdAt.set(job.metadata!.uid!, performance.now());
+          }),
+      );
+    }
+    await Promise.all(creates);
+    await waitUntil(`${total} Jobs to finish on the origin`, () => finished.size >= total, 10 * 60_000);
+    const latencies = [...createdAt].map(([uid, at]) => (mirrorAt.get(uid) ?? Number.NaN) - at);
+    return {
+      dispatchLatencyP50Ms: percentile(latencies, 50)!,
+      dispatchLatencyP99Ms: percentile(latencies, 99)!,
+      statusLagP50Ms: percentile(lags, 50)!,
+      statusLagP99Ms: percentile(lags, 99)!,
+      jobs: total,
+      statusChanges: lags.length,
+    };
+  } finally {
+    for (const w of watches) w.stop();
+    await controller.stop();
+  }
+}
+
+/**
+ * `jobs` short Jobs created by `clients` parallel clients, timed from the first create to the
+ * last Complete seen: through jobrelay (a running controller, watched on the origin) or
+ * created directly on one worker.
+ */
+export async function endToEnd(
+  fleet: BenchFleet,
+  settings: BenchSettings,
+  options: { jobs: number; clients: number; run: string; direct: boolean },
+): Promise<number> {
+  const namespace = `bench-${options.run}`;
+  const target = options.direct ? (fleet.workers[1] ?? fleet.workers[0]!) : fleet.management;
+  await fleet.flushRedis();
+  await fleet.createNamespace(namespace, [target]);
+  const controller = options.direct
+    ? undefined
+    : startBenchController(fleet.sandbox, {
+        args: controllerFlags(settings),
+        nodeArgs: settings.nodeArgs,
+        logDir: settings.logDir,
+      });
+  const complete = new Set<string>();
+  const watch = new JobWatch(target.kubeConfig, jobsPath(namespace), ({ job }) => {
+    if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'))
+      complete.add(job.metadata!.uid!);
+  });
+  try {
+    await watch.start();
+    await controller?.ready();
+    const names = benchJobNames('e2e', options.jobs);
+    const began = performance.now();
+    await createJobs(
+      target,
+      namespace,
+      names.map((name) => benchJob({ name, run: options.run, shape: 'short', dispatched: !options.direct })),
+      options.clients,
+    );
+    await waitUntil(`${options.jobs} Jobs to complete`, () => complete.size >= options.jobs, 30 * 60_000);
+    return (performance.now() - began) / 1000;
+  } finally {
+    watch.stop();
+    await controller?.stop();
+  }
+}

@@ -1,0 +1,39 @@
+/** The median, min and max of repeated runs of one figure. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  runs: number[];
+}
+
+export function spreadOf(runs: number[]): Spread {
+  if (runs.length === 0) throw new Error('no runs to summarize');
+  const sorted = [...runs].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return { median, min: sorted[0]!, max: sorted.at(-1)!, runs };
+}
+
+/** The p-th percentile (0..100) by nearest rank; undefined for no samples. */
+export function percentile(samples: readonly number[], p: number): number | undefined {
+  if (samples.length === 0) return undefined;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1];
+}
+
+/** Runs `work` over `items` with at most `concurrency` at once, in order of start. */
+export async function withConcurrency<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      await work(items[index]!, index);
+    }
+  });
+  await Promise.all(lanes);
+}

@@ -1,0 +1,335 @@
+// `npm run bench -- [options]`: the performance benchmark (docs/benchmarks.md). Starts (or
+// reuses) a sandbox of one management cluster and three workers with Redis, runs each
+// scenario --runs times, prints a table of medians (min–max) and writes
+// docs/benchmarks/latest.json and a dated copy. Not a test: the CI guard is
+// e2e/test/bench-guard.test.ts.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  BenchFleet,
+  type BenchSettings,
+  drainBacklog,
+  endToEnd,
+  rawCreates,
+  replayDispatch,
+  type Spread,
+  spreadOf,
+  startBenchController,
+  steadyLatency,
+} from '@jobrelay/bench';
+import {
+  pinnedVersions,
+  registerSandboxWorkers,
+  repositoryRoot,
+  sandboxDown,
+  sandboxUp,
+} from '@jobrelay/sandbox';
+
+const scenarios = ['drain', 'raw', 'replay', 'steady', 'e2e', 'direct', 'tracked'] as const;
+type Scenario = (typeof scenarios)[number];
+
+const usage = `usage: npm run bench -- [options]
+
+  --runs N            runs of each scenario; figures are the median, with min and max (default 3)
+  --jobs N            backlog drained, raw creates and replayed Jobs per run (default 2000)
+  --concurrency N     Jobs in flight in the controller and the replays (default 16)
+  --steady-rate N     Jobs per second in the latency run (default 20)
+  --steady-seconds N  length of the latency run (default 60)
+  --e2e-jobs N        short Jobs in the end-to-end and direct runs (default 2000)
+  --e2e-clients N     parallel clients creating them (default 20)
+  --tracked-jobs N    Jobs tracked when the controller's memory is read (default 10000)
+  --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all)
+  --workers N         worker clusters in the sandbox (default 3)
+  --sandbox-dir DIR   the sandbox to start or reuse (default .sandbox-bench-perf)
+  --cpu-prof DIR      run the controller with node --cpu-prof, writing profiles into DIR
+  --heap-snapshot DIR write a heap snapshot of the controller at the end of each drain into DIR
+  --controller-arg A  an extra controller flag (repeatable), e.g. --controller-arg=--log-level=warn
+  --node-arg A        an extra node flag for the controller (repeatable), e.g. --node-arg=--max-semi-space-size=8
+  --label TEXT        a name for this measurement in the JSON (e.g. "before", "after")
+  --no-write          print only; do not write docs/benchmarks/
+  --down              stop the sandbox at the end`;
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string' },
+    jobs: { type: 'string' },
+    concurrency: { type: 'string' },
+    'steady-rate': { type: 'string' },
+    'steady-seconds': { type: 'string' },
+    'e2e-jobs': { type: 'string' },
+    'e2e-clients': { type: 'string' },
+    'tracked-jobs': { type: 'string' },
+    only: { type: 'string' },
+    workers: { type: 'string' },
+    'sandbox-dir': { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    'heap-snapshot': { type: 'string' },
+    'controller-arg': { type: 'string', multiple: true },
+    'node-arg': { type: 'string', multiple: true },
+    label: { type: 'string' },
+    'no-write': { type: 'boolean' },
+    down: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+
+function count(name: keyof typeof values, fallback: number): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) {
+    console.error(`--${name} must be a positive integer, got ${String(raw)}\n\n${usage}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const runs = count('runs', 3);
+const jobs = count('jobs', 2000);
+const concurrency = count('concurrency', 16);
+const steadyRate = count('steady-rate', 20);
+const steadySeconds = count('steady-seconds', 60);
+const e2eJobs = count('e2e-jobs', 2000);
+const e2eClients = count('e2e-clients', 20);
+const trackedJobs = count('tracked-jobs', 10_000);
+const workers = count('workers', 3);
+const only = new Set<string>(values.only ? values.only.split(',').map((s) => s.trim()) : scenarios);
+for (const name of only) {
+  if (!(scenarios as readonly string[]).includes(name)) {
+    console.error(`--only: unknown scenario ${name}; choose from ${scenarios.join(', ')}`);
+    process.exit(2);
+  }
+}
+const runs_ = (s: Scenario) => only.has(s);
+
+const sandboxDir = resolve(values['sandbox-dir'] ?? join(repositoryRoot, '.sandbox-bench-perf'));
+const log = (line: string) => console.log(`[bench] ${line}`);
+log(`sandbox ${sandboxDir} (1 management + ${workers} workers)`);
+const { sandbox } = await sandboxUp({ dir: sandboxDir, workers, log });
+await registerSandboxWorkers(sandbox);
+const fleet = new BenchFleet(sandbox);
+const cpuProf = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
+const heapSnapshotDir = values['heap-snapshot'] ? resolve(values['heap-snapshot']) : undefined;
+const settings: BenchSettings = {
+  concurrency,
+  workerQps: 50,
+  workerBurst: 100,
+  controllerArgs: [
+    `--placement-concurrency=${concurrency}`,
+    `--reconcile-concurrency=${concurrency}`,
+    ...(values['controller-arg'] ?? []),
+  ],
+  nodeArgs: [
+    ...(values['node-arg'] ?? []),
+    ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
+    ...(heapSnapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapSnapshotDir}`] : []),
+  ],
+  ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
+  logDir: join(sandboxDir, 'logs', 'bench'),
+  log,
+};
+
+const figures = new Map<string, number[]>();
+const details: Record<string, unknown[]> = {};
+const record = (key: string, value: number) => figures.set(key, [...(figures.get(key) ?? []), value]);
+const detail = (key: string, value: unknown) => {
+  details[key] = [...(details[key] ?? []), value];
+};
+const stamp = Date.now().toString(36);
+let namespaceCounter = 0;
+const runName = (scenario: string) => `${scenario}-${stamp}-${++namespaceCounter}`;
+
+async function scenario<T>(name: string, body: (run: string) => Promise<T>): Promise<T> {
+  const run = runName(name);
+  const began = Date.now();
+  try {
+    return await body(run);
+  } finally {
+    log(`  ${name} took ${((Date.now() - began) / 1000).toFixed(1)} s; cleaning up`);
+    await fleet.deleteNamespace(`bench-${run}`);
+  }
+}
+
+try {
+  for (let i = 1; i <= runs; i++) {
+    log(`run ${i}/${runs}`);
+    if (runs_('raw')) {
+      const rate = await scenario('raw', (run) => rawCreates(fleet, settings, { jobs, run }));
+      record('rawCreatesPerSec', rate);
+      log(`  raw creates: ${rate.toFixed(1)} Jobs/s`);
+    }
+    if (runs_('replay')) {
+      const replay = await scenario('replay', (run) => replayDispatch(fleet, settings, { jobs, run }));
+      record('replayJobsPerSec', replay.replayJobsPerSec);
+      record('replayWritesPerJob', replay.writes.dispatch / jobs);
+      detail('replayWrites', replay.writes.byCluster);
+      log(`  replay: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s`);
+    }
+    if (runs_('drain')) {
+      const drain = await scenario('drain', (run) => drainBacklog(fleet, settings, { jobs, run }));
+      record('dispatchJobsPerSec', drain.dispatchJobsPerSec);
+      record('controllerCpuMsPerJob', drain.controllerCpuMsPerJob);
+      record('writesPerDispatch', drain.writesPerDispatch);
+      record('originStatusWritesPerJob', drain.originStatusWritesPerJob);
+      record('mirrorStatusChangesPerJob', drain.mirrorStatusChangesPerJob);
+      record('firstMirrorMs', drain.firstMirrorMs);
+      record('controllerRssMiBAfterDrain', drain.rssMiB);
+      record('redisPeakMiB', drain.redisPeakMiB);
+      detail('drainWrites', drain.writes.byCluster);
+      log(
+        `  drain: ${drain.dispatchJobsPerSec.toFixed(1)} Jobs/s, ${drain.controllerCpuMsPerJob.toFixed(2)} CPU ms/Job, ` +
+          `${drain.writesPerDispatch.toFixed(2)} writes/dispatch, ${drain.originStatusWritesPerJob.toFixed(2)} status writes ` +
+          `for ${drain.mirrorStatusChangesPerJob.toFixed(2)} mirror status changes per Job, RSS ${drain.rssMiB.toFixed(0)} MiB`,
+      );
+    }
+    if (runs_('steady')) {
+      const steady = await scenario('steady', (run) =>
+        steadyLatency(fleet, settings, { perSecond: steadyRate, seconds: steadySeconds, run }),
+      );
+      record('dispatchLatencyP50Ms', steady.dispatchLatencyP50Ms);
+      record('dispatchLatencyP99Ms', steady.dispatchLatencyP99Ms);
+      record('statusLagP50Ms', steady.statusLagP50Ms);
+      record('statusLagP99Ms', steady.statusLagP99Ms);
+      log(
+        `  steady ${steadyRate} Jobs/s: dispatch p50 ${steady.dispatchLatencyP50Ms.toFixed(0)} ms p99 ${steady.dispatchLatencyP99Ms.toFixed(0)} ms; ` +
+          `status lag p50 ${steady.statusLagP50Ms.toFixed(0)} ms p99 ${steady.statusLagP99Ms.toFixed(0)} ms (${steady.statusChanges} changes)`,
+      );
+    }
+    if (runs_('e2e')) {
+      const seconds = await scenario('e2e', (run) =>
+        endToEnd(fleet, settings, { jobs: e2eJobs, clients: e2eClients, run, direct: false }),
+      );
+      record(`endToEndSeconds${e2eJobs}`, seconds);
+      log(`  ${e2eJobs} Jobs through jobrelay: ${seconds.toFixed(1)} s`);
+    }
+    if (runs_('direct')) {
+      const seconds = await scenario('direct', (run) =>
+        endToEnd(fleet, settings, { jobs: e2eJobs, clients: e2eClients, run, direct: true }),
+      );
+      record(`directSeconds${e2eJobs}`, seconds);
+      log(`  ${e2eJobs} Jobs directly on one worker: ${seconds.toFixed(1)} s`);
+    }
+  }
+  if (runs_('tracked')) {
+    // One drain of the big backlog, then restarts over the same Jobs (each relists them all).
+    await scenario('tracked', async (run) => {
+      const drain = await drainBacklog(fleet, settings, { jobs: trackedJobs, run, keepController: true });
+      record('dispatchJobsPerSec10k', drain.dispatchJobsPerSec);
+      await new Promise((r) => setTimeout(r, 5000));
+      record(`controllerRssMiB${trackedJobs / 1000}k`, drain.controller!.rssBytes() / 2 ** 20);
+      await drain.controller!.stop();
+      for (let i = 2; i <= runs; i++) {
+        const controller = startBenchController(sandbox, {
+          args: [
+            `--worker-qps=${settings.workerQps}`,
+            `--worker-burst=${settings.workerBurst}`,
+            ...settings.controllerArgs,
+          ],
+          nodeArgs: settings.nodeArgs,
+          logDir: settings.logDir,
+        });
+        await controller.ready();
+        // Past one full resync (every origin reconciled again).
+        await new Promise((r) => setTimeout(r, 35_000));
+        record(`controllerRssMiB${trackedJobs / 1000}k`, controller.rssBytes() / 2 ** 20);
+        await controller.stop();
+      }
+      log(
+        `  RSS with ${trackedJobs} Jobs tracked: ${figures
+          .get(`controllerRssMiB${trackedJobs / 1000}k`)!
+          .map((v) => v.toFixed(0))
+          .join(', ')} MiB`,
+      );
+    });
+  }
+} finally {
+  await fleet.close();
+  if (values.down) await sandboxDown(sandboxDir);
+}
+
+const summary: Record<string, Spread> = Object.fromEntries([...figures].map(([k, v]) => [k, spreadOf(v)]));
+if (summary.dispatchJobsPerSec && summary.replayJobsPerSec) {
+  // The ratio of medians; each run's own ratio is in the runs list.
+  const ratios = figures
+    .get('dispatchJobsPerSec')!
+    .map((d, i) => d / (figures.get('replayJobsPerSec')![i] ?? Number.NaN));
+  summary.ratioReplay = {
+    ...spreadOf(ratios),
+    median: summary.dispatchJobsPerSec.median / summary.replayJobsPerSec.median,
+  };
+}
+
+const rows = Object.entries(summary).map(([key, s]) => [
+  key,
+  s.median.toFixed(2),
+  `${s.min.toFixed(2)}–${s.max.toFixed(2)}`,
+  String(s.runs.length),
+]);
+const widths = [0, 1, 2, 3].map((c) =>
+  Math.max(...[['figure', 'median', 'min–max', 'runs'], ...rows].map((r) => r[c]!.length)),
+);
+const line = (r: string[]) =>
+  r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+console.log(
+  `\n${line(['figure', 'median', 'min–max', 'runs'])}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`,
+);
+for (const r of rows) console.log(line(r));
+
+const gitRevision = (() => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repositoryRoot }).toString().trim();
+  } catch {
+    return undefined;
+  }
+})();
+const report = {
+  label: values.label,
+  date: new Date().toISOString(),
+  revision: gitRevision,
+  machine: {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    loadAverageAtEnd: loadavg(),
+    node: process.version,
+  },
+  versions: {
+    ...pinnedVersions,
+    jobrelay: JSON.parse(readFileSync(join(repositoryRoot, 'package.json'), 'utf8')).version,
+  },
+  parameters: {
+    runs,
+    jobs,
+    concurrency,
+    workerQps: settings.workerQps,
+    workerBurst: settings.workerBurst,
+    steadyRate,
+    steadySeconds,
+    e2eJobs,
+    e2eClients,
+    trackedJobs,
+    workers,
+    scenarios: [...only],
+    controllerArgs: settings.controllerArgs,
+    throughputJobs: 'idle: parallelism 0, one container requesting 10m cpu and 16Mi; no pod is ever created',
+    shortJobs: 'one KWOK pod requesting 10m cpu and 16Mi that runs 1 s',
+  },
+  figures: Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.median])),
+  spread: summary,
+  details,
+};
+if (!values['no-write']) {
+  const dir = join(repositoryRoot, 'docs', 'benchmarks');
+  mkdirSync(dir, { recursive: true });
+  const text = `${JSON.stringify(report, null, 2)}\n`;
+  writeFileSync(join(dir, 'latest.json'), text);
+  writeFileSync(join(dir, `${report.date.slice(0, 10)}${values.label ? `-${values.label}` : ''}.json`), text);
+  log(`wrote docs/benchmarks/latest.json`);
+}

@@ -4,7 +4,10 @@
  * with when each is recorded.
  */
 export const eventReasons = {
-  /** Normal: a cluster was chosen and recorded on the origin. */
+  /**
+   * Normal: a cluster was chosen and recorded on the origin. Only with --record-dispatch-events:
+   * the decision is in the placement record (`decision`) either way.
+   */
   placed: 'Placed',
   /** Warning: no cluster fits yet; the note says why, kube-scheduler style. */
   failedPlacement: 'FailedPlacement',
@@ -12,9 +15,12 @@ export const eventReasons = {
   placementTimeout: 'PlacementTimeout',
   /** Warning: the jobrelay.dev/placement annotation does not parse; nothing is done until it is removed. */
   placementUnreadable: 'PlacementUnreadable',
-  /** Normal: the mirror was created on its cluster. */
+  /** Normal: the mirror was created on its cluster. Only with --record-dispatch-events. */
   mirrorCreated: 'MirrorCreated',
-  /** Normal: a mirror of this attempt already existed (a restart between create and record) and was adopted. */
+  /**
+   * Normal: a mirror of this attempt already existed when it was to be created (a restart
+   * between create and cache, or a cache that lagged) and was adopted. Always recorded.
+   */
   mirrorAdopted: 'MirrorAdopted',
   /** Warning: the cluster holds an object of that name that is not ours; it is left alone. */
   nameCollision: 'NameCollision',

@@ -42,7 +42,6 @@ const placed = (overrides: Partial<PlacementRecord> = {}): PlacementRecord => ({
   attempt: 1,
   carried: noProgress,
   excludedClusters: [],
-  mirrorUid: 'mirror-1',
   ...overrides,
 });
 

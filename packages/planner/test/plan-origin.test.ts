@@ -1,8 +1,14 @@
 // planOrigin, case by case: a snapshot and a fixed clock in, the expected actions out.
-import { placementAnnotation } from '@jobrelay/mirror';
+import {
+  continuesFromAnnotation,
+  deadlineUsedAnnotation,
+  placementAnnotation,
+  placementAttemptAnnotation,
+} from '@jobrelay/mirror';
+import type { PlacementRecord } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { type OriginAction, planOrigin } from '../src/index.ts';
+import { mirrorRecorded, type OriginAction, planOrigin } from '../src/index.ts';
 import {
   adapter,
   cluster,
@@ -121,7 +127,7 @@ describe('5. placed, its cluster unusable', () => {
 
   it('moves off a draining cluster, carrying the counts so far', () => {
     const actions = plan(
-      present(origin, record({ mirrorUid: 'mirror-uid-1', excludedClusters: ['worker-9'] }), [
+      present(origin, record({ excludedClusters: ['worker-9'] }), [
         cluster('worker-1', { drain: true, mirror: mirrorOf(origin) }),
       ]),
     );
@@ -230,40 +236,147 @@ describe('5. placed on an Active cluster', () => {
     expect(reasons(create.onNamespaceMissing)).toEqual(['NamespaceMissing']);
     expect(create.onNamespaceMissing.at(-1)).toEqual({ type: 'requeue', afterMs: 30_000 });
   });
+});
 
-  it('asks the worker before concluding a recorded mirror vanished, and plans the move if it did', () => {
-    const actions = plan(present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1')]));
-    expect(types(actions)).toEqual(['confirm-mirror-vanished']);
-    const confirm = only(actions, 'confirm-mirror-vanished')[0]!;
-    expect(confirm.mirrorUid).toBe('mirror-uid-1');
-    expect(only(confirm.ifVanished, 'patch-placement')[0]!.record.lastReplacedBecause).toBe(
-      'its mirror on worker-1 vanished before the Job finished',
+describe('5. placed on an Active cluster, its mirror not in the cache', () => {
+  // No mirror UID is recorded: whether a missing mirror ran is read from the origin. Counts
+  // above what the record carried can only come from this attempt's mirror; without them a
+  // missing mirror is created (again) in place, and nothing is lost.
+  const rows: Array<{
+    name: string;
+    origin: V1Job;
+    record: PlacementRecord;
+    mirror?: V1Job;
+    expected: (actions: OriginAction<V1Job>[]) => void;
+  }> = [
+    {
+      name: 'no progress of this attempt on the origin: created again, same attempt',
+      origin: originJob({ status: running }),
+      record: record(),
+      expected: (actions) => {
+        expect(types(actions)).toEqual(['create-mirror']);
+        const create = only(actions, 'create-mirror')[0]!;
+        expect(create.cluster).toBe('worker-1');
+        expect(create.record).toEqual(record());
+        expect(create.body.metadata?.annotations?.[placementAttemptAnnotation]).toBe('1');
+      },
+    },
+    {
+      name: 'no progress, but started with a deadline: created again with what is left of it',
+      origin: originJob({ spec: { activeDeadlineSeconds: 300 } as V1Job['spec'], status: running }),
+      record: record(),
+      expected: (actions) => {
+        const { body } = only(actions, 'create-mirror')[0]!;
+        // Started 100 s ago: a fresh 300 s would let it run 100 s past the Job's own deadline.
+        expect(body.spec?.activeDeadlineSeconds).toBe(200);
+        expect(body.metadata?.annotations?.[deadlineUsedAnnotation]).toBe('100');
+      },
+    },
+    {
+      name: 'counts equal to those carried from earlier attempts: created again, same attempt, seeded',
+      origin: originJob({ status: { ...running, succeeded: 2, failed: 1 } }),
+      record: record({ attempt: 2, carried: { succeeded: 2, failed: 1 } }),
+      expected: (actions) => {
+        expect(types(actions)).toEqual(['create-mirror']);
+        const { body } = only(actions, 'create-mirror')[0]!;
+        expect(body.metadata?.annotations?.[placementAttemptAnnotation]).toBe('2');
+        expect(JSON.parse(body.metadata!.annotations![continuesFromAnnotation]!)).toEqual({
+          succeeded: 2,
+          failed: 1,
+        });
+      },
+    },
+    {
+      name: 'successes above those carried: the worker is asked, and if it is gone the Job moves with them',
+      origin: originJob({ status: { ...running, succeeded: 1 } }),
+      record: record(),
+      expected: (actions) => {
+        expect(types(actions)).toEqual(['confirm-mirror-vanished']);
+        const confirm = only(actions, 'confirm-mirror-vanished')[0]!;
+        expect(confirm).toMatchObject({ cluster: 'worker-1', attempt: 1 });
+        expect(types(confirm.ifVanished)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
+        expect(only(confirm.ifVanished, 'patch-placement')[0]!.record).toEqual({
+          attempt: 2,
+          carried: { succeeded: 1, failed: 0 },
+          excludedClusters: [],
+          lastReplacedBecause: 'its mirror on worker-1 vanished before the Job finished',
+          waitingSince: new Date(now).toISOString(),
+        });
+        expect(reasons(confirm.ifVanished)).toEqual(['Replacing']);
+      },
+    },
+    {
+      name: 'only failures above those carried: the same question, for this attempt',
+      origin: originJob({ status: { ...running, succeeded: 2, failed: 3 } }),
+      record: record({ attempt: 2, carried: { succeeded: 2, failed: 1 } }),
+      expected: (actions) => {
+        expect(types(actions)).toEqual(['confirm-mirror-vanished']);
+        const confirm = only(actions, 'confirm-mirror-vanished')[0]!;
+        expect(confirm.attempt).toBe(2);
+        expect(only(confirm.ifVanished, 'patch-placement')[0]!.record).toMatchObject({
+          attempt: 3,
+          carried: { succeeded: 2, failed: 3 },
+        });
+      },
+    },
+    {
+      name: 'a mirror of this attempt whose UID is not the one an old record names: simply current, synced',
+      origin: originJob(),
+      // Records written before 0.2 name the mirror they created; that name is read no more.
+      record: record({ mirrorUid: 'mirror-uid-1' }),
+      mirror: mirrorOf(originJob(), { uid: 'mirror-uid-2', status: running }),
+      expected: (actions) => {
+        // Nothing ends: no re-placement, no Event; its status goes up as any current mirror's.
+        expect(types(actions)).toEqual(['write-status']);
+        expect(only(actions, 'write-status')[0]!.status).toMatchObject({ active: 3, ready: 3 });
+      },
+    },
+  ];
+
+  it.each(rows)('$name', ({ origin, record: placed, mirror, expected }) => {
+    expected(plan(present(origin, placed, [cluster('worker-1', mirror ? { mirror } : {})])));
+  });
+});
+
+describe('mirrorRecorded: what follows a mirror created or adopted', () => {
+  const placed = record({ attempt: 2 });
+
+  it('records nothing for a created mirror unless dispatch Events are asked for', () => {
+    expect(mirrorRecorded(adapter, placed, 'worker-1', 'created', {})).toEqual([]);
+    expect(mirrorRecorded(adapter, placed, 'worker-1', 'created', { recordDispatchEvents: false })).toEqual(
+      [],
     );
   });
 
-  it('records a mirror created but not recorded (a restart in between) as adopted', () => {
-    const actions = plan(present(origin, record(), [cluster('worker-1', { mirror: mirrorOf(origin) })]));
-    expect(types(actions)).toEqual(['patch-placement', 'record-event']);
-    expect(only(actions, 'patch-placement')[0]!.record).toEqual(record({ mirrorUid: 'mirror-uid-1' }));
-    expect(reasons(actions)).toEqual(['MirrorAdopted']);
+  it('records MirrorCreated for a created mirror when asked, and never writes the placement record', () => {
+    expect(mirrorRecorded(adapter, placed, 'worker-1', 'created', { recordDispatchEvents: true })).toEqual([
+      {
+        type: 'record-event',
+        eventType: 'Normal',
+        reason: 'MirrorCreated',
+        action: 'Create',
+        note: 'created mirror Job on cluster worker-1 (attempt 2)',
+      },
+    ]);
   });
 
-  it('ends the attempt when another object of the same attempt replaced the recorded mirror', () => {
-    const actions = plan(
-      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [
-        cluster('worker-1', { mirror: mirrorOf(origin, { uid: 'other' }) }),
-      ]),
-    );
-    expect(only(actions, 'patch-placement')[0]!.record.lastReplacedBecause).toBe(
-      'its mirror on worker-1 was replaced by another object',
-    );
+  it.each([false, true])('always records MirrorAdopted for an adopted mirror (dispatch Events %s)', (on) => {
+    expect(mirrorRecorded(adapter, placed, 'worker-3', 'adopted', { recordDispatchEvents: on })).toEqual([
+      {
+        type: 'record-event',
+        eventType: 'Normal',
+        reason: 'MirrorAdopted',
+        action: 'Create',
+        note: 'adopted existing mirror Job on cluster worker-3 (attempt 2)',
+      },
+    ]);
   });
 });
 
 describe('2. stale mirrors, with the current one in place', () => {
   const origin = originJob({ status: running });
   const current = mirrorOf(origin, { attempt: 2, uid: 'mirror-uid-2', status: running });
-  const placed = record({ cluster: 'worker-2', attempt: 2, mirrorUid: 'mirror-uid-2' });
+  const placed = record({ cluster: 'worker-2', attempt: 2 });
 
   it('deletes a mirror of an older attempt on another cluster, and syncs the current one', () => {
     const stale = mirrorOf(origin, { attempt: 1 });
@@ -323,22 +436,14 @@ describe('6. sync', () => {
     const carried = { succeeded: 2, failed: 0 };
     const body = adapter.buildMirror(origin, { originId: 'mgmt-1', attempt: 2, carried, now: new Date(now) });
     const mirror = { ...body, metadata: { ...body.metadata, uid: 'mirror-uid-2' } };
-    const actions = plan(
-      present(origin, record({ attempt: 2, carried, mirrorUid: 'mirror-uid-2' }), [
-        cluster('worker-1', { mirror }),
-      ]),
-    );
+    const actions = plan(present(origin, record({ attempt: 2, carried }), [cluster('worker-1', { mirror })]));
     expect(types(actions)).toEqual(['seed-mirror-status', 'requeue']);
     expect(only(actions, 'seed-mirror-status')[0]!.seed).toMatchObject({ succeeded: 2 });
   });
 
   it('propagates a parallelism change down', () => {
     const origin = originJob({ spec: { parallelism: 1 } as V1Job['spec'] });
-    const actions = plan(
-      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [
-        cluster('worker-1', { mirror: mirrorOf(originJob()) }),
-      ]),
-    );
+    const actions = plan(present(origin, record(), [cluster('worker-1', { mirror: mirrorOf(originJob()) })]));
     expect(only(actions, 'patch-mirror-spec')).toEqual([
       expect.objectContaining({ cluster: 'worker-1', patch: { parallelism: 1 } }),
     ]);
@@ -347,27 +452,21 @@ describe('6. sync', () => {
   it('writes the mirror’s status up, and nothing when the origin already has it', () => {
     const origin = originJob();
     const mirror = mirrorOf(origin, { status: running });
-    const first = plan(
-      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })]),
-    );
+    const first = plan(present(origin, record(), [cluster('worker-1', { mirror })]));
     expect(types(first)).toEqual(['write-status']);
     const written = only(first, 'write-status')[0]!.status as V1Job['status'];
     expect(written).toMatchObject({ active: 3, ready: 3 });
     const synced = originJob({ status: written });
-    expect(
-      plan(present(synced, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })])),
-    ).toEqual([]);
+    expect(plan(present(synced, record(), [cluster('worker-1', { mirror })]))).toEqual([]);
   });
 
   it('adds the progress carried from earlier attempts to a fresh mirror’s', () => {
     const origin = originJob({ status: { ...running, failed: 2 } });
     const mirror = mirrorOf(origin, { attempt: 2, status: { ...running, failed: 1 } });
     const actions = plan(
-      present(
-        origin,
-        record({ attempt: 2, carried: { succeeded: 0, failed: 2 }, mirrorUid: 'mirror-uid-1' }),
-        [cluster('worker-1', { mirror })],
-      ),
+      present(origin, record({ attempt: 2, carried: { succeeded: 0, failed: 2 } }), [
+        cluster('worker-1', { mirror }),
+      ]),
     );
     expect((only(actions, 'write-status')[0]!.status as V1Job['status'])?.failed).toBe(3);
   });
@@ -382,7 +481,7 @@ describe('6. sync', () => {
     const origin = originJob();
     const mirror = mirrorOf(origin, { status: running });
     const actions = planOrigin(
-      present(origin, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })]),
+      present(origin, record(), [cluster('worker-1', { mirror })]),
       strict,
       config,
       now,
@@ -409,19 +508,19 @@ describe('3. finished', () => {
   it('keeps the mirror for the retention time, then deletes it', () => {
     const recent = originJob({ status: finishedStatus(seconds(-10)) });
     const mirror = mirrorOf(recent);
-    expect(
-      plan(present(recent, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })])),
-    ).toEqual([{ type: 'requeue', afterMs: 20_000 }]);
+    expect(plan(present(recent, record(), [cluster('worker-1', { mirror })]))).toEqual([
+      { type: 'requeue', afterMs: 20_000 },
+    ]);
     const old = originJob({ status: finishedStatus(seconds(-31)) });
-    expect(
-      plan(present(old, record({ mirrorUid: 'mirror-uid-1' }), [cluster('worker-1', { mirror })])),
-    ).toEqual([{ type: 'delete-mirror', cluster: 'worker-1', mirror, why: 'its Job finished' }]);
+    expect(plan(present(old, record(), [cluster('worker-1', { mirror })]))).toEqual([
+      { type: 'delete-mirror', cluster: 'worker-1', mirror, why: 'its Job finished' },
+    ]);
   });
 
   it('leaves the mirror of an unreachable cluster for its return', () => {
     const old = originJob({ status: finishedStatus(seconds(-300)) });
     const actions = plan(
-      present(old, record({ mirrorUid: 'mirror-uid-1' }), [
+      present(old, record(), [
         cluster('worker-1', { mirror: mirrorOf(old), active: false, inactiveSince: now }),
       ]),
     );
@@ -437,7 +536,7 @@ describe('3. finished', () => {
 describe('determinism', () => {
   it('returns the same actions for the same snapshot and clock, and leaves the snapshot untouched', () => {
     const origin = originJob({ status: running });
-    const snapshot = present(origin, record({ mirrorUid: 'mirror-uid-1' }), [
+    const snapshot = present(origin, record(), [
       cluster('worker-1', { mirror: mirrorOf(origin, { status: { ...running, succeeded: 1 } }) }),
       cluster('worker-2', { mirror: mirrorOf(origin, { attempt: 0 }) }),
     ]);

@@ -36,8 +36,11 @@ function hasProgress(progress: CarriedProgress): boolean {
 
 /**
  * The continuation for a new mirror of `origin` in placement `attempt`, given the progress
- * carried from earlier attempts; undefined for a first attempt or one with nothing to take
- * over. Indexes at or past `completions` are dropped: the mirror's status would be invalid.
+ * carried from earlier attempts; undefined when there is nothing to take over. A first
+ * attempt carries no progress (there was none before it), but its deadline is the origin's
+ * like any other's: a first attempt's mirror created again after the Job started (it vanished
+ * before counting anything, so it is not placed again) gets what is left of it. Indexes at
+ * or past `completions` are dropped: the mirror's status would be invalid.
  */
 export function continuationFor(
   origin: V1Job,
@@ -45,30 +48,31 @@ export function continuationFor(
   carried: CarriedProgress,
   now: Date,
 ): MirrorContinuation | undefined {
-  if (attempt <= 1) return undefined;
   const spec = origin.spec;
   const continuation: MirrorContinuation = {};
-  const completions = spec?.completions ?? undefined;
-  const below = (text: string | undefined) =>
-    formatIndexIntervals(
-      parseIndexIntervals(text).filter((i) => completions === undefined || i < completions),
-    );
-  const indexed = spec?.completionMode === 'Indexed';
-  const completedIndexes = indexed ? below(carried.completedIndexes) : '';
-  const failedIndexes = indexed && usesBackoffLimitPerIndex(spec) ? below(carried.failedIndexes) : '';
-  const progress: CarriedProgress = {
-    succeeded: carried.succeeded,
-    failed: carried.failed,
-    ...(completedIndexes ? { completedIndexes } : {}),
-    ...(failedIndexes ? { failedIndexes } : {}),
-  };
-  // An Indexed Job counts exactly its completed indexes as succeeded, and every failed index
-  // failed at least once. The worker's controller adds an index to its set one status update
-  // before it counts the pod (the pod waits in uncountedTerminatedPods, which the origin does
-  // not carry), so a loss in between would otherwise leave a failed index with no failure.
-  if (indexed) progress.succeeded = parseIndexIntervals(progress.completedIndexes).length;
-  progress.failed = Math.max(progress.failed, parseIndexIntervals(progress.failedIndexes).length);
-  if (hasProgress(progress)) continuation.progress = progress;
+  if (attempt > 1) {
+    const completions = spec?.completions ?? undefined;
+    const below = (text: string | undefined) =>
+      formatIndexIntervals(
+        parseIndexIntervals(text).filter((i) => completions === undefined || i < completions),
+      );
+    const indexed = spec?.completionMode === 'Indexed';
+    const completedIndexes = indexed ? below(carried.completedIndexes) : '';
+    const failedIndexes = indexed && usesBackoffLimitPerIndex(spec) ? below(carried.failedIndexes) : '';
+    const progress: CarriedProgress = {
+      succeeded: carried.succeeded,
+      failed: carried.failed,
+      ...(completedIndexes ? { completedIndexes } : {}),
+      ...(failedIndexes ? { failedIndexes } : {}),
+    };
+    // An Indexed Job counts exactly its completed indexes as succeeded, and every failed index
+    // failed at least once. The worker's controller adds an index to its set one status update
+    // before it counts the pod (the pod waits in uncountedTerminatedPods, which the origin does
+    // not carry), so a loss in between would otherwise leave a failed index with no failure.
+    if (indexed) progress.succeeded = parseIndexIntervals(progress.completedIndexes).length;
+    progress.failed = Math.max(progress.failed, parseIndexIntervals(progress.failedIndexes).length);
+    if (hasProgress(progress)) continuation.progress = progress;
+  }
 
   const startTime = origin.status?.startTime;
   const suspended =

@@ -47,15 +47,23 @@ function created(origin: V1Job, attempt: number, carried: CarriedProgress, now: 
 }
 
 describe('continuationFor', () => {
-  it('takes nothing over for a first placement', () => {
+  it('takes no progress over for a first placement, nor any deadline before the Job started', () => {
+    const notStarted = origin({ activeDeadlineSeconds: 60 }, {});
+    expect(continuationFor(notStarted, 1, { succeeded: 3, failed: 1 }, secondsLater(10))).toBe(undefined);
+    expect(continuationFor(origin({}), 1, { succeeded: 3, failed: 1 }, secondsLater(10))).toBe(undefined);
+  });
+
+  it('gives a first attempt’s mirror created again after the Job started only what is left of the deadline', () => {
+    // Its mirror vanished before counting anything, so the Job was not placed again: the new
+    // mirror is still attempt 1, and the Job's deadline has been running since its startTime.
     expect(
       continuationFor(
         origin({ activeDeadlineSeconds: 60 }),
         1,
-        { succeeded: 3, failed: 1 },
-        secondsLater(10),
+        { succeeded: 0, failed: 0 },
+        secondsLater(15),
       ),
-    ).toBe(undefined);
+    ).toEqual({ deadlineUsedSeconds: 15 });
   });
 
   it('takes nothing over from an attempt that made no progress and has no deadline', () => {

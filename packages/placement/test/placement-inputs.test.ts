@@ -5,7 +5,12 @@ import type { WorkloadFacts } from '../src/placement-inputs.ts';
 import {
   clusterCandidates,
   clusterLoad,
+  type KindedWorkload,
+  loadOfPlaced,
+  type PlacedWorkload,
   type PlacementClusterInput,
+  placedWorkload,
+  placementRecordOf,
   placementRequestFor,
   waitingSince,
 } from '../src/placement-inputs.ts';
@@ -227,6 +232,185 @@ describe('clusterLoad', () => {
       new Map(),
     );
     expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
+  });
+});
+
+describe('placementRecordOf', () => {
+  it('parses the record once per object: the same object gives the same parse', () => {
+    const placed = job('a', { annotations: placedOn('worker-1') });
+    const first = placementRecordOf(placed);
+    expect(first).toEqual({
+      kind: 'ok',
+      record: { attempt: 1, carried: noProgress, excludedClusters: [], cluster: 'worker-1' },
+    });
+    expect(placementRecordOf(placed)).toBe(first);
+  });
+
+  it('parses the version that replaced it in the cache afresh', () => {
+    const before = job('a', { annotations: placedOn('worker-1') });
+    placementRecordOf(before);
+    // The cache replaces an updated object (a new metadata object), never changes it in place.
+    const after = { ...before, metadata: { ...before.metadata, annotations: placedOn('worker-2') } };
+    const parsed = placementRecordOf(after);
+    expect(parsed.kind === 'ok' && parsed.record.cluster).toBe('worker-2');
+  });
+
+  it('is none without a record, and unreadable for a damaged one', () => {
+    expect(placementRecordOf(job('waiting'))).toEqual({ kind: 'none' });
+    expect(placementRecordOf({})).toEqual({ kind: 'none' });
+    const damaged = job('damaged', { annotations: { 'jobrelay.dev/placement': '{' } });
+    expect(placementRecordOf(damaged)).toEqual({ kind: 'unreadable', problem: 'it is not JSON' });
+  });
+});
+
+describe('placedWorkload', () => {
+  const demand = [{ requests: { cpu: 1000, memory: Gi }, count: 2 }];
+  const rows: Array<{
+    name: string;
+    workload: V1Job;
+    assumedCluster?: string;
+    expected: PlacedWorkload | undefined;
+  }> = [
+    {
+      name: 'placed and running: its cluster, its key and the pods it runs at once',
+      workload: job('a', { annotations: placedOn('worker-1'), parallelism: 2 }),
+      expected: { cluster: 'worker-1', key: 'team-a/a', suspended: false, demand },
+    },
+    {
+      name: 'suspended: counts as a job there, with no pod demand',
+      workload: job('paused', { annotations: placedOn('worker-1'), parallelism: 2, suspend: true }),
+      expected: { cluster: 'worker-1', key: 'team-a/paused', suspended: true, demand: [] },
+    },
+    {
+      name: 'finished: not placed anywhere any more',
+      workload: job('done', { annotations: placedOn('worker-1'), finished: true }),
+      assumedCluster: 'worker-2',
+      expected: undefined,
+    },
+    {
+      name: 'not placed and not assumed: nowhere',
+      workload: job('waiting'),
+      expected: undefined,
+    },
+    {
+      name: 'no cluster in its record yet: the cluster it is assumed on (the write not yet seen)',
+      workload: job('fresh', { parallelism: 2 }),
+      assumedCluster: 'worker-2',
+      expected: { cluster: 'worker-2', key: 'team-a/fresh', suspended: false, demand },
+    },
+    {
+      name: 'a cluster in its record: that one, whatever is assumed',
+      workload: job('seen', { annotations: placedOn('worker-1'), parallelism: 2 }),
+      assumedCluster: 'worker-2',
+      expected: { cluster: 'worker-1', key: 'team-a/seen', suspended: false, demand },
+    },
+  ];
+
+  it.each(rows)('$name', ({ workload, assumedCluster, expected }) => {
+    expect(placedWorkload({ workload, facts: jobFacts }, assumedCluster)).toEqual(expected);
+  });
+
+  it('takes the pod demand from the caller, so its cache is honoured, and asks none for a suspended one', () => {
+    const asked: string[] = [];
+    const demandOf = ({ workload }: KindedWorkload) => {
+      asked.push(workload.metadata!.name!);
+      return [{ requests: { cpu: 7 }, count: 1 }];
+    };
+    const running = job('a', { annotations: placedOn('worker-1') });
+    const paused = job('b', { annotations: placedOn('worker-1'), suspend: true });
+    expect(placedWorkload({ workload: running, facts: jobFacts }, undefined, demandOf)?.demand).toEqual([
+      { requests: { cpu: 7 }, count: 1 },
+    ]);
+    expect(placedWorkload({ workload: paused, facts: jobFacts }, undefined, demandOf)?.demand).toEqual([]);
+    expect(asked).toEqual(['a']);
+  });
+});
+
+describe('loadOfPlaced', () => {
+  const cpu = (n: number) => ({ requests: { cpu: n * 1000, memory: Gi }, count: 1 });
+  const placed = (
+    cluster: string,
+    name: string,
+    overrides: Partial<PlacedWorkload> = {},
+  ): PlacedWorkload => ({
+    cluster,
+    key: `team-a/${name}`,
+    suspended: false,
+    demand: [{ requests: { cpu: 1000, memory: Gi }, count: 3 }],
+    ...overrides,
+  });
+  const rows: Array<{
+    name: string;
+    placed: PlacedWorkload[];
+    podsByOwner?: Record<string, Record<string, number>>;
+    expected: Record<string, { jobs: number; assumed: Record<string, number> }>;
+  }> = [
+    {
+      name: 'nothing placed: no cluster has load',
+      placed: [],
+      expected: {},
+    },
+    {
+      name: 'every pod not yet seen is assumed, per cluster',
+      placed: [placed('worker-1', 'a'), placed('worker-1', 'b'), placed('worker-2', 'c')],
+      expected: {
+        'worker-1': { jobs: 2, assumed: { cpu: 6000, memory: 6 * Gi } },
+        'worker-2': { jobs: 1, assumed: { cpu: 3000, memory: 3 * Gi } },
+      },
+    },
+    {
+      name: 'pods the worker already counts for the owner reduce what is assumed',
+      placed: [placed('worker-1', 'a'), placed('worker-1', 'b')],
+      podsByOwner: { 'worker-1': { 'team-a/a': 2, 'team-a/other': 5 } },
+      expected: { 'worker-1': { jobs: 2, assumed: { cpu: 4000, memory: 4 * Gi } } },
+    },
+    {
+      name: 'more pods counted than demanded assume nothing, never less than nothing',
+      placed: [placed('worker-1', 'a')],
+      podsByOwner: { 'worker-1': { 'team-a/a': 9 } },
+      expected: { 'worker-1': { jobs: 1, assumed: {} } },
+    },
+    {
+      name: 'counted pods come off the groups in order (a head first, then workers)',
+      placed: [placed('worker-1', 'ray', { demand: [cpu(4), { ...cpu(1), count: 3 }] })],
+      podsByOwner: { 'worker-1': { 'team-a/ray': 2 } },
+      expected: { 'worker-1': { jobs: 1, assumed: { cpu: 2000, memory: 2 * Gi } } },
+    },
+    {
+      name: 'a suspended one counts as a job and assumes nothing',
+      placed: [placed('worker-1', 'paused', { suspended: true, demand: [] })],
+      expected: { 'worker-1': { jobs: 1, assumed: {} } },
+    },
+  ];
+
+  it.each(rows)('$name', ({ placed: workloads, podsByOwner = {}, expected }) => {
+    const capacities = new Map(
+      Object.entries(podsByOwner).map(([cluster, pods]) => [
+        cluster,
+        { podsByOwner: new Map(Object.entries(pods)) },
+      ]),
+    );
+    expect(Object.fromEntries(loadOfPlaced(workloads, capacities))).toEqual(expected);
+  });
+
+  it('sums to what clusterLoad computes from the whole workloads', () => {
+    const origins = [
+      job('a', { annotations: placedOn('worker-1'), parallelism: 2 }),
+      job('paused', { annotations: placedOn('worker-1'), suspend: true }),
+      job('fresh', { cpu: '2' }),
+      job('done', { annotations: placedOn('worker-2'), finished: true }),
+    ];
+    const assumed = new Map([['uid-fresh', 'worker-2']]);
+    const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/a', 1]]) }]]);
+    const each = kinded(origins).flatMap((entry) => {
+      const one = placedWorkload(entry, assumed.get(entry.workload.metadata!.uid!));
+      return one ? [one] : [];
+    });
+    expect(loadOfPlaced(each, capacities)).toEqual(clusterLoad(kinded(origins), capacities, assumed));
+    expect(Object.fromEntries(loadOfPlaced(each, capacities))).toEqual({
+      'worker-1': { jobs: 2, assumed: { cpu: 1000, memory: Gi } },
+      'worker-2': { jobs: 1, assumed: { cpu: 2000, memory: Gi } },
+    });
   });
 });
 

@@ -20,13 +20,26 @@ class PlacementRecordBuilder {
     return this;
   }
 
+  /** Why this cluster, as the placement worker writes it with the cluster. */
+  decidedBecause(decision: string): this {
+    this.record = { ...this.record, decision };
+    return this;
+  }
+
+  /** The mirror's UID, as versions before 0.2 recorded it (still read back, used by none). */
   withMirror(mirrorUid: string): this {
     this.record = { ...this.record, mirrorUid };
     return this;
   }
 
   replacedBecause(why: string, carried: CarriedProgress): this {
-    const { cluster: _cluster, placedAt: _placedAt, mirrorUid: _mirrorUid, ...rest } = this.record;
+    const {
+      cluster: _cluster,
+      placedAt: _placedAt,
+      decision: _decision,
+      mirrorUid: _mirrorUid,
+      ...rest
+    } = this.record;
     this.record = { ...rest, attempt: this.record.attempt + 1, carried, lastReplacedBecause: why };
     return this;
   }
@@ -47,7 +60,17 @@ describe('placement record', () => {
   it.each([
     { name: 'waiting for a first placement', record: placement().build() },
     { name: 'placed', record: placement().placedOn('worker-1').build() },
-    { name: 'placed with its mirror', record: placement().placedOn('worker-1').withMirror('uid-1').build() },
+    {
+      name: 'placed, with the decision that chose the cluster',
+      record: placement()
+        .placedOn('worker-1')
+        .decidedBecause('placed on worker-1 by spread (score 97); 3/3 clusters feasible.')
+        .build(),
+    },
+    {
+      name: 'placed with its mirror (written before 0.2)',
+      record: placement().placedOn('worker-1').withMirror('uid-1').build(),
+    },
     {
       name: 'waiting again after a lost worker, with carried progress',
       record: placement()
@@ -81,6 +104,7 @@ describe('placement record', () => {
       .placedOn('worker-1')
       .replacedBecause('worker-1 was lost', { succeeded: 2, failed: 1, completedIndexes: '0,1' })
       .placedOn('worker-2')
+      .decidedBecause('placed on worker-2 by binpack (score 40); 2/3 clusters feasible.')
       .withMirror('uid-2')
       .excluding('worker-9')
       .build();
@@ -91,6 +115,7 @@ describe('placement record', () => {
       attempt: 2,
       cluster: 'worker-2',
       placedAt: '2025-03-01T10:00:00Z',
+      decision: 'placed on worker-2 by binpack (score 40); 2/3 clusters feasible.',
       mirrorUid: 'uid-2',
       carried: { succeeded: 2, failed: 1, completedIndexes: '0,1' },
       excludedClusters: ['worker-9'],
@@ -132,6 +157,7 @@ describe('placement record', () => {
       json: { ...valid, carried: { succeeded: 0, failed: -1 } },
       paths: ['carried.failed'],
     },
+    { name: 'a decision that is not text', json: { ...valid, decision: 97 }, paths: ['decision'] },
     {
       name: 'a non-string excluded cluster',
       json: { ...valid, excludedClusters: ['worker-1', 7] },

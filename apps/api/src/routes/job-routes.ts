@@ -14,7 +14,7 @@ import {
   mirrorSchema,
   mirrorView,
   placedDetailFields,
-  placementReasons,
+  placementHistory,
   plain,
 } from '../workload-detail.ts';
 import { logsDescription, logsQuerySchema, streamWorkloadLogs } from '../workload-logs.ts';
@@ -135,7 +135,7 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
       return {
         ...summary,
         placement: record ? plain(record) : null,
-        history: (events ?? []).filter((event) => placementReasons.has(event.reason)),
+        history: placementHistory(events, record),
         mirror,
         mirrorUnavailable,
         status: plain(job.status),

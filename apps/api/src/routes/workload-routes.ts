@@ -17,7 +17,7 @@ import {
   mirrorSchema,
   mirrorView,
   placedDetailFields,
-  placementReasons,
+  placementHistory,
   plain,
 } from '../workload-detail.ts';
 import { logsDescription, logsQuerySchema, streamWorkloadLogs } from '../workload-logs.ts';
@@ -223,7 +223,7 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies): void
       return {
         ...summary,
         placement: record ? plain(record) : null,
-        history: (events ?? []).filter((event) => placementReasons.has(event.reason)),
+        history: placementHistory(events, record),
         mirror,
         mirrorUnavailable,
         status: plain(adapter.statusOf(object)),

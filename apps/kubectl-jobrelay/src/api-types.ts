@@ -69,6 +69,8 @@ export interface JobEvent {
   message?: string;
   at?: string | null;
   count?: number;
+  /** The reporting component, or `placement-record` for a history entry no Event recorded. */
+  source?: string | null;
 }
 
 export interface PendingItem {

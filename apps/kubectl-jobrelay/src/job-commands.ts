@@ -26,6 +26,8 @@ import { ApiError, UsageError } from './plugin-errors.ts';
 import type { PluginSession } from './plugin-session.ts';
 
 const defaultPageSize = 500;
+/** The `source` of a history entry the API read from the placement record, not from an Event. */
+const placementRecordSource = 'placement-record';
 const phases = ['pending', 'running', 'succeeded', 'failed', 'suspended'];
 /** The phases of every kind (GET /api/v1/workloads). */
 const workloadPhases = ['pending', 'placed', 'running', 'finished', 'suspended'];
@@ -205,8 +207,7 @@ export function formatExplanation(job: JobDetail, preview: PlacementPreview | nu
   if (job.waiting) {
     field('Waiting', `${job.waiting.reason} (for ${formatAge(job.waiting.since ?? job.waitingSince, now)})`);
   }
-  if (job.placement) lines.push('Placement:', indent(stringify(job.placement).trimEnd()));
-  else field('Placement', none);
+  lines.push(...placementLines(job.placement));
   if (job.mirror) {
     const status = job.mirror.status ?? {};
     const counts = ['active', 'succeeded', 'failed']
@@ -282,8 +283,7 @@ export function formatWorkloadExplanation(
       `${workload.waiting.reason} (for ${formatAge(workload.waiting.since ?? workload.waitingSince, now)})`,
     );
   }
-  if (workload.placement) lines.push('Placement:', indent(stringify(workload.placement).trimEnd()));
-  else field('Placement', none);
+  lines.push(...placementLines(workload.placement));
   if (workload.mirror) {
     const highlights = statusHighlights(workload.mirror.status);
     field(
@@ -300,6 +300,18 @@ export function formatWorkloadExplanation(
   }
   lines.push(...closingLines(workload, preview, now));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The placement record, then its decision on a line of its own: why that cluster is what a
+ * reader looks for, and in the YAML a long message would be folded over several lines.
+ */
+function placementLines(placement: Record<string, unknown> | null): string[] {
+  if (!placement) return [`${'Placement:'.padEnd(13)}${none}`];
+  const { decision, ...rest } = placement;
+  const lines = ['Placement:', indent(stringify(rest).trimEnd())];
+  if (typeof decision === 'string' && decision) lines.push(`${'Decision:'.padEnd(13)}${decision}`);
+  return lines;
 }
 
 /** Where a Job or workload was placed, for the Cluster line of its page. */
@@ -351,7 +363,10 @@ function eventTable(events: JobEvent[], now: Date): string {
         orNone(e.reason),
         formatAge(e.at, now),
         orNone(e.count),
-        orNone(e.message),
+        // An entry the API read from the placement record: no Event to find with kubectl.
+        e.source === placementRecordSource
+          ? `${orNone(e.message)} (from the placement record)`
+          : orNone(e.message),
       ]),
     ).trimEnd(),
   );

@@ -183,6 +183,7 @@ try {
       record('controllerRssMiBAfterDrain', drain.rssMiB);
       record('redisPeakMiB', drain.redisPeakMiB);
       detail('drainWrites', drain.writes.byCluster);
+      detail('drainRequests', drain.writes.requestsByCluster);
       log(
         `  drain: ${drain.dispatchJobsPerSec.toFixed(1)} Jobs/s, ${drain.controllerCpuMsPerJob.toFixed(2)} CPU ms/Job, ` +
           `${drain.writesPerDispatch.toFixed(2)} writes/dispatch, ${drain.originStatusWritesPerJob.toFixed(2)} status writes ` +

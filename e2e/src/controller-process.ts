@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 
 export interface ControllerProcess {
@@ -28,6 +29,7 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
   const child = spawn(
     process.execPath,
     [
+      ...controllerNodeFlags,
       join(repositoryRoot, 'apps/controller/src/main.ts'),
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
       `--redis-url=${sandbox.redisUrl}`,

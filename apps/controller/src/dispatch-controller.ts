@@ -31,6 +31,9 @@ import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
 
+/** How long a created mirror is taken as existing while its cluster's cache does not show it. */
+const expectedMirrorMs = 30_000;
+
 export interface DispatchControllerOptions {
   config: ControllerConfig;
   management: KubeConfig;
@@ -60,6 +63,16 @@ export class DispatchController {
   private readonly placer: OriginPlacer;
   private readonly executor: OriginExecutor;
   private readonly plannerConfig: PlannerConfig;
+  /**
+   * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
+   * a reconcile in between does not try to create them again (one wasted POST and a GET per
+   * occurrence; cf. client-go's ControllerExpectations). Dropped when the cache shows the
+   * mirror, or after a while, when the create-or-adopt path settles it anyway.
+   */
+  private readonly expectedMirrors = new Map<
+    string,
+    { cluster: string; mirror: KubeObject; until: number }
+  >();
   /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
   private timers: NodeJS.Timeout[] = [];
@@ -125,7 +138,8 @@ export class DispatchController {
           const key = originKey(adapter.name, objectKey(event.object));
           if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
           this.placer.observe(this.kinds.get(adapter.name)!, event);
-          this.reconciles.add(key);
+          // A workload seen for the first time goes ahead of status syncs: it needs a placement.
+          this.reconciles.add(key, event.type === 'upsert' && event.previous === undefined);
         },
       });
       this.kinds.set(adapter.name, {
@@ -146,7 +160,11 @@ export class DispatchController {
       reconnectMaxBackoffMs: config.clusterReconnectMaxSeconds * 1000,
       clientRateLimit: { qps: config.workerQps, burst: config.workerBurst },
       allowExecPlugins: config.allowExecPlugins,
-      onMirrorEvent: (_cluster, kind, event) => this.reconciles.add(originKey(kind, objectKey(event.object))),
+      onMirrorEvent: (cluster, kind, event) => {
+        const key = originKey(kind, objectKey(event.object));
+        if (this.expectedMirrors.get(key)?.cluster === cluster) this.expectedMirrors.delete(key);
+        this.reconciles.add(key);
+      },
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting workloads get another look now.
         this.placer.retryWaitingPlacementsSoon();
@@ -177,7 +195,8 @@ export class DispatchController {
       config,
       clock: this.clock,
       log,
-      enqueueReconcile: (key) => this.reconciles.add(key),
+      // Placed: its mirror is created ahead of status syncs.
+      enqueueReconcile: (key) => this.reconciles.add(key, true),
     });
     this.metrics = new ControllerMetrics({
       managedJobs: () => this.managedCount(),
@@ -193,6 +212,12 @@ export class DispatchController {
       events: this.events,
       queue: this.queue,
       forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
+      mirrorCreated: (kind, cluster, mirror) =>
+        this.expectedMirrors.set(originKey(kind, objectKey(mirror)), {
+          cluster,
+          mirror,
+          until: this.clock.now() + expectedMirrorMs,
+        }),
       metrics: this.metrics,
       log,
     });
@@ -306,6 +331,17 @@ export class DispatchController {
     return { kind: 'present', key, origin, placement: placementRecordOf(origin), clusters };
   }
 
+  /** A mirror this process created on `cluster` that its cache does not show yet. */
+  private expectedMirror(key: string, cluster: string): KubeObject | undefined {
+    const expected = this.expectedMirrors.get(key);
+    if (!expected || expected.cluster !== cluster) return undefined;
+    if (expected.until <= this.clock.now()) {
+      this.expectedMirrors.delete(key);
+      return undefined;
+    }
+    return expected.mirror;
+  }
+
   private clusterSnapshots(kindName: string, objectName: string): ClusterSnapshot<KubeObject>[] {
     const views = new Map(this.registry.clusters().map((view) => [view.name, view]));
     const names = new Set([...views.keys(), ...this.registry.connections().map((c) => c.name)]);
@@ -321,7 +357,9 @@ export class DispatchController {
         reason: view?.state.reason ?? connection?.state.reason ?? 'Unknown',
         inactiveSince: view?.inactiveSince,
         drain: view?.spec.drain === true,
-        mirror: mirrors?.get(objectName),
+        mirror: mirrors
+          ? (mirrors.get(objectName) ?? this.expectedMirror(originKey(kindName, objectName), name))
+          : undefined,
       };
     });
   }

@@ -29,6 +29,8 @@ const maxErrorBackoffMs = 60_000;
 export class KeyedWorkQueue {
   private readonly options: KeyedWorkQueueOptions;
   private readonly queue: string[] = [];
+  /** Keys asked for urgently (a new workload, a mirror to create): run before the others. */
+  private readonly urgent: string[] = [];
   private readonly queued = new Set<string>();
   private readonly running = new Set<string>();
   private readonly dirtyWhileRunning = new Set<string>();
@@ -44,15 +46,24 @@ export class KeyedWorkQueue {
     this.paused = options.startPaused ?? false;
   }
 
-  add(key: string): void {
+  /**
+   * Queues the key. `urgent` keys go before every other queued key: under load, status
+   * syncs of running workloads must not hold up the placement and mirror creation of new
+   * ones (dispatch latency), and a status sync is coalesced anyway while it waits.
+   */
+  add(key: string, urgent = false): void {
     if (this.stopped) return;
     if (this.running.has(key)) {
       this.dirtyWhileRunning.add(key);
       return;
     }
-    if (this.queued.has(key)) return;
+    if (this.queued.has(key)) {
+      // Already waiting at the back: also queue it in front; whichever comes first runs it.
+      if (urgent) this.urgent.push(key);
+      return;
+    }
     this.queued.add(key);
-    this.queue.push(key);
+    (urgent ? this.urgent : this.queue).push(key);
     this.pump();
   }
 
@@ -72,12 +83,12 @@ export class KeyedWorkQueue {
   }
 
   get length(): number {
-    return this.queue.length;
+    return this.queued.size;
   }
 
   /** Resolves when nothing is queued or running (for orderly shutdown). */
   whenIdle(): Promise<void> {
-    if (this.active === 0 && this.queue.length === 0) return Promise.resolve();
+    if (this.active === 0 && this.queued.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -86,6 +97,7 @@ export class KeyedWorkQueue {
     for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;
+    this.urgent.length = 0;
     this.queued.clear();
   }
 
@@ -95,9 +107,21 @@ export class KeyedWorkQueue {
     this.pump();
   }
 
+  private next(): string | undefined {
+    for (const lane of [this.urgent, this.queue]) {
+      while (lane.length > 0) {
+        const key = lane.shift()!;
+        // A key queued in both lanes ran from the first one to reach it.
+        if (this.queued.has(key)) return key;
+      }
+    }
+    return undefined;
+  }
+
   private pump(): void {
-    while (!this.stopped && !this.paused && this.active < this.options.concurrency && this.queue.length > 0) {
-      const key = this.queue.shift()!;
+    while (!this.stopped && !this.paused && this.active < this.options.concurrency && this.queued.size > 0) {
+      const key = this.next();
+      if (key === undefined) return;
       this.queued.delete(key);
       this.running.add(key);
       this.active += 1;
@@ -124,7 +148,7 @@ export class KeyedWorkQueue {
       this.active -= 1;
       if (this.dirtyWhileRunning.delete(key)) this.add(key);
       this.pump();
-      if (this.active === 0 && this.queue.length === 0)
+      if (this.active === 0 && this.queued.size === 0)
         for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }

@@ -36,6 +36,8 @@ export interface OriginExecutorOptions {
   events: EventRecorder;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
+  /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
+  mirrorCreated: (kind: string, cluster: string, mirror: KubeObject) => void;
   metrics: ControllerMetrics;
   log: Logger;
 }
@@ -219,6 +221,7 @@ export class OriginExecutor {
         switch (created.kind) {
           case 'created':
           case 'adopted':
+            this.options.mirrorCreated(adapter.name, action.cluster, created.mirror);
             log.info(
               { kind: adapter.name, job, cluster: action.cluster, attempt: action.record.attempt },
               `${created.kind} mirror`,

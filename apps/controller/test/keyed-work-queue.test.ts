@@ -116,6 +116,26 @@ describe('KeyedWorkQueue', () => {
     expect(reconciler.calls).toEqual(['blocker', 'ns/job']);
   });
 
+  it('runs urgent keys before the others, in their order, and a key queued in both lanes once', async () => {
+    const reconciler = new ScriptedReconciler().holdingCalls();
+    const { queue } = queueFor(reconciler, 1);
+    queue.add('blocker');
+    queue.add('ns/sync-1');
+    queue.add('ns/sync-2');
+    queue.add('ns/new-1', true);
+    queue.add('ns/sync-2', true);
+    queue.add('ns/new-2', true);
+    expect(queue.length).toBe(4);
+
+    for (const key of ['blocker', 'ns/new-1', 'ns/sync-2', 'ns/new-2', 'ns/sync-1']) {
+      await settle();
+      reconciler.release(key);
+    }
+    await queue.whenIdle();
+
+    expect(reconciler.calls).toEqual(['blocker', 'ns/new-1', 'ns/sync-2', 'ns/new-2', 'ns/sync-1']);
+  });
+
   it('never runs one key twice at once, even with spare concurrency', async () => {
     const reconciler = new ScriptedReconciler().holdingCalls();
     const { queue } = queueFor(reconciler, 4);

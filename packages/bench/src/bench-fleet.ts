@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
@@ -151,6 +152,7 @@ export function startBenchController(
   const child = spawn(
     process.execPath,
     [
+      ...controllerNodeFlags,
       ...(options.nodeArgs ?? []),
       join(repositoryRoot, 'apps/controller/src/main.ts'),
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,

@@ -70,6 +70,8 @@ export interface DispatchWrites {
   originStatus: number;
   /** Every write on every apiserver, per cluster and verb/resource (for the report). */
   byCluster: Record<string, Record<string, number>>;
+  /** Every request (reads and watches too), per cluster and verb/resource. */
+  requestsByCluster: Record<string, Record<string, number>>;
 }
 
 function isEvents(s: RequestSeries): boolean {
@@ -80,7 +82,11 @@ export function dispatcherWrites(deltas: Map<string, RequestCounts>, management:
   let dispatch = 0;
   let originStatus = 0;
   const byCluster: Record<string, Record<string, number>> = {};
+  const requestsByCluster: Record<string, Record<string, number>> = {};
   for (const [cluster, counts] of deltas) {
+    requestsByCluster[cluster] = Object.fromEntries(
+      [...counts].filter(([, s]) => s.resource !== 'leases').map(([key, s]) => [key, s.count]),
+    );
     const writes = (s: RequestSeries) => writeVerbs.has(s.verb);
     byCluster[cluster] = Object.fromEntries(
       [...counts].filter(([, s]) => writes(s) && s.resource !== 'leases').map(([key, s]) => [key, s.count]),
@@ -100,7 +106,7 @@ export function dispatcherWrites(deltas: Map<string, RequestCounts>, management:
       );
     }
   }
-  return { dispatch, originStatus, byCluster };
+  return { dispatch, originStatus, byCluster, requestsByCluster };
 }
 
 async function origins(fleet: BenchFleet, namespace: string): Promise<V1Job[]> {
@@ -148,10 +154,10 @@ export interface DrainResult {
 export async function drainBacklog(
   fleet: BenchFleet,
   settings: BenchSettings,
-  options: { jobs: number; run: string; keepController?: boolean },
+  options: { jobs: number; run: string; keepController?: boolean; flushRedis?: boolean },
 ): Promise<DrainResult & { controller?: ControllerUnderTest }> {
   const namespace = `bench-${options.run}`;
-  await fleet.flushRedis();
+  if (options.flushRedis !== false) await fleet.flushRedis();
   await fleet.createNamespace(namespace, [fleet.management]);
   const names = benchJobNames('idle', options.jobs);
   settings.log(`  creating a backlog of ${options.jobs} claimed Jobs in ${namespace}`);
@@ -360,6 +366,7 @@ export async function steadyLatency(
   const mirrorChanges = new Map<string, { at: number; key: string }[]>();
   const lags: number[] = [];
   const finished = new Set<string>();
+  const unmatchedOriginKeys = new Set<string>();
   const onMirror = ({ at, job }: SeenJob) => {
     const uid = job.metadata?.labels?.[originUidLabel];
     if (!uid) return;
@@ -371,11 +378,20 @@ export async function steadyLatency(
   };
   const onOrigin = ({ at, job }: SeenJob) => {
     const uid = job.metadata!.uid!;
+    if (
+      job.status?.conditions?.some(
+        (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+      )
+    )
+      finished.add(uid);
     const changes = mirrorChanges.get(uid);
     if (!changes) return;
     const key = statusKey(job);
     const index = changes.findIndex((c) => c.key === key);
-    if (index < 0) return;
+    if (index < 0) {
+      unmatchedOriginKeys.add(key);
+      return;
+    }
     // Every mirror state up to this one that had no origin write of its own is now shown.
     for (let i = 0; i <= index; i++) {
       const change = changes[i]!;
@@ -421,6 +437,15 @@ export async function steadyLatency(
     await Promise.all(creates);
     await waitUntil(`${total} Jobs to finish on the origin`, () => finished.size >= total, 10 * 60_000);
     const latencies = [...createdAt].map(([uid, at]) => (mirrorAt.get(uid) ?? Number.NaN) - at);
+    const unshown = [...mirrorChanges.values()].flat().filter((c) => c.at >= 0);
+    if (unshown.length > 0) {
+      settings.log(
+        `  ${unshown.length} mirror states never shown on their origin, e.g. ${unshown
+          .slice(0, 3)
+          .map((c) => c.key)
+          .join(' ')}; origin states: ${[...unmatchedOriginKeys].slice(0, 5).join(' ')}`,
+      );
+    }
     return {
       dispatchLatencyP50Ms: percentile(latencies, 50)!,
       dispatchLatencyP99Ms: percentile(latencies, 99)!,

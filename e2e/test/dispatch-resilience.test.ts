@@ -1,8 +1,9 @@
 // Restarts, a flushed queue, a foreign Job in the way, a vanished mirror: nothing is lost,
-// nothing runs twice, and nothing that is not ours is touched.
+// nothing runs twice, and nothing that is not ours is touched. And the Normal dispatch Events
+// (Placed, MirrorCreated), recorded only when an admin asks for them.
 
 import { placementAnnotation } from '@jobrelay/mirror';
-import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+import { EventsV1Api, type EventsV1Event, type V1Job, type V1JobSpec } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -42,7 +43,7 @@ function placementOf(job: V1Job): {
   cluster?: string;
   attempt: number;
   excludedClusters: string[];
-  mirrorUid?: string;
+  decision?: string;
 } {
   return JSON.parse(
     job.metadata?.annotations?.[placementAnnotation] ?? '{"attempt":0,"excludedClusters":[]}',
@@ -72,11 +73,15 @@ async function startControllerWithWorkersActive(): Promise<void> {
   });
 }
 
-async function eventReasons(origin: V1Job): Promise<string[]> {
+async function eventsOf(origin: V1Job): Promise<EventsV1Event[]> {
   const events = await fleet.management.kubeConfig
-    .makeApiClient((await import('@kubernetes/client-node')).EventsV1Api)
+    .makeApiClient(EventsV1Api)
     .listNamespacedEvent({ namespace, fieldSelector: `regarding.uid=${origin.metadata!.uid}` });
-  return events.items.map((e) => e.reason ?? '');
+  return events.items;
+}
+
+async function eventReasons(origin: V1Job): Promise<string[]> {
+  return (await eventsOf(origin)).map((e) => e.reason ?? '');
 }
 
 /**
@@ -239,8 +244,8 @@ describe('a Job of the same name that jobrelay does not own', () => {
   });
 });
 
-describe('a mirror that vanishes before its origin finished', () => {
-  it('is placed again; the origin keeps its first startTime and completes once', async () => {
+describe('a mirror that vanishes before it counted anything', () => {
+  it('is created again on its cluster, in the same attempt; the origin keeps its first startTime and completes once', async () => {
     controller = startController(fleet.sandbox);
     const sampler = await startFleetSampler(fleet, { namespaces: [namespace] });
     const name = uniqueName('vanish');
@@ -250,6 +255,9 @@ describe('a mirror that vanishes before its origin finished', () => {
       const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
       return job.status?.startTime ? job : undefined;
     });
+    // Nothing counted yet (its one pod runs 6 s): a new mirror loses nothing, so the Job stays.
+    expect(started.status?.succeeded ?? 0).toBe(0);
+    expect(started.status?.failed ?? 0).toBe(0);
     await fleet.workers.get(cluster)!.batch.deleteNamespacedJob({
       name,
       namespace,
@@ -258,18 +266,46 @@ describe('a mirror that vanishes before its origin finished', () => {
     });
     const done = await waitForFinishedJob(fleet.management, namespace, name);
     expect(isTrue(done, 'Complete')).toBe(true);
-    expect(placementOf(done).attempt).toBe(2);
+    expect(placementOf(done)).toMatchObject({ cluster, attempt: 1 });
     expect(done.status?.succeeded).toBe(1);
     expect(done.status?.startTime?.getTime()).toBe(started.status!.startTime!.getTime());
-    expect(await eventReasons(origin)).toContain('Replacing');
+    const reasons = await eventReasons(origin);
+    expect(reasons).not.toContain('Replacing');
+    // Dispatch Events are off by default: the recreation is not worth a write either.
+    expect(reasons).not.toContain('Placed');
+    expect(reasons).not.toContain('MirrorCreated');
     const report = await sampler.stop();
-    // Exactly two mirrors ever: the vanished one and its replacement, never both at once.
+    // Exactly two mirrors ever, both on its cluster: the vanished one and the one made in its
+    // place, never both at once.
     const mirrors = report.mirrorsOf(origin.metadata!.uid!);
-    expect(mirrors.map((m) => m.uid)).toHaveLength(2);
+    expect(mirrors.map((m) => m.cluster)).toEqual([cluster, cluster]);
     expect(mirrors.map((m) => m.uid)).toContain(mirror.metadata!.uid);
-    expect(placementOf(done).mirrorUid).not.toBe(mirror.metadata!.uid);
-    expect(mirrors.map((m) => m.uid)).toContain(placementOf(done).mirrorUid);
+    expect(new Set(mirrors.map((m) => m.uid)).size).toBe(2);
     expect(report.maxLiveMirrors(origin.metadata!.uid!, { includeTerminating: false })).toBe(1);
+  });
+});
+
+describe('dispatch Events, asked for with --record-dispatch-events=true', () => {
+  it('records Placed with the decision the placement record holds, and MirrorCreated', async () => {
+    controller = startController(fleet.sandbox, ['--record-dispatch-events=true']);
+    const name = uniqueName('events');
+    const origin = await createDispatched(name, { completions: 1 }, 1);
+    const done = await waitForFinishedJob(fleet.management, namespace, name);
+    expect(isTrue(done, 'Complete')).toBe(true);
+    const record = placementOf(done);
+    expect(record.decision).toMatch(new RegExp(`^placed on ${record.cluster} by spread \\(score `));
+    // Recorded after the writes they tell of: wait for both rather than race them.
+    const events = await eventually('Placed and MirrorCreated Events', async () => {
+      const found = await eventsOf(origin);
+      const reasons = found.map((e) => e.reason);
+      return reasons.includes('Placed') && reasons.includes('MirrorCreated') ? found : undefined;
+    });
+    const told = (reason: string) =>
+      events.filter((e) => e.reason === reason).map((e) => ({ type: e.type, note: e.note }));
+    expect(told('Placed')).toEqual([{ type: 'Normal', note: record.decision }]);
+    expect(told('MirrorCreated')).toEqual([
+      { type: 'Normal', note: `created mirror Job on cluster ${record.cluster} (attempt 1)` },
+    ]);
   });
 });
 

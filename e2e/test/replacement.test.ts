@@ -1,8 +1,11 @@
-// A Job whose mirror is lost in the middle of its run is placed again and ends with a status
-// one cluster could have produced: the new mirror runs only the remaining work, spends only
-// the remaining backoff budget and deadline, and indexes decided earlier keep their verdict
-// (docs/architecture.md, "Re-placement, per mode"). The loss here is the mirror deleted on its
-// worker (a lost worker is in placement.test.ts); both end the attempt the same way.
+// A Job whose mirror is lost in the middle of its run ends with a status one cluster could
+// have produced: the new mirror runs only the remaining work, spends only the remaining backoff
+// budget and deadline, and indexes decided earlier keep their verdict (docs/architecture.md,
+// "Re-placement, per mode"). The loss here is the mirror deleted on its worker (a lost worker is
+// in placement.test.ts). Once the origin shows counts of the lost mirror, the Job is placed
+// again with them carried, as for a lost worker; before that a new mirror loses nothing, and it
+// is created again on the same cluster, in the same attempt (still with what is left of the
+// deadline).
 
 import { mergePatch } from '@jobrelay/kube';
 import {
@@ -11,6 +14,7 @@ import {
   deadlineUsedAnnotation,
   originUidLabel,
   placementAnnotation,
+  placementAttemptAnnotation,
 } from '@jobrelay/mirror';
 import { parseIndexIntervals } from '@jobrelay/status';
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
@@ -52,8 +56,8 @@ afterAll(async () => {
 interface PlacementRecord {
   cluster?: string;
   attempt: number;
-  mirrorUid?: string;
   carried: { succeeded: number; failed: number; completedIndexes?: string; failedIndexes?: string };
+  lastReplacedBecause?: string;
 }
 
 function placementOf(job: V1Job): PlacementRecord {
@@ -81,12 +85,23 @@ interface LostMidway {
   /** The origin as it was when its first mirror was deleted. */
   atLoss: V1Job;
   final: V1Job;
-  /** The second attempt's mirror, read after the origin finished. */
+  /** The cluster the first mirror ran on. */
+  firstCluster: string;
+  /** The mirror that ran after the loss, read after the origin finished. */
   second: V1Job;
   secondCluster: string;
   /** Pods the second mirror ran, as the fleet sampler saw them while it ran. */
   secondPods: { phase: string; index: string | undefined }[];
 }
+
+/**
+ * What follows the loss: `placed-again` when the origin showed counts of the lost mirror (they
+ * would go backwards on a fresh one, so they are carried to a new attempt), `created-again`
+ * when it showed none (a new mirror of the same attempt, on the same cluster, loses nothing).
+ */
+type AfterLoss = 'placed-again' | 'created-again';
+
+const counted = (origin: V1Job) => (origin.status?.succeeded ?? 0) + (origin.status?.failed ?? 0) > 0;
 
 /**
  * Dispatches a Job, waits until its origin shows `midway`, deletes the mirror on its worker
@@ -95,6 +110,7 @@ interface LostMidway {
 async function loseMirrorMidway(
   job: Omit<SandboxJobOptions, 'managedBy'>,
   midway: (origin: V1Job) => boolean,
+  after: AfterLoss = 'placed-again',
 ): Promise<LostMidway> {
   const created = await fleet.management.batch.createNamespacedJob({
     namespace,
@@ -110,6 +126,8 @@ async function loseMirrorMidway(
     { timeoutMs: 90_000, intervalMs: 200 },
   );
   expect(isTrue(atLoss, 'Complete') || isTrue(atLoss, 'Failed')).toBe(false);
+  // The case is what the origin showed when the mirror went, not what the test hoped for.
+  expect(counted(atLoss), `${job.name}: counts on the origin at the loss`).toBe(after === 'placed-again');
   await fleet.workers.get(first.cluster)!.batch.deleteNamespacedJob({
     name: job.name,
     namespace,
@@ -118,11 +136,26 @@ async function loseMirrorMidway(
   });
   const final = await waitForFinishedJob(fleet.management, namespace, job.name, 180_000);
   const record = placementOf(final);
-  expect(record.attempt).toBe(2);
   const second = await eventually(`${job.name}: second mirror`, () => liveMirror(created));
-  // The record names the mirror that ran: a later loss of it would be seen.
-  expect(record.mirrorUid).toBe(second.mirror.metadata!.uid);
+  expect(second.mirror.metadata!.uid).not.toBe(first.mirror.metadata!.uid);
   expect(second.cluster).toBe(record.cluster);
+  if (after === 'placed-again') {
+    expect(record.attempt).toBe(2);
+    expect(record.lastReplacedBecause).toBe(
+      `its mirror on ${first.cluster} vanished before the Job finished`,
+    );
+    // Counters never go back: what was carried is at least what the origin showed at the loss.
+    expect(record.carried.succeeded).toBeGreaterThanOrEqual(atLoss.status?.succeeded ?? 0);
+    expect(record.carried.failed).toBeGreaterThanOrEqual(atLoss.status?.failed ?? 0);
+  } else {
+    expect(record).toMatchObject({
+      attempt: 1,
+      cluster: first.cluster,
+      carried: { succeeded: 0, failed: 0 },
+    });
+    expect(record.lastReplacedBecause).toBeUndefined();
+  }
+  expect(second.mirror.metadata!.annotations![placementAttemptAnnotation]).toBe(String(record.attempt));
   // Finished pods stay until their Job is deleted, and the mirror is retained: list them all.
   const pods = await fleet.workers.get(second.cluster)!.core.listNamespacedPod({
     namespace,
@@ -135,7 +168,14 @@ async function loseMirrorMidway(
   await sampler.settle();
   // Never two mirrors of one origin at once, sampled while they ran.
   expect(sampler.report().maxLiveMirrors(created.metadata!.uid!)).toBe(1);
-  return { atLoss, final, second: second.mirror, secondCluster: second.cluster, secondPods };
+  return {
+    atLoss,
+    final,
+    firstCluster: first.cluster,
+    second: second.mirror,
+    secondCluster: second.cluster,
+    secondPods,
+  };
 }
 
 function conditionsOf(job: V1Job): string[] {
@@ -243,13 +283,18 @@ describe.concurrent('a mirror lost in the middle of the run', () => {
     expect(condition(run.final, 'Failed')?.reason).toBe('BackoffLimitExceeded');
   });
 
-  it('activeDeadlineSeconds: the new mirror gets what is left of the deadline', async () => {
+  it('activeDeadlineSeconds, lost before anything counted: created again in place with what is left of the deadline', async () => {
     const deadline = 40;
     const spec: Partial<V1JobSpec> = { activeDeadlineSeconds: deadline };
-    const run = await loseMirrorMidway({ name: uniqueName('deadline'), spec, ...quick(600) }, (o) => {
-      const started = o.status?.startTime?.getTime();
-      return started !== undefined && Date.now() - started >= 15_000;
-    });
+    const run = await loseMirrorMidway(
+      { name: uniqueName('deadline'), spec, ...quick(600) },
+      (o) => {
+        const started = o.status?.startTime?.getTime();
+        return started !== undefined && Date.now() - started >= 15_000;
+      },
+      'created-again',
+    );
+    expect(run.secondCluster).toBe(run.firstCluster);
     const used = Number(run.second.metadata!.annotations![deadlineUsedAnnotation]);
     expect(used).toBeGreaterThanOrEqual(15);
     expect(run.second.spec?.activeDeadlineSeconds).toBe(deadline - used);
@@ -297,18 +342,24 @@ describe('the worker’s own Job controller continues from a seeded status', () 
   });
 });
 
-describe('a mirror created but not recorded (the controller died in between)', () => {
-  it('is recorded on the next reconcile, so that its later loss is seen and the Job placed again', async () => {
+describe('a mirror a controller created and died before it saw', () => {
+  it('is taken as current by the next controller, and its loss after it counted places the Job again', async () => {
     // A controller of its own (another managedBy value and origin id), started only once the
-    // state a dying controller leaves behind has been arranged.
-    const managedBy = 'jobrelay.dev/e2e-unrecorded';
-    const originId = 'e2e-unrecorded';
+    // state a dying controller leaves behind has been arranged: the placement written and the
+    // mirror created, nothing else (no mirror UID is recorded: its labels say whose it is).
+    const managedBy = 'jobrelay.dev/e2e-unseen';
+    const originId = 'e2e-unseen';
     const cluster = fleet.sandbox.workers[0]!.name;
     const worker = fleet.workers.get(cluster)!;
-    const name = uniqueName('unrecorded');
+    const name = uniqueName('unseen');
     await fleet.management.batch.createNamespacedJob({
       namespace,
-      body: sandboxJob({ name, managedBy, spec: { completions: 1 }, pod: { runSeconds: 30 } }),
+      body: sandboxJob({
+        name,
+        managedBy,
+        spec: { completions: 2, parallelism: 1 },
+        pod: { runSeconds: 8 },
+      }),
     });
     const record = { cluster, attempt: 1, carried: { succeeded: 0, failed: 0 }, excludedClusters: [] };
     const placed = await fleet.management.batch.patchNamespacedJob(
@@ -330,14 +381,23 @@ describe('a mirror created but not recorded (the controller died in between)', (
     const restarted = startController(fleet.sandbox, [
       `--managed-by=${managedBy}`,
       `--origin-id=${originId}`,
+      // The second mirror is read after the Job finished.
+      '--mirror-retention-seconds=600',
     ]);
     try {
-      const recorded = await eventually('the mirror’s UID recorded', async () => {
-        const origin = await readOrigin(name);
-        return placementOf(origin).mirrorUid ? origin : undefined;
-      });
-      expect(placementOf(recorded).mirrorUid).toBe(made.metadata!.uid);
-      expect(placementOf(recorded).attempt).toBe(1);
+      // Its first pod's success reaches the origin: the mirror it found is the one that runs.
+      const counted = await eventually(
+        'a success of the mirror it found',
+        async () => {
+          const origin = await readOrigin(name);
+          return (origin.status?.succeeded ?? 0) >= 1 ? origin : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      expect(isTrue(counted, 'Complete')).toBe(false);
+      expect(placementOf(counted)).toMatchObject({ cluster, attempt: 1 });
+      const live = await liveMirror(counted);
+      expect(live?.mirror.metadata?.uid).toBe(made.metadata!.uid);
       await worker.batch.deleteNamespacedJob({
         name,
         namespace,
@@ -345,13 +405,19 @@ describe('a mirror created but not recorded (the controller died in between)', (
         body: { propagationPolicy: 'Background', preconditions: { uid: made.metadata!.uid } },
       });
       const final = await waitForFinishedJob(fleet.management, namespace, name, 120_000);
-      expect(placementOf(final).attempt).toBe(2);
-      expect(placementOf(final).mirrorUid).not.toBe(made.metadata!.uid);
+      expect(placementOf(final)).toMatchObject({
+        attempt: 2,
+        lastReplacedBecause: `its mirror on ${cluster} vanished before the Job finished`,
+      });
+      expect(placementOf(final).carried.succeeded).toBeGreaterThanOrEqual(1);
       expect(conditionsOf(final)).toEqual([
         'SuccessCriteriaMet=True/CompletionsReached',
         'Complete=True/CompletionsReached',
       ]);
-      expect(final.status?.succeeded).toBe(1);
+      // The success before the loss was carried, not run again.
+      expect(final.status?.succeeded).toBe(2);
+      const second = await eventually('the second attempt’s mirror', () => liveMirror(final));
+      expect(second.mirror.metadata!.annotations![placementAttemptAnnotation]).toBe('2');
     } finally {
       await restarted.kill('SIGTERM');
     }

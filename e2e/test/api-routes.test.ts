@@ -476,15 +476,39 @@ describe('jobs', () => {
     const detail = (
       await api.call('viewer', 'GET', `/api/v1/namespaces/${namespace}/jobs/${names[0]}`)
     ).json() as {
-      placement: { cluster: string; attempt: number };
-      history: Array<{ reason: string }>;
+      placement: { cluster: string; attempt: number; placedAt: string; decision: string };
+      history: Array<{
+        type: string;
+        reason: string;
+        message: string;
+        at: string | null;
+        source: string | null;
+      }>;
       events: Array<{ reason: string }>;
       status: { succeeded: number };
       mirror: { cluster: string; status: { succeeded: number } } | null;
       mirrorUnavailable: string | null;
     };
     expect(detail.placement).toMatchObject({ attempt: 1 });
-    expect(detail.history.map((e) => e.reason)).toEqual(expect.arrayContaining(['Placed', 'MirrorCreated']));
+    expect(detail.placement.decision).toMatch(
+      new RegExp(
+        `^placed on ${detail.placement.cluster} by spread \\(score \\d+.*\\d+/\\d+ clusters feasible\\.`,
+      ),
+    );
+    // The controller records no Placed or MirrorCreated Event by default (a write each per
+    // Job saved): the history tells the placement from the record instead, and says so.
+    expect(detail.events.map((e) => e.reason)).not.toContain('Placed');
+    expect(detail.history.map((e) => e.reason)).not.toContain('MirrorCreated');
+    expect(detail.history.filter((e) => e.reason === 'Placed')).toEqual([
+      {
+        type: 'Normal',
+        reason: 'Placed',
+        message: detail.placement.decision,
+        at: detail.placement.placedAt,
+        count: 1,
+        source: 'placement-record',
+      },
+    ]);
     expect(detail.status.succeeded).toBe(1);
     const mirror = await fleet.workers
       .get(detail.placement.cluster)!

@@ -338,8 +338,8 @@ describe('one workload', () => {
     );
     expect(response.status, response.body.slice(0, 500)).toBe(200);
     const detail = response.json() as Summary & {
-      placement: { cluster: string; attempt: number };
-      history: Array<{ reason: string }>;
+      placement: { cluster: string; attempt: number; placedAt: string; decision: string };
+      history: Array<{ reason: string; message: string; at: string | null; source: string | null }>;
       events: Array<{ reason: string }> | null;
       mirror: { cluster: string; uid: string; status: { state?: string } } | null;
       mirrorUnavailable: string | null;
@@ -354,7 +354,19 @@ describe('one workload', () => {
       waiting: null,
     });
     expect(detail.placement).toMatchObject({ cluster: detail.cluster, attempt: 1 });
-    expect(detail.history.map((e) => e.reason)).toEqual(expect.arrayContaining(['Placed', 'MirrorCreated']));
+    expect(detail.placement.decision).toMatch(new RegExp(`^placed on ${detail.cluster} by spread \\(score `));
+    // No Placed Event by default: the placement is told from the record, marked as such.
+    expect(detail.history.filter((e) => e.reason === 'Placed')).toEqual([
+      {
+        type: 'Normal',
+        reason: 'Placed',
+        message: detail.placement.decision,
+        at: detail.placement.placedAt,
+        count: 1,
+        source: 'placement-record',
+      },
+    ]);
+    expect(detail.history.map((e) => e.reason)).not.toContain('MirrorCreated');
     expect(detail.status.state).toBe('ready');
     const found = await findRayMirror(
       fleet,
@@ -794,6 +806,8 @@ describe('the kubectl plugin across kinds', () => {
       `Workload:    raycluster ${namespace}/${rayCluster} (ray.io/v1 RayCluster)\n`,
     );
     expect(explained.stdout).toContain('state ready');
+    expect(explained.stdout).toMatch(/\nDecision: {4}placed on \S+ by spread \(score /);
+    expect(explained.stdout).toContain('(from the placement record)');
     expect(explained.stdout).toContain(`ray.io/cluster=${rayCluster} (RayCluster ${rayCluster})`);
     const waiting = await plugin('explain', waitingRayCluster, '--kind', 'raycluster', '-n', namespace);
     expect(waiting.code, waiting.stderr).toBe(0);

@@ -48,6 +48,8 @@ const usage = `usage: npm run bench -- [options]
   --heap-snapshot DIR write a heap snapshot of the controller at the end of each drain into DIR
   --controller-arg A  an extra controller flag (repeatable), e.g. --controller-arg=--log-level=warn
   --node-arg A        an extra node flag for the controller (repeatable), e.g. --node-arg=--max-semi-space-size=8
+  --controller-main F the controller entry point to run (default apps/controller/src/main.ts), e.g. an
+                      older revision's in a git worktree, to measure before and after on one sandbox
   --label TEXT        a name for this measurement in the JSON (e.g. "before", "after")
   --no-write          print only; do not write docs/benchmarks/
   --down              stop the sandbox at the end`;
@@ -70,6 +72,7 @@ const { values } = parseArgs({
     'controller-arg': { type: 'string', multiple: true },
     'node-arg': { type: 'string', multiple: true },
     label: { type: 'string' },
+    'controller-main': { type: 'string' },
     'no-write': { type: 'boolean' },
     down: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -121,11 +124,8 @@ const settings: BenchSettings = {
   concurrency,
   workerQps: 50,
   workerBurst: 100,
-  controllerArgs: [
-    `--placement-concurrency=${concurrency}`,
-    `--reconcile-concurrency=${concurrency}`,
-    ...(values['controller-arg'] ?? []),
-  ],
+  // The controller's own defaults otherwise (placement concurrency is 16, like the replay's).
+  controllerArgs: [`--reconcile-concurrency=${concurrency}`, ...(values['controller-arg'] ?? [])],
   nodeArgs: [
     ...(values['node-arg'] ?? []),
     ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []),
@@ -134,6 +134,7 @@ const settings: BenchSettings = {
   ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
   logDir: join(sandboxDir, 'logs', 'bench'),
   log,
+  ...(values['controller-main'] ? { controllerMain: resolve(values['controller-main']) } : {}),
 };
 
 const figures = new Map<string, number[]>();
@@ -306,6 +307,7 @@ const report = {
     jobrelay: JSON.parse(readFileSync(join(repositoryRoot, 'package.json'), 'utf8')).version,
   },
   parameters: {
+    controllerMain: values['controller-main'] ?? 'apps/controller/src/main.ts',
     runs,
     jobs,
     concurrency,

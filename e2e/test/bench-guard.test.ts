@@ -20,7 +20,7 @@ beforeAll(() => {
     concurrency: 16,
     workerQps: 50,
     workerBurst: 100,
-    controllerArgs: ['--placement-concurrency=16', '--reconcile-concurrency=16'],
+    controllerArgs: ['--reconcile-concurrency=16'],
     nodeArgs: [],
     logDir: join(sandbox.dir, 'logs', 'bench-guard'),
     log: (line) => console.log(`[bench-guard] ${line}`),

@@ -44,6 +44,12 @@ export const controllerConfigSchema = z.object({
    */
   recordDispatchEvents: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
   reconcileConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+  /**
+   * A mirror's change is synced this many milliseconds after it is seen, so that changes
+   * arriving together (pod created then ready; succeeded then Complete) cost one origin status
+   * write; 0 syncs at once.
+   */
+  statusCoalesceMs: z.coerce.number().int().min(0).max(10_000).default(100),
   /** Placements decided at once (BullMQ worker concurrency). */
   placementConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   /** host:port of /healthz, /readyz and /metrics; port 0 picks a free one (logged). */
@@ -81,6 +87,7 @@ const flags = {
   'cluster-reconnect-max-seconds': 'clusterReconnectMaxSeconds',
   'reconcile-concurrency': 'reconcileConcurrency',
   'placement-concurrency': 'placementConcurrency',
+  'status-coalesce-ms': 'statusCoalesceMs',
   'log-level': 'logLevel',
   'health-address': 'healthAddress',
 } as const satisfies Record<string, keyof ControllerConfig>;

@@ -163,7 +163,10 @@ export class DispatchController {
       onMirrorEvent: (cluster, kind, event) => {
         const key = originKey(kind, objectKey(event.object));
         if (this.expectedMirrors.get(key)?.cluster === cluster) this.expectedMirrors.delete(key);
-        this.reconciles.add(key);
+        // A mirror's status changes come in bursts (a pod created, then ready; it succeeds, then
+        // the Job completes): waiting a moment lets one origin status write carry a burst.
+        if (config.statusCoalesceMs > 0) this.reconciles.addAfter(key, config.statusCoalesceMs);
+        else this.reconciles.add(key);
       },
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting workloads get another look now.

@@ -33,6 +33,7 @@ const defaults: ControllerConfig = {
   createNamespaces: true,
   reconcileConcurrency: 16,
   placementConcurrency: 16,
+  statusCoalesceMs: 100,
   recordDispatchEvents: false,
   logLevel: 'info',
   healthAddress: '127.0.0.1:8081',

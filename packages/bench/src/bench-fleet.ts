@@ -144,7 +144,7 @@ let controllersStarted = 0;
 /** The real controller as its own process, as production runs it, with its default settings. */
 export function startBenchController(
   sandbox: Sandbox,
-  options: { args?: string[]; nodeArgs?: string[]; logDir: string },
+  options: { args?: string[]; nodeArgs?: string[]; logDir: string; main?: string },
 ): ControllerUnderTest {
   mkdirSync(options.logDir, { recursive: true });
   const logFile = join(options.logDir, `controller-${process.pid}-${++controllersStarted}.log`);
@@ -154,7 +154,7 @@ export function startBenchController(
     [
       ...controllerNodeFlags,
       ...(options.nodeArgs ?? []),
-      join(repositoryRoot, 'apps/controller/src/main.ts'),
+      options.main ?? join(repositoryRoot, 'apps/controller/src/main.ts'),
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
       `--redis-url=${sandbox.redisUrl}`,
       '--health-address=127.0.0.1:0',

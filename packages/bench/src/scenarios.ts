@@ -16,6 +16,8 @@ export interface BenchSettings {
   /** The controller's client limits per worker; the raw and replay runs use the same. */
   workerQps: number;
   workerBurst: number;
+  /** The controller entry point to run (default this checkout's), e.g. another revision's worktree. */
+  controllerMain?: string;
   /** Extra controller flags and node flags (e.g. --cpu-prof). */
   controllerArgs: string[];
   nodeArgs: string[];
@@ -200,6 +202,7 @@ export async function drainBacklog(
     args: controllerFlags(settings),
     nodeArgs: settings.nodeArgs,
     logDir: settings.logDir,
+    ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
   });
   try {
     await controller.ready();
@@ -359,6 +362,7 @@ export async function steadyLatency(
     args: controllerFlags(settings),
     nodeArgs: settings.nodeArgs,
     logDir: settings.logDir,
+    ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
   });
   const createdAt = new Map<string, number>();
   const mirrorAt = new Map<string, number>();
@@ -480,6 +484,7 @@ export async function endToEnd(
         args: controllerFlags(settings),
         nodeArgs: settings.nodeArgs,
         logDir: settings.logDir,
+        ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
       });
   const complete = new Set<string>();
   const watch = new JobWatch(target.kubeConfig, jobsPath(namespace), ({ job }) => {

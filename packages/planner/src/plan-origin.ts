@@ -278,7 +278,16 @@ function progressedThisAttempt<T extends KubeObject>(
 ): boolean {
   const progress = adapter.progress?.(origin);
   if (!progress) return false;
-  return progress.succeeded > record.carried.succeeded || progress.failed > record.carried.failed;
+  const { carried } = record;
+  // The Job controller adds an index to completedIndexes (failedIndexes) one status update
+  // before it counts the pod: a changed index list is progress too. Both lists are in the
+  // apiserver's canonical form, and `carried` was taken from the origin when the attempt began.
+  return (
+    progress.succeeded > carried.succeeded ||
+    progress.failed > carried.failed ||
+    (progress.completedIndexes ?? '') !== (carried.completedIndexes ?? '') ||
+    (progress.failedIndexes ?? '') !== (carried.failedIndexes ?? '')
+  );
 }
 
 function ensureMirror<T extends KubeObject>(

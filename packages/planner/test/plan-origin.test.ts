@@ -320,6 +320,20 @@ describe('5. placed on an Active cluster, its mirror not in the cache', () => {
       },
     },
     {
+      name: 'an index completed but not yet counted (an Indexed Job): progress too, the worker is asked',
+      origin: originJob({
+        spec: { completionMode: 'Indexed', completions: 3 } as V1Job['spec'],
+        status: { ...running, completedIndexes: '1' },
+      }),
+      record: record(),
+      expected: (actions) => {
+        expect(types(actions)).toEqual(['confirm-mirror-vanished']);
+        expect(
+          only(only(actions, 'confirm-mirror-vanished')[0]!.ifVanished, 'patch-placement')[0]!.record,
+        ).toMatchObject({ attempt: 2, carried: { completedIndexes: '1' } });
+      },
+    },
+    {
       name: 'a mirror of this attempt whose UID is not the one an old record names: simply current, synced',
       origin: originJob(),
       // Records written before 0.2 name the mirror they created; that name is read no more.

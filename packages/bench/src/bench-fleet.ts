@@ -152,7 +152,8 @@ export function startBenchController(
   const child = spawn(
     process.execPath,
     [
-      ...controllerNodeFlags,
+      // Another revision's controller runs as it ran then: without this one's V8 flags.
+      ...(options.main ? [] : controllerNodeFlags),
       ...(options.nodeArgs ?? []),
       options.main ?? join(repositoryRoot, 'apps/controller/src/main.ts'),
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,

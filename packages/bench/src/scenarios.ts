@@ -345,7 +345,9 @@ export interface SteadyResult {
 }
 
 /**
- * Short Jobs (one KWOK pod, 1 s) created at a steady rate against a running controller.
+ * Jobs created at a steady rate against a running controller: idle ones (dispatch and status
+ * measured apart from pod execution) or short ones (one KWOK pod, 1 s: every pod transition
+ * is a status change to carry).
  * Dispatch latency: the origin's create answered → its mirror seen on a worker. Status lag:
  * a mirror's status seen changed → the origin's status seen showing it (or a later state of
  * the mirror, when the writer coalesced several changes into one write).
@@ -353,7 +355,7 @@ export interface SteadyResult {
 export async function steadyLatency(
   fleet: BenchFleet,
   settings: BenchSettings,
-  options: { perSecond: number; seconds: number; run: string },
+  options: { perSecond: number; seconds: number; run: string; shape: 'idle' | 'short' },
 ): Promise<SteadyResult> {
   const namespace = `bench-${options.run}`;
   await fleet.flushRedis();
@@ -375,10 +377,11 @@ export async function steadyLatency(
     const uid = job.metadata?.labels?.[originUidLabel];
     if (!uid) return;
     if (!mirrorAt.has(uid)) mirrorAt.set(uid, at);
-    const changes = mirrorChanges.get(uid) ?? [];
+    const changes = mirrorChanges.get(uid);
     const key = statusKey(job);
-    if (changes.at(-1)?.key !== key) changes.push({ at, key });
-    mirrorChanges.set(uid, changes);
+    // The state a mirror is created with is not a change (at -1: nothing to show).
+    if (!changes) mirrorChanges.set(uid, [{ at: -1, key }]);
+    else if (changes.at(-1)?.key !== key) changes.push({ at, key });
   };
   const onOrigin = ({ at, job }: SeenJob) => {
     const uid = job.metadata!.uid!;
@@ -431,7 +434,7 @@ export async function steadyLatency(
         fleet.management.batch
           .createNamespacedJob({
             namespace,
-            body: benchJob({ name: names[i]!, run: options.run, shape: 'short', dispatched: true }),
+            body: benchJob({ name: names[i]!, run: options.run, shape: options.shape, dispatched: true }),
           })
           .then((job) => {
             createdAt.set(job.metadata!.uid!, performance.now());
@@ -439,8 +442,25 @@ export async function steadyLatency(
       );
     }
     await Promise.all(creates);
-    await waitUntil(`${total} Jobs to finish on the origin`, () => finished.size >= total, 10 * 60_000);
+    // Idle Jobs never finish: they are done once the origin shows their mirror's one change.
+    const done = () =>
+      options.shape === 'short'
+        ? finished.size >= total
+        : [...createdAt.keys()].every((uid) => {
+            const changes = mirrorChanges.get(uid) ?? [];
+            return changes.length > 1 && changes.every((c) => c.at < 0);
+          });
+    await waitUntil(`${total} Jobs to show their mirror's status on the origin`, done, 10 * 60_000);
     const latencies = [...createdAt].map(([uid, at]) => (mirrorAt.get(uid) ?? Number.NaN) - at);
+    if (process.env.JOBRELAY_BENCH_TRACE) {
+      const ordered = [...createdAt].sort((a, b) => a[1] - b[1]);
+      settings.log(
+        `  latency by creation order (per 5%): ${Array.from({ length: 20 }, (_, k) => {
+          const slice = ordered.slice((k * ordered.length) / 20, ((k + 1) * ordered.length) / 20);
+          return Math.max(...slice.map(([uid, at]) => (mirrorAt.get(uid) ?? Number.NaN) - at)).toFixed(0);
+        }).join(' ')}`,
+      );
+    }
     const unshown = [...mirrorChanges.values()].flat().filter((c) => c.at >= 0);
     if (unshown.length > 0) {
       settings.log(

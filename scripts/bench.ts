@@ -51,6 +51,7 @@ const usage = `usage: npm run bench -- [options]
   --controller-main F the controller entry point to run (default apps/controller/src/main.ts), e.g. an
                       older revision's in a git worktree, to measure before and after on one sandbox
   --label TEXT        a name for this measurement in the JSON (e.g. "before", "after")
+  --out FILE          write the JSON to FILE instead of docs/benchmarks/latest.json and its dated copy
   --no-write          print only; do not write docs/benchmarks/
   --down              stop the sandbox at the end`;
 
@@ -74,6 +75,7 @@ const { values } = parseArgs({
     label: { type: 'string' },
     'controller-main': { type: 'string' },
     'no-write': { type: 'boolean' },
+    out: { type: 'string' },
     down: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -228,7 +230,10 @@ try {
     // One drain of the big backlog, then restarts over the same Jobs (each relists them all).
     await scenario('tracked', async (run) => {
       const drain = await drainBacklog(fleet, settings, { jobs: trackedJobs, run, keepController: true });
-      record('dispatchJobsPerSec10k', drain.dispatchJobsPerSec);
+      const k = `${trackedJobs / 1000}k`;
+      record(`dispatchJobsPerSec${k}`, drain.dispatchJobsPerSec);
+      record(`controllerCpuMsPerJob${k}`, drain.controllerCpuMsPerJob);
+      record(`redisPeakMiB${k}`, drain.redisPeakMiB);
       await new Promise((r) => setTimeout(r, 5000));
       record(`controllerRssMiB${trackedJobs / 1000}k`, drain.controller!.rssBytes() / 2 ** 20);
       await drain.controller!.stop();
@@ -333,7 +338,10 @@ const report = {
   spread: summary,
   details,
 };
-if (!values['no-write']) {
+if (values.out && !values['no-write']) {
+  writeFileSync(resolve(values.out), `${JSON.stringify(report, null, 2)}\n`);
+  log(`wrote ${values.out}`);
+} else if (!values['no-write']) {
   const dir = join(repositoryRoot, 'docs', 'benchmarks');
   mkdirSync(dir, { recursive: true });
   const text = `${JSON.stringify(report, null, 2)}\n`;

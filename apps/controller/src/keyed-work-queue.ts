@@ -37,6 +37,7 @@ export class KeyedWorkQueue {
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private active = 0;
+  private picks = 0;
   private stopped = false;
   private paused: boolean;
   private idleWaiters: Array<() => void> = [];
@@ -108,7 +109,12 @@ export class KeyedWorkQueue {
   }
 
   private next(): string | undefined {
-    for (const lane of [this.urgent, this.queue]) {
+    // Urgent first, but not always: when the machine cannot keep up with both, every fourth
+    // key comes from the other lane, so running workloads' status still flows (lagging, not
+    // frozen) while new ones keep being dispatched.
+    this.picks += 1;
+    const lanes = this.picks % 4 === 0 ? [this.queue, this.urgent] : [this.urgent, this.queue];
+    for (const lane of lanes) {
       while (lane.length > 0) {
         const key = lane.shift()!;
         // A key queued in both lanes ran from the first one to reach it.

@@ -116,24 +116,40 @@ describe('KeyedWorkQueue', () => {
     expect(reconciler.calls).toEqual(['blocker', 'ns/job']);
   });
 
-  it('runs urgent keys before the others, in their order, and a key queued in both lanes once', async () => {
+  it('runs urgent keys first, yet every fourth key from the others so they are not starved', async () => {
     const reconciler = new ScriptedReconciler().holdingCalls();
     const { queue } = queueFor(reconciler, 1);
     queue.add('blocker');
-    queue.add('ns/sync-1');
-    queue.add('ns/sync-2');
-    queue.add('ns/new-1', true);
-    queue.add('ns/sync-2', true);
-    queue.add('ns/new-2', true);
-    expect(queue.length).toBe(4);
+    for (const key of ['sync-1', 'sync-2']) queue.add(key);
+    for (const key of ['new-1', 'new-2', 'new-3', 'new-4', 'new-5', 'new-6']) queue.add(key, true);
+    expect(queue.length).toBe(8);
 
-    for (const key of ['blocker', 'ns/new-1', 'ns/sync-2', 'ns/new-2', 'ns/sync-1']) {
+    const order = ['blocker', 'new-1', 'new-2', 'sync-1', 'new-3', 'new-4', 'new-5', 'sync-2', 'new-6'];
+    for (const key of order) {
       await settle();
       reconciler.release(key);
     }
     await queue.whenIdle();
 
-    expect(reconciler.calls).toEqual(['blocker', 'ns/new-1', 'ns/sync-2', 'ns/new-2', 'ns/sync-1']);
+    expect(reconciler.calls).toEqual(order);
+  });
+
+  it('runs a key queued in both lanes once, from the lane that reaches it first', async () => {
+    const reconciler = new ScriptedReconciler().holdingCalls();
+    const { queue } = queueFor(reconciler, 1);
+    queue.add('blocker');
+    queue.add('ns/sync-1');
+    queue.add('ns/sync-2');
+    queue.add('ns/sync-2', true);
+    expect(queue.length).toBe(2);
+
+    for (const key of ['blocker', 'ns/sync-2', 'ns/sync-1']) {
+      await settle();
+      reconciler.release(key);
+    }
+    await queue.whenIdle();
+
+    expect(reconciler.calls).toEqual(['blocker', 'ns/sync-2', 'ns/sync-1']);
   });
 
   it('never runs one key twice at once, even with spare concurrency', async () => {

@@ -53,6 +53,7 @@ const usage = `usage: npm run bench -- [options]
   --label TEXT        a name for this measurement in the JSON (e.g. "before", "after")
   --out FILE          write the JSON to FILE instead of docs/benchmarks/latest.json and its dated copy
   --no-write          print only; do not write docs/benchmarks/
+  --keep              leave each run's namespace in place (faster; the sandbox fills up)
   --down              stop the sandbox at the end`;
 
 const { values } = parseArgs({
@@ -77,6 +78,7 @@ const { values } = parseArgs({
     'no-write': { type: 'boolean' },
     out: { type: 'string' },
     down: { type: 'boolean' },
+    keep: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -155,8 +157,8 @@ async function scenario<T>(name: string, body: (run: string) => Promise<T>): Pro
   try {
     return await body(run);
   } finally {
-    log(`  ${name} took ${((Date.now() - began) / 1000).toFixed(1)} s; cleaning up`);
-    await fleet.deleteNamespace(`bench-${run}`);
+    log(`  ${name} took ${((Date.now() - began) / 1000).toFixed(1)} s${values.keep ? '' : '; cleaning up'}`);
+    if (!values.keep) await fleet.deleteNamespace(`bench-${run}`);
   }
 }
 

@@ -24,6 +24,7 @@ export {
   objectKey,
   ResilientInformer,
   type ResilientInformerOptions,
+  stripManagedFields,
 } from './resilient-informer.ts';
 export { TokenBucket } from './token-bucket.ts';
 export { deserialize, serialize } from './typed-objects.ts';

@@ -425,6 +425,10 @@ export class DispatchController {
   }
 
   private async collectGarbage(): Promise<void> {
+    // Expectations of mirrors whose origin was never reconciled again (deleted meanwhile).
+    const now = this.clock.now();
+    for (const [key, expected] of this.expectedMirrors)
+      if (expected.until <= now) this.expectedMirrors.delete(key);
     if (![...this.kinds.values()].every((kind) => kind.origins.hasSynced)) return;
     for (const connection of this.registry.connections()) {
       if (!connection.state.active) continue;

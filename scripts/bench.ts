@@ -17,7 +17,7 @@ import {
   replayDispatch,
   type Spread,
   spreadOf,
-  startBenchController,
+  startController,
   steadyLatency,
 } from '@jobrelay/bench';
 import {
@@ -240,15 +240,7 @@ try {
       record(`controllerRssMiB${trackedJobs / 1000}k`, drain.controller!.rssBytes() / 2 ** 20);
       await drain.controller!.stop();
       for (let i = 2; i <= runs; i++) {
-        const controller = startBenchController(sandbox, {
-          args: [
-            `--worker-qps=${settings.workerQps}`,
-            `--worker-burst=${settings.workerBurst}`,
-            ...settings.controllerArgs,
-          ],
-          nodeArgs: settings.nodeArgs,
-          logDir: settings.logDir,
-        });
+        const controller = startController(fleet, settings);
         await controller.ready();
         // Past one full resync (every origin reconciled again).
         await new Promise((r) => setTimeout(r, 35_000));

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
+import { patchPlacement } from '@jobrelay/controller/patch-placement';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { defaultOriginId, makeClusterApiClients } from '@jobrelay/kube';
-import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
-import { formatPlacementRecord, noProgress } from '@jobrelay/placement';
+import { originUidLabel } from '@jobrelay/mirror';
+import { noProgress } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
 import { BenchFleet, type ControllerUnderTest, startBenchController } from './bench-fleet.ts';
@@ -29,12 +30,18 @@ export interface BenchSettings {
 
 const jobsPath = (namespace: string) => `/apis/batch/v1/namespaces/${namespace}/jobs`;
 
-function controllerFlags(settings: BenchSettings): string[] {
-  return [
-    `--worker-qps=${settings.workerQps}`,
-    `--worker-burst=${settings.workerBurst}`,
-    ...settings.controllerArgs,
-  ];
+/** The controller under test, started as every scenario starts it: these settings' flags and entry point. */
+export function startController(fleet: BenchFleet, settings: BenchSettings): ControllerUnderTest {
+  return startBenchController(fleet.sandbox, {
+    args: [
+      `--worker-qps=${settings.workerQps}`,
+      `--worker-burst=${settings.workerBurst}`,
+      ...settings.controllerArgs,
+    ],
+    nodeArgs: settings.nodeArgs,
+    logDir: settings.logDir,
+    ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
+  });
 }
 
 /** Creates Jobs with `concurrency` parallel clients; returns when every create has answered. */
@@ -198,12 +205,7 @@ export async function drainBacklog(
   await Promise.all(watches.map((w) => w.start()));
   const before = await fleet.requestCounts();
   fleet.startRedisSampling();
-  const controller = startBenchController(fleet.sandbox, {
-    args: controllerFlags(settings),
-    nodeArgs: settings.nodeArgs,
-    logDir: settings.logDir,
-    ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
-  });
+  const controller = startController(fleet, settings);
   try {
     await controller.ready();
     const readyAt = performance.now();
@@ -314,12 +316,10 @@ export async function replayDispatch(
       cluster,
       placedAt: new Date().toISOString(),
     };
-    const placed = await management.patch(namespace, origin.metadata!.name!, {
-      metadata: {
-        resourceVersion: origin.metadata!.resourceVersion,
-        annotations: { [placementAnnotation]: formatPlacementRecord(record) },
-      },
-    });
+    // The controller's own placement write, so the replay cannot drift from what it sends.
+    const written = await patchPlacement(management, origin, record);
+    if (written.kind === 'conflict') throw new Error(`replay: ${origin.metadata!.name} changed under it`);
+    const placed = written.value;
     const mirror = await workers[i % workers.length]!.create(
       namespace,
       batchJobAdapter.buildMirror(placed, { originId, attempt: 1, carried: noProgress, now: new Date() }),
@@ -360,12 +360,7 @@ export async function steadyLatency(
   const namespace = `bench-${options.run}`;
   await fleet.flushRedis();
   await fleet.createNamespace(namespace, [fleet.management]);
-  const controller = startBenchController(fleet.sandbox, {
-    args: controllerFlags(settings),
-    nodeArgs: settings.nodeArgs,
-    logDir: settings.logDir,
-    ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
-  });
+  const controller = startController(fleet, settings);
   const createdAt = new Map<string, number>();
   const mirrorAt = new Map<string, number>();
   /** Per origin UID, the mirror's distinct statuses in order, with when each was seen. */
@@ -503,14 +498,7 @@ export async function endToEnd(
   const target = options.direct ? (fleet.workers[1] ?? fleet.workers[0]!) : fleet.management;
   await fleet.flushRedis();
   await fleet.createNamespace(namespace, [target]);
-  const controller = options.direct
-    ? undefined
-    : startBenchController(fleet.sandbox, {
-        args: controllerFlags(settings),
-        nodeArgs: settings.nodeArgs,
-        logDir: settings.logDir,
-        ...(settings.controllerMain ? { main: settings.controllerMain } : {}),
-      });
+  const controller = options.direct ? undefined : startController(fleet, settings);
   const complete = new Set<string>();
   const watch = new JobWatch(target.kubeConfig, jobsPath(namespace), ({ job }) => {
     if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'))

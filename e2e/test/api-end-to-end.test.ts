@@ -320,7 +320,7 @@ describe('the API over a real port', () => {
       expect(clusters.status).toBe(200);
       expect((JSON.parse(clusters.body) as { items: unknown[] }).items.length).toBeGreaterThan(0);
       // Plain HTTP to the TLS port gets no API answer.
-      const plain = await fetch(secureUrl.replace('https:', 'http:') + '/healthz').then(
+      const plain = await fetch(`${secureUrl.replace('https:', 'http:')}/healthz`).then(
         (r) => r.status,
         () => 'refused',
       );

@@ -9,9 +9,8 @@ import {
   chooseWorkerCluster,
   clusterCandidates,
   type KindedWorkload,
-  loadOfPlaced,
   noProgress,
-  type PlacedWorkload,
+  PlacedLoadIndex,
   type PlacementOutcome,
   type PlacementQueue,
   type PlacementRecord,
@@ -67,7 +66,7 @@ export class OriginPlacer {
   /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
   private readonly assumedPlacements = new Map<string, string>();
   /** By origin UID: every placed, unfinished workload's share of its cluster's load. */
-  private readonly placed = new Map<string, PlacedWorkload>();
+  private readonly placed = new PlacedLoadIndex();
   /** Pod demand per origin UID, for the generation it was computed from (RayCluster replicas may change). */
   private readonly demandCache = new Map<string, { generation: number | undefined; demand: PodGroup[] }>();
   private retryWaitingTimer: NodeJS.Timeout | undefined;
@@ -208,7 +207,7 @@ export class OriginPlacer {
    */
   loadByCluster(): ClusterLoad {
     const capacities = new Map(this.options.registry.clusters().map((c) => [c.name, c.capacity]));
-    return loadOfPlaced(this.placed.values(), capacities);
+    return this.placed.load(capacities);
   }
 
   /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */

@@ -1,7 +1,7 @@
 import { discoverServedKinds, type WorkloadResource } from '@jobrelay/kinds';
 import { type ClusterApiClients, makeClusterApiClients, statusCodeOf, withTimeout } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
-import type { V1APIResourceList, V1SelfSubjectAccessReview } from '@kubernetes/client-node';
+import type { V1SelfSubjectAccessReview } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { classifyConnectionError } from './classify-connection-error.ts';
 import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';

@@ -12,6 +12,7 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { TokenBucket } from './token-bucket.ts';
+import { undiciHttpLibrary } from './undici-http-library.ts';
 
 export interface ClusterClientOptions {
   /** Sustained requests per second to this cluster's apiserver (client-go's default is 5; ours is higher, see the flag). */
@@ -44,7 +45,8 @@ type Dispatcher = ReturnType<RequestContext['getDispatcher']>;
 /**
  * API clients for one cluster that share one rate limit and one HTTP connection pool.
  * client-node builds a new connection pool for every request (so every call pays a TLS
- * handshake); here the first request's pool is kept and reused by all the others.
+ * handshake); here the first request's pool is kept and reused by all the others, and the
+ * requests go through undici's `request` rather than `fetch` (see undici-http-library.ts).
  */
 export function makeClusterApiClients(
   kubeConfig: KubeConfig,
@@ -58,6 +60,7 @@ export function makeClusterApiClients(
   const configuration = createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: kubeConfig },
+    httpApi: undiciHttpLibrary,
     promiseMiddleware: [
       {
         async pre(context: RequestContext): Promise<RequestContext> {

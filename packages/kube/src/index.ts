@@ -28,5 +28,7 @@ export {
 } from './resilient-informer.ts';
 export { TokenBucket } from './token-bucket.ts';
 export { deserialize, serialize } from './typed-objects.ts';
+export { undiciHttpLibrary } from './undici-http-library.ts';
+export { LineSplitter, UndiciWatch } from './undici-watch.ts';
 export { unlessConflict, type WriteOutcome } from './unless-conflict.ts';
 export { TimeoutError, withTimeout } from './with-timeout.ts';

@@ -1,4 +1,9 @@
-import { type KubeConfig, type KubernetesObject, KubernetesObjectApi, Watch } from '@kubernetes/client-node';
+import {
+  type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  type Watch,
+} from '@kubernetes/client-node';
 
 /** What an informer needs of an object: its identity and version. */
 export interface InformableObject {
@@ -8,6 +13,7 @@ export interface InformableObject {
 import type { Logger } from 'pino';
 import { statusCodeOf } from './api-errors.ts';
 import { deserialize } from './typed-objects.ts';
+import { UndiciWatch } from './undici-watch.ts';
 
 export type InformerEvent<T> =
   | { type: 'upsert'; object: T; previous: T | undefined }
@@ -42,7 +48,7 @@ export interface ResilientInformerOptions<T extends InformableObject> {
   resyncIntervalMs?: number;
   /** Server-side watch timeout; shorter than the client's 30 s inactivity abort. */
   watchTimeoutSeconds?: number;
-  /** Test seam; defaults to client-node's Watch. */
+  /** Test seam; defaults to UndiciWatch (client-node's Watch contract, lighter). */
   watchFactory?: (kubeConfig: KubeConfig) => Pick<Watch, 'watch'>;
 }
 
@@ -84,9 +90,12 @@ export class ResilientInformer<T extends InformableObject> {
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
   private lastListAt = 0;
+  /** One for the informer's life, so its watches reuse one connection pool. */
+  private readonly watcher: Pick<Watch, 'watch'>;
 
   constructor(options: ResilientInformerOptions<T>) {
     this.options = options;
+    this.watcher = options.watchFactory?.(options.kubeConfig) ?? new UndiciWatch(options.kubeConfig);
   }
 
   start(): void {
@@ -200,7 +209,7 @@ export class ResilientInformer<T extends InformableObject> {
   }
 
   private watchOnce(): Promise<void> {
-    const watch = this.options.watchFactory?.(this.options.kubeConfig) ?? new Watch(this.options.kubeConfig);
+    const watch = this.watcher;
     return new Promise<void>((resolve, reject) => {
       let failed: unknown;
       watch

@@ -4,6 +4,11 @@
 // client-node does not export its serialiser from the package root; this is the one place
 // that reaches into it.
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
+import { installCompiledSerializer } from './compiled-serializer.ts';
+
+// Every process that imports @jobrelay/kube (controller, API, CLI tools) converts objects
+// with the compiled codecs; see compiled-serializer.ts.
+installCompiledSerializer();
 
 export function deserialize<T>(raw: unknown, modelName: string): T {
   return ObjectSerializer.deserialize(raw, modelName, '') as T;

@@ -49,16 +49,11 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
     ttlSecondsAfterFinished: _ttl,
     ...copiedSpec
   } = spec;
-  const template = copiedSpec.template;
-  const mirrorSpec: V1JobSpec = {
-    ...structuredClone(copiedSpec),
-    template: {
-      ...structuredClone(template),
-      metadata: {
-        ...structuredClone(template.metadata ?? {}),
-        labels: without(template.metadata?.labels, generatedSelectorLabels),
-      },
-    },
+  // One deep copy (the origin is the informer's cached object and must stay as it is).
+  const mirrorSpec: V1JobSpec = structuredClone(copiedSpec);
+  mirrorSpec.template.metadata = {
+    ...mirrorSpec.template.metadata,
+    labels: without(mirrorSpec.template.metadata?.labels, generatedSelectorLabels),
   };
   const continuation = identity.continuation;
   const continuationAnnotations: Record<string, string> = {};

@@ -19,6 +19,7 @@ export {
   labelValueProblem,
   parseLabelSelector,
 } from './label-selector.ts';
+export { PlacedLoadIndex } from './placed-load-index.ts';
 export {
   type ClusterLoad,
   clusterCandidates,

@@ -9,9 +9,7 @@ import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import {
   type EventView,
-  eventSchema,
   eventsOf,
-  mirrorSchema,
   mirrorView,
   placedDetailFields,
   placementHistory,

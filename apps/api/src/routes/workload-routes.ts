@@ -12,9 +12,7 @@ import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import {
   type EventView,
-  eventSchema,
   eventsOf,
-  mirrorSchema,
   mirrorView,
   placedDetailFields,
   placementHistory,

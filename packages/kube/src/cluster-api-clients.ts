@@ -1,6 +1,7 @@
 import {
   type ApiType,
   BatchV1Api,
+  type Configuration,
   CoreV1Api,
   CustomObjectsApi,
   createConfiguration,
@@ -52,31 +53,14 @@ export function makeClusterApiClients(
   kubeConfig: KubeConfig,
   options: ClusterClientOptions,
 ): ClusterApiClients {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const bucket = new TokenBucket(options);
-  let shared: Dispatcher | undefined;
   let requests = 0;
-  const configuration = createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kubeConfig },
-    httpApi: undiciHttpLibrary,
-    promiseMiddleware: [
-      {
-        async pre(context: RequestContext): Promise<RequestContext> {
-          await bucket.take();
-          requests += 1;
-          context.setSignal(AbortSignal.timeout(options.requestTimeoutMs ?? defaultWorkerRequestTimeoutMs));
-          if (shared) context.setDispatcher(shared);
-          else shared = context.getDispatcher();
-          context.setHeaderParam('User-Agent', 'jobrelay');
-          return context;
-        },
-        async post(context: ResponseContext): Promise<ResponseContext> {
-          return context;
-        },
-      },
-    ],
+  const configuration = sharedPoolConfiguration(kubeConfig, {
+    requestTimeoutMs: options.requestTimeoutMs ?? defaultWorkerRequestTimeoutMs,
+    beforeRequest: async () => {
+      await bucket.take();
+      requests += 1;
+    },
   });
   const make = <T extends ApiType>(Api: new (config: typeof configuration) => T): T => new Api(configuration);
   return {
@@ -89,4 +73,37 @@ export function makeClusterApiClients(
       return requests;
     },
   };
+}
+
+/**
+ * A client-node configuration whose requests all share the first request's connection pool
+ * and go through undici's `request`; each is abandoned after `requestTimeoutMs`.
+ */
+export function sharedPoolConfiguration(
+  kubeConfig: KubeConfig,
+  options: { requestTimeoutMs: number; beforeRequest?: () => Promise<void> },
+): Configuration {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  let shared: Dispatcher | undefined;
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kubeConfig },
+    httpApi: undiciHttpLibrary,
+    promiseMiddleware: [
+      {
+        async pre(context: RequestContext): Promise<RequestContext> {
+          await options.beforeRequest?.();
+          context.setSignal(AbortSignal.timeout(options.requestTimeoutMs));
+          if (shared) context.setDispatcher(shared);
+          else shared = context.getDispatcher();
+          context.setHeaderParam('User-Agent', 'jobrelay');
+          return context;
+        },
+        async post(context: ResponseContext): Promise<ResponseContext> {
+          return context;
+        },
+      },
+    ],
+  });
 }

@@ -12,6 +12,7 @@ export interface InformableObject {
 
 import type { Logger } from 'pino';
 import { statusCodeOf } from './api-errors.ts';
+import { sharedPoolConfiguration } from './cluster-api-clients.ts';
 import { deserialize } from './typed-objects.ts';
 import { UndiciWatch } from './undici-watch.ts';
 
@@ -48,6 +49,8 @@ export interface ResilientInformerOptions<T extends InformableObject> {
   resyncIntervalMs?: number;
   /** Server-side watch timeout; shorter than the client's 30 s inactivity abort. */
   watchTimeoutSeconds?: number;
+  /** Objects per list request (default 500, as client-go's pager). */
+  listPageSize?: number;
   /** Test seam; defaults to UndiciWatch (client-node's Watch contract, lighter). */
   watchFactory?: (kubeConfig: KubeConfig) => Pick<Watch, 'watch'>;
 }
@@ -55,6 +58,18 @@ export interface ResilientInformerOptions<T extends InformableObject> {
 class WatchExpiredError extends Error {}
 
 const initialBackoffMs = 500;
+/** Objects per list request (client-go's pager uses 500 too). */
+const defaultListPageSize = 500;
+/** A page of 500 Jobs is a few MB: generous, but not the minutes undici would wait. */
+const listRequestTimeoutMs = 60_000;
+
+/** A list client over one reused connection pool and undici's `request`. */
+function listerFor(kubeConfig: KubeConfig): KubernetesObjectApi {
+  // No default namespace needed: a list without one is of every namespace.
+  return new KubernetesObjectApi(
+    sharedPoolConfiguration(kubeConfig, { requestTimeoutMs: listRequestTimeoutMs }),
+  );
+}
 const maxBackoffMs = 30_000;
 
 /**
@@ -90,6 +105,7 @@ export class ResilientInformer<T extends InformableObject> {
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
   private lastListAt = 0;
+  private lister: KubernetesObjectApi | undefined;
   /** One for the informer's life, so its watches reuse one connection pool. */
   private readonly watcher: Pick<Watch, 'watch'>;
 
@@ -154,29 +170,43 @@ export class ResilientInformer<T extends InformableObject> {
 
   private async relist(): Promise<void> {
     const { apiVersion, kind, namespace, labelSelector, fieldSelector } = this.options;
-    const client = KubernetesObjectApi.makeApiClient(this.options.kubeConfig);
-    const list = await client.list<T & KubernetesObject>(
-      apiVersion,
-      kind,
-      namespace,
-      undefined,
-      undefined,
-      undefined,
-      fieldSelector,
-      labelSelector,
-    );
+    this.lister ??= listerFor(this.options.kubeConfig);
     const seen = new Set<string>();
-    for (const object of list.items ?? []) {
-      seen.add(objectKey(object));
-      this.store(object);
-    }
+    let resourceVersion: string | undefined;
+    let continueToken: string | undefined;
+    // In pages, as client-go's reflector lists: one response of every Job (10,000 of them are
+    // tens of MB of JSON) would be parsed whole at once, and the process would keep the peak
+    // as resident memory. The pages are one consistent snapshot; an expired continue token is
+    // a 410, and the caller lists again from the start.
+    do {
+      const page = await this.lister.list<T & KubernetesObject>(
+        apiVersion,
+        kind,
+        namespace,
+        undefined,
+        undefined,
+        undefined,
+        fieldSelector,
+        labelSelector,
+        this.options.listPageSize ?? defaultListPageSize,
+        continueToken,
+      );
+      for (const object of page.items ?? []) {
+        seen.add(objectKey(object));
+        this.store(object);
+      }
+      resourceVersion ??= page.metadata?.resourceVersion;
+      // Typed lists name it `_continue`; custom resources' lists stay plain JSON (`continue`).
+      const listMeta = page.metadata as { _continue?: string; continue?: string } | undefined;
+      continueToken = listMeta?._continue || listMeta?.continue || undefined;
+    } while (continueToken && !this.stopped);
     for (const [key, object] of this.cache) {
       if (!seen.has(key)) {
         this.cache.delete(key);
         this.emit({ type: 'delete', object });
       }
     }
-    this.resourceVersion = list.metadata?.resourceVersion;
+    this.resourceVersion = resourceVersion;
     this.lastListAt = Date.now();
     if (!this.synced) {
       this.synced = true;

@@ -1,0 +1,112 @@
+// The controller's cache against a real apiserver: its list in pages (one consistent snapshot),
+// its watch over undici's stream (every event, typed as a read is), and a relist that reports
+// what the watch did not see.
+
+import { type InformerEvent, mergePatch, ResilientInformer } from '@jobrelay/kube';
+import type { V1Job } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { createTestNamespace, eventually, testSandbox } from '../src/kube-test-helpers.ts';
+
+const log = pino({ level: 'warn' });
+let fleet: Fleet;
+let namespace: string;
+const informers: Array<ResilientInformer<V1Job>> = [];
+
+/** An idle Job (parallelism 0): valid, and nothing ever runs. */
+function idleJob(name: string, labels: Record<string, string> = {}): V1Job {
+  return {
+    metadata: { name, labels },
+    spec: {
+      parallelism: 0,
+      template: {
+        spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] },
+      },
+    },
+  };
+}
+
+function informer(pageSize: number, events: Array<InformerEvent<V1Job>>, labelSelector?: string) {
+  const made = new ResilientInformer<V1Job>({
+    name: 'e2e Jobs',
+    kubeConfig: fleet.management.kubeConfig,
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    namespace,
+    path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
+    modelName: 'V1Job',
+    labelSelector,
+    listPageSize: pageSize,
+    onEvent: (event) => events.push(event),
+    log,
+  });
+  informers.push(made);
+  return made;
+}
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  namespace = await createTestNamespace(fleet.management, 'informer');
+  await Promise.all(
+    Array.from({ length: 23 }, (_, i) =>
+      fleet.management.batch.createNamespacedJob({
+        namespace,
+        body: idleJob(`job-${i}`, { parity: i % 2 === 0 ? 'even' : 'odd' }),
+      }),
+    ),
+  );
+});
+
+afterAll(async () => {
+  await Promise.all(informers.map((i) => i.stop()));
+  await fleet?.management.core.deleteNamespace({ name: namespace }).catch(() => {});
+});
+
+describe('ResilientInformer on a real apiserver', () => {
+  it('lists in pages and holds every object, typed as a read returns it', async () => {
+    const events: Array<InformerEvent<V1Job>> = [];
+    const paged = informer(5, events); // 23 Jobs: five pages
+    paged.start();
+    await paged.waitForSync();
+    expect(
+      paged
+        .list()
+        .map((j) => j.metadata!.name)
+        .sort(),
+    ).toEqual(Array.from({ length: 23 }, (_, i) => `job-${i}`).sort());
+    expect(events.filter((e) => e.type === 'upsert')).toHaveLength(23);
+    const read = await fleet.management.batch.readNamespacedJob({ namespace, name: 'job-7' });
+    const cached = paged.get(`${namespace}/job-7`)!;
+    // A read and the cache agree, Dates included (managedFields are dropped from the cache).
+    expect(cached.metadata!.creationTimestamp).toBeInstanceOf(Date);
+    expect(cached.metadata!.creationTimestamp).toEqual(read.metadata!.creationTimestamp);
+    expect(cached.spec).toEqual(read.spec);
+    expect(cached.metadata!.managedFields).toBeUndefined();
+  });
+
+  it('pages through a label selector too, and then follows changes by watch', async () => {
+    const events: Array<InformerEvent<V1Job>> = [];
+    const even = informer(4, events, 'parity=even');
+    even.start();
+    await even.waitForSync();
+    expect(even.list()).toHaveLength(12);
+    await fleet.management.batch.createNamespacedJob({
+      namespace,
+      body: idleJob('late', { parity: 'even' }),
+    });
+    await fleet.management.batch.patchNamespacedJob(
+      { namespace, name: 'job-0', body: { metadata: { annotations: { touched: 'yes' } } } },
+      mergePatch,
+    );
+    await fleet.management.batch.deleteNamespacedJob({ namespace, name: 'job-2' });
+    await eventually('the watch brings the create, the change and the delete', async () => {
+      const names = even.list().map((j) => j.metadata!.name);
+      const touched = even.get(`${namespace}/job-0`)?.metadata?.annotations?.touched;
+      return names.includes('late') && !names.includes('job-2') && touched === 'yes' ? true : undefined;
+    });
+    const watched = even.get(`${namespace}/late`)!;
+    expect(watched.metadata!.creationTimestamp).toBeInstanceOf(Date);
+    expect(events.some((e) => e.type === 'delete' && e.object.metadata!.name === 'job-2')).toBe(true);
+  });
+});

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import {
   BenchFleet,
   type BenchSettings,
+  type ControllerUnderTest,
   drainBacklog,
   endToEnd,
   rawCreates,
@@ -230,21 +231,34 @@ try {
   }
   if (runs_('tracked')) {
     // One drain of the big backlog, then restarts over the same Jobs (each relists them all).
+    const k = `${trackedJobs / 1000}k`;
+    // Resident memory, and the V8 heap within it: live objects against what the process holds.
+    const recordMemory = async (controller: ControllerUnderTest) => {
+      record(`controllerRssMiB${k}`, controller.rssBytes() / 2 ** 20);
+      const heap = await controller.heap();
+      record(`controllerHeapUsedMiB${k}`, heap.usedMiB);
+      record(`controllerHeapTotalMiB${k}`, heap.totalMiB);
+      record(`controllerExternalMiB${k}`, heap.externalMiB);
+    };
     await scenario('tracked', async (run) => {
       const drain = await drainBacklog(fleet, settings, { jobs: trackedJobs, run, keepController: true });
-      const k = `${trackedJobs / 1000}k`;
       record(`dispatchJobsPerSec${k}`, drain.dispatchJobsPerSec);
       record(`controllerCpuMsPerJob${k}`, drain.controllerCpuMsPerJob);
       record(`redisPeakMiB${k}`, drain.redisPeakMiB);
+      // Right after the burst: garbage V8 has not collected yet counts.
       await new Promise((r) => setTimeout(r, 5000));
-      record(`controllerRssMiB${trackedJobs / 1000}k`, drain.controller!.rssBytes() / 2 ** 20);
+      record(`controllerRssMiB${k}AfterBurst`, drain.controller!.rssBytes() / 2 ** 20);
+      // Settled: past V8's memory reducer (it starts 8 s after allocation slows), as the
+      // restarts below are read 35 s after they start.
+      await new Promise((r) => setTimeout(r, 25_000));
+      await recordMemory(drain.controller!);
       await drain.controller!.stop();
       for (let i = 2; i <= runs; i++) {
         const controller = startController(fleet, settings);
         await controller.ready();
         // Past one full resync (every origin reconciled again).
         await new Promise((r) => setTimeout(r, 35_000));
-        record(`controllerRssMiB${trackedJobs / 1000}k`, controller.rssBytes() / 2 ** 20);
+        await recordMemory(controller);
         await controller.stop();
       }
       log(

@@ -3,7 +3,7 @@
 // summary; everything left running.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { controllerNodeFlags } from '@jobrelay/controller/node-flags';
+import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import {
   kuberayManagedBy,
   openSandbox,
@@ -248,14 +248,19 @@ async function main(): Promise<number> {
   say(
     `${stamp()} registered ${sandbox.workers.map((w) => w.name).join(', ')} as WorkerClusters with deploy/worker's RBAC (jobrelay-dispatcher kubeconfigs, not admin)`,
   );
-  const controller = startSandboxApp(sandbox.dir, 'controller', [
-    ...controllerNodeFlags,
-    join(repositoryRoot, 'apps/controller/src/main.ts'),
-    `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
-    `--redis-url=${sandbox.redisUrl}`,
-    '--mirror-retention-seconds=300',
-    `--health-address=${healthAddress}`,
-  ]);
+  const controller = startSandboxApp(
+    sandbox.dir,
+    'controller',
+    [
+      ...controllerNodeFlags,
+      join(repositoryRoot, 'apps/controller/src/main.ts'),
+      `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
+      `--redis-url=${sandbox.redisUrl}`,
+      '--mirror-retention-seconds=300',
+      `--health-address=${healthAddress}`,
+    ],
+    { ...process.env, ...controllerEnvironment },
+  );
   say(
     `${stamp()} controller ${controller.started ? 'started' : 'already running'} (pid ${controller.pid}, log ${controller.logFile})`,
   );

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { controllerNodeFlags } from '@jobrelay/controller/node-flags';
+import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 
 export interface ControllerProcess {
@@ -42,7 +42,7 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       '--health-address=127.0.0.1:0',
       ...extraArgs,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...controllerEnvironment } },
   );
   child.stdout.pipe(log);
   child.stderr.pipe(log);

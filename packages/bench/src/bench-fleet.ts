@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { controllerNodeFlags } from '@jobrelay/controller/node-flags';
+import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
@@ -136,10 +136,25 @@ export interface ControllerUnderTest {
   heapSnapshot(dir: string): Promise<string>;
   /** Resolves once /readyz answers 200 (caches synced, queue worker running). */
   ready(timeoutMs?: number): Promise<void>;
+  /** The V8 heap as the controller's own /metrics reports it (after ready()). */
+  heap(): Promise<HeapReading>;
   stop(): Promise<void>;
 }
 
+/** MiB: the V8 heap's live objects, what it has reserved, and memory held outside it. */
+export interface HeapReading {
+  usedMiB: number;
+  totalMiB: number;
+  externalMiB: number;
+}
+
 let controllersStarted = 0;
+
+function metricMiB(text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`the controller's /metrics has no ${name}`);
+  return Number(line.split(' ')[1]) / 2 ** 20;
+}
 
 /** The real controller as its own process, as production runs it, with its default settings. */
 export function startBenchController(
@@ -161,12 +176,18 @@ export function startBenchController(
       '--health-address=127.0.0.1:0',
       ...(options.args ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    // Another revision's controller runs without this one's malloc settings too.
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: options.main ? process.env : { ...process.env, ...controllerEnvironment },
+    },
   );
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const pid = child.pid!;
+  /** The health server's address, read from the controller's log once it serves. */
+  let url: string | undefined;
   return {
     process: child,
     logFile,
@@ -189,9 +210,17 @@ export function startBenchController(
       }
       throw new Error(`no heap snapshot appeared in ${dir}`);
     },
+    async heap() {
+      if (!url) throw new Error('heap() before ready()');
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return {
+        usedMiB: metricMiB(text, 'jobrelay_controller_nodejs_heap_size_used_bytes'),
+        totalMiB: metricMiB(text, 'jobrelay_controller_nodejs_heap_size_total_bytes'),
+        externalMiB: metricMiB(text, 'jobrelay_controller_nodejs_external_memory_bytes'),
+      };
+    },
     async ready(timeoutMs = 120_000) {
       const deadline = Date.now() + timeoutMs;
-      let url: string | undefined;
       while (Date.now() < deadline) {
         if (child.exitCode !== null) throw new Error(`the controller exited; see ${logFile}`);
         if (!url) {

@@ -58,6 +58,7 @@ export interface ResilientInformerOptions<T extends InformableObject> {
 class WatchExpiredError extends Error {}
 
 const initialBackoffMs = 500;
+const maxBackoffMs = 30_000;
 /** Objects per list request (client-go's pager uses 500 too). */
 const defaultListPageSize = 500;
 /** A page of 500 Jobs is a few MB: generous, but not the minutes undici would wait. */
@@ -70,7 +71,6 @@ function listerFor(kubeConfig: KubeConfig): KubernetesObjectApi {
     sharedPoolConfiguration(kubeConfig, { requestTimeoutMs: listRequestTimeoutMs }),
   );
 }
-const maxBackoffMs = 30_000;
 
 /**
  * Drops metadata.managedFields, in place. Nothing that reads a cache needs them, and they are

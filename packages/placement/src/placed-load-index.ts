@@ -16,7 +16,7 @@ function addScaled(into: Resources, requests: Resources, times: number): void {
 
 /**
  * The placed, unfinished workloads by origin UID, with each cluster's load kept up to date as
- * they change: `load` gives what `loadOfPlaced` computes over every workload, but in time
+ * they change (the rule is `loadOfPlaced`'s, which builds one of these): `load` costs time
  * proportional to the clusters and the workloads whose pods a worker already counts, not to
  * every workload placed. (Summed afresh for each placement, a backlog of n Jobs cost O(n²).)
  */
@@ -76,7 +76,7 @@ export class PlacedLoadIndex {
     else sameKey.splice(sameKey.indexOf(workload), 1);
   }
 
-  /** Per cluster, as `loadOfPlaced(this.values(), capacities)`. */
+  /** Per cluster: the workloads placed there and the requests of their pods not yet counted. */
   load(capacities: ReadonlyMap<string, PodsByOwner | undefined>): ClusterLoad {
     const result: ClusterLoad = new Map();
     for (const [cluster, share] of this.clusters) {
@@ -102,7 +102,7 @@ export class PlacedLoadIndex {
   }
 }
 
-/** Takes the pods already counted off the workload's groups in order, as loadOfPlaced does. */
+/** Takes the pods already counted off the workload's groups in order (a RayCluster's head first). */
 function takeOffCounted(assumed: Resources, workload: PlacedWorkload, counted: number): void {
   let left = counted;
   for (const group of workload.demand) {

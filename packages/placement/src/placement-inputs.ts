@@ -19,9 +19,10 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ClusterCandidate, PlacementRequest, ScoringPolicy } from './choose-worker-cluster.ts';
 import { scoringPolicies } from './choose-worker-cluster.ts';
 import { parseLabelSelector } from './label-selector.ts';
+import { PlacedLoadIndex } from './placed-load-index.ts';
 import { type ParsedPlacement, type PlacementRecord, parsePlacementRecord } from './placement-record.ts';
 import type { PodGroup } from './pod-groups.ts';
-import { addResources, type Resources, scaleResources } from './resource-quantity.ts';
+import type { Resources } from './resource-quantity.ts';
 
 /** Any workload object, as far as placement reads it: its metadata. */
 export interface Workload {
@@ -170,24 +171,11 @@ export function loadOfPlaced(
   placed: Iterable<PlacedWorkload>,
   capacities: ReadonlyMap<string, PodsByOwner | undefined>,
 ): ClusterLoad {
-  const byCluster: ClusterLoad = new Map();
-  for (const workload of placed) {
-    let load = byCluster.get(workload.cluster);
-    if (!load) {
-      load = { jobs: 0, assumed: {} };
-      byCluster.set(workload.cluster, load);
-    }
-    load.jobs += 1;
-    let counted = capacities.get(workload.cluster)?.podsByOwner.get(workload.key) ?? 0;
-    for (const group of workload.demand) {
-      const seen = Math.min(counted, group.count);
-      counted -= seen;
-      const outstanding = group.count - seen;
-      if (outstanding > 0)
-        load.assumed = addResources(load.assumed, scaleResources(group.requests, outstanding));
-    }
-  }
-  return byCluster;
+  // One computation of this rule: the index the controller keeps up to date, built once here.
+  const index = new PlacedLoadIndex();
+  let n = 0;
+  for (const workload of placed) index.set(String(n++), workload);
+  return index.load(capacities);
 }
 
 /**

@@ -185,6 +185,8 @@ try {
       record('writesPerDispatch', drain.writesPerDispatch);
       record('originStatusWritesPerJob', drain.originStatusWritesPerJob);
       record('mirrorStatusChangesPerJob', drain.mirrorStatusChangesPerJob);
+      record('placementTasksPerJob', drain.placementTasksPerJob);
+      record('reconcilesPerJob', drain.reconcilesPerJob);
       record('firstMirrorMs', drain.firstMirrorMs);
       record('controllerRssMiBAfterDrain', drain.rssMiB);
       record('redisPeakMiB', drain.redisPeakMiB);

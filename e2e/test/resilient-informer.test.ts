@@ -27,7 +27,12 @@ function idleJob(name: string, labels: Record<string, string> = {}): V1Job {
   };
 }
 
-function informer(pageSize: number, events: Array<InformerEvent<V1Job>>, labelSelector?: string) {
+function informer(
+  pageSize: number,
+  events: Array<InformerEvent<V1Job>>,
+  labelSelector?: string,
+  view?: (job: V1Job) => V1Job,
+) {
   const made = new ResilientInformer<V1Job>({
     name: 'e2e Jobs',
     kubeConfig: fleet.management.kubeConfig,
@@ -38,6 +43,7 @@ function informer(pageSize: number, events: Array<InformerEvent<V1Job>>, labelSe
     modelName: 'V1Job',
     labelSelector,
     listPageSize: pageSize,
+    ...(view ? { view } : {}),
     onEvent: (event) => events.push(event),
     log,
   });
@@ -108,5 +114,28 @@ describe('ResilientInformer on a real apiserver', () => {
     const watched = even.get(`${namespace}/late`)!;
     expect(watched.metadata!.creationTimestamp).toBeInstanceOf(Date);
     expect(events.some((e) => e.type === 'delete' && e.object.metadata!.name === 'job-2')).toBe(true);
+  });
+
+  it('keeps only its view of each object, listed or watched, and hands that view to onEvent', async () => {
+    const events: Array<InformerEvent<V1Job>> = [];
+    const slim = informer(10, events, 'parity=odd', (job) => {
+      if (job.spec) job.spec.template = {};
+      return job;
+    });
+    slim.start();
+    await slim.waitForSync();
+    expect(slim.list()).toHaveLength(11);
+    expect(slim.list().every((j) => JSON.stringify(j.spec!.template) === '{}')).toBe(true);
+    await fleet.management.batch.createNamespacedJob({
+      namespace,
+      body: idleJob('late-odd', { parity: 'odd' }),
+    });
+    await eventually('the watch brings the new Job', async () => slim.get(`${namespace}/late-odd`));
+    const watched = slim.get(`${namespace}/late-odd`)!;
+    expect(watched.spec!.template).toEqual({});
+    expect(watched.spec!.parallelism).toBe(0);
+    expect(events.every((e) => e.type === 'delete' || JSON.stringify(e.object.spec!.template) === '{}')).toBe(
+      true,
+    );
   });
 });

@@ -30,6 +30,7 @@ import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
+import { WrittenPlacements } from './written-placements.ts';
 
 /** How long a created mirror is taken as existing while its cluster's cache does not show it. */
 const expectedMirrorMs = 30_000;
@@ -73,6 +74,8 @@ export class DispatchController {
     string,
     { cluster: string; mirror: KubeObject; until: number }
   >();
+  /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
+  private readonly writtenPlacements = new WrittenPlacements();
   /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
   private timers: NodeJS.Timeout[] = [];
@@ -137,6 +140,7 @@ export class DispatchController {
         onEvent: (event) => {
           const key = originKey(adapter.name, objectKey(event.object));
           if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
+          this.writtenPlacements.forget(key);
           this.placer.observe(this.kinds.get(adapter.name)!, event);
           // A workload seen for the first time goes ahead of status syncs: it needs a placement.
           this.reconciles.add(key, event.type === 'upsert' && event.previous === undefined);
@@ -198,8 +202,11 @@ export class DispatchController {
       config,
       clock: this.clock,
       log,
-      // Placed: its mirror is created ahead of status syncs.
-      enqueueReconcile: (key) => this.reconciles.add(key, true),
+      // Placed: its mirror is created ahead of status syncs, from the written version.
+      placed: (key, over, written) => {
+        this.writtenPlacements.record(key, over, written);
+        this.reconciles.add(key, true);
+      },
     });
     this.metrics = new ControllerMetrics({
       managedJobs: () => this.managedCount(),
@@ -325,7 +332,7 @@ export class DispatchController {
 
   /** What one reconcile decides from, read from the caches at one instant. */
   private snapshot(kind: AnyDispatchedKind, key: string, objectName: string): OriginSnapshot<KubeObject> {
-    const origin = kind.origins.get(objectName);
+    const origin = this.writtenPlacements.newest(key, kind.origins.get(objectName));
     const clusters = this.clusterSnapshots(kind.adapter.name, objectName);
     if (!origin || origin.metadata?.deletionTimestamp) {
       return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };

@@ -48,8 +48,11 @@ export interface OriginPlacerOptions {
   config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents'>;
   clock: Clock;
   log: Logger;
-  /** A placement was written: the origin's reconcile creates the mirror. */
-  enqueueReconcile: (key: string) => void;
+  /**
+   * A placement was written over version `over` of the origin; `written` is the apiserver's
+   * answer. The origin's reconcile creates the mirror from it.
+   */
+  placed: (key: string, over: string, written: KubeObject) => void;
 }
 
 /**
@@ -196,7 +199,7 @@ export class OriginPlacer {
     );
     if (this.options.config.recordDispatchEvents)
       await this.options.recordEvent(kind, origin, 'Normal', eventReasons.placed, decision.message);
-    this.options.enqueueReconcile(originKey(adapter.name, key));
+    this.options.placed(originKey(adapter.name, key), origin.metadata!.resourceVersion!, written.value);
     return 'placed';
   }
 

@@ -138,6 +138,8 @@ export interface ControllerUnderTest {
   ready(timeoutMs?: number): Promise<void>;
   /** The V8 heap as the controller's own /metrics reports it (after ready()). */
   heap(): Promise<HeapReading>;
+  /** A counter of the controller's /metrics summed over its labels (after ready()). */
+  counter(name: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -149,6 +151,16 @@ export interface HeapReading {
 }
 
 let controllersStarted = 0;
+
+/** The sum of every sample of `name` (over all its labels) in a Prometheus text exposition. */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
 
 function metricMiB(text: string, name: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
@@ -209,6 +221,10 @@ export function startBenchController(
         }
       }
       throw new Error(`no heap snapshot appeared in ${dir}`);
+    },
+    async counter(name: string) {
+      if (!url) throw new Error('counter() before ready()');
+      return metricSum(await (await fetch(`${url}/metrics`)).text(), name);
     },
     async heap() {
       if (!url) throw new Error('heap() before ready()');

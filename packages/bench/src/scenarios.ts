@@ -150,6 +150,10 @@ export interface DrainResult {
   writesPerDispatch: number;
   originStatusWritesPerJob: number;
   mirrorStatusChangesPerJob: number;
+  /** BullMQ placement tasks run per Job, every outcome (1 when no task is run twice). */
+  placementTasksPerJob: number;
+  /** Reconciles per Job (an origin's watch events, its mirror's, and the placement's own). */
+  reconcilesPerJob: number;
   rssMiB: number;
   redisPeakMiB: number;
   writes: DispatchWrites;
@@ -176,6 +180,61 @@ export async function drainBacklog(
     names.map((name) => benchJob({ name, run: options.run, shape: 'idle', dispatched: true })),
     32,
   );
+  const observed = await observeDispatch(fleet, namespace);
+  const before = await fleet.requestCounts();
+  fleet.startRedisSampling();
+  const controller = startController(fleet, settings);
+  try {
+    await controller.ready();
+    const readyAt = performance.now();
+    const cpuAtReady = controller.cpuMs();
+    await waitUntil(
+      `${options.jobs} mirrors and origin statuses`,
+      () => observed.mirrorsSeen.size >= options.jobs && observed.synced.size >= options.jobs,
+      30 * 60_000,
+    );
+    const cpuMs = controller.cpuMs() - cpuAtReady;
+    const rssBytes = controller.rssBytes();
+    const placementTasks = await controller.counter('jobrelay_placements_total');
+    const reconciles = await controller.counter('jobrelay_reconciles_total');
+    if (settings.heapSnapshotDir) await controller.heapSnapshot(settings.heapSnapshotDir);
+    // Writes still in flight land in the counts within a moment.
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = await fleet.requestCounts();
+    const redisPeak = fleet.stopRedisSampling();
+    const times = [...observed.mirrorsSeen.values()].sort((a, b) => a - b);
+    const writes = dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name);
+    const result: DrainResult = {
+      jobs: options.jobs,
+      dispatchJobsPerSec: (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000),
+      firstMirrorMs: times[0]! - readyAt,
+      controllerCpuMsPerJob: cpuMs / options.jobs,
+      writesPerDispatch: writes.dispatch / options.jobs,
+      originStatusWritesPerJob: writes.originStatus / options.jobs,
+      mirrorStatusChangesPerJob: observed.mirrorStatusChanges() / options.jobs,
+      placementTasksPerJob: placementTasks / options.jobs,
+      reconcilesPerJob: reconciles / options.jobs,
+      rssMiB: rssBytes / 2 ** 20,
+      redisPeakMiB: redisPeak / 2 ** 20,
+      writes,
+    };
+    if (options.keepController) return { ...result, controller };
+    await controller.stop();
+    return result;
+  } catch (err) {
+    await controller.stop();
+    throw err;
+  } finally {
+    observed.stop();
+  }
+}
+
+/**
+ * The benchmark's own watches of a dispatch into `namespace`: every worker's Jobs (mirrors
+ * first seen, their status changes) and the management cluster's (origins showing a status).
+ * The replay runs them too, so both sides pay the apiservers the same for being observed.
+ */
+async function observeDispatch(fleet: BenchFleet, namespace: string) {
   const mirrorsSeen = new Map<string, number>();
   const mirrorStatus = new Map<string, string>();
   let mirrorStatusChanges = 0;
@@ -203,48 +262,14 @@ export async function drainBacklog(
     }),
   ];
   await Promise.all(watches.map((w) => w.start()));
-  const before = await fleet.requestCounts();
-  fleet.startRedisSampling();
-  const controller = startController(fleet, settings);
-  try {
-    await controller.ready();
-    const readyAt = performance.now();
-    const cpuAtReady = controller.cpuMs();
-    await waitUntil(
-      `${options.jobs} mirrors and origin statuses`,
-      () => mirrorsSeen.size >= options.jobs && synced.size >= options.jobs,
-      30 * 60_000,
-    );
-    const cpuMs = controller.cpuMs() - cpuAtReady;
-    const rssBytes = controller.rssBytes();
-    if (settings.heapSnapshotDir) await controller.heapSnapshot(settings.heapSnapshotDir);
-    // Writes still in flight land in the counts within a moment.
-    await new Promise((r) => setTimeout(r, 1000));
-    const after = await fleet.requestCounts();
-    const redisPeak = fleet.stopRedisSampling();
-    const times = [...mirrorsSeen.values()].sort((a, b) => a - b);
-    const writes = dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name);
-    const result: DrainResult = {
-      jobs: options.jobs,
-      dispatchJobsPerSec: (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000),
-      firstMirrorMs: times[0]! - readyAt,
-      controllerCpuMsPerJob: cpuMs / options.jobs,
-      writesPerDispatch: writes.dispatch / options.jobs,
-      originStatusWritesPerJob: writes.originStatus / options.jobs,
-      mirrorStatusChangesPerJob: mirrorStatusChanges / options.jobs,
-      rssMiB: rssBytes / 2 ** 20,
-      redisPeakMiB: redisPeak / 2 ** 20,
-      writes,
-    };
-    if (options.keepController) return { ...result, controller };
-    await controller.stop();
-    return result;
-  } catch (err) {
-    await controller.stop();
-    throw err;
-  } finally {
-    for (const w of watches) w.stop();
-  }
+  return {
+    mirrorsSeen,
+    synced,
+    mirrorStatusChanges: () => mirrorStatusChanges,
+    stop: () => {
+      for (const w of watches) w.stop();
+    },
+  };
 }
 
 /** B: plain Job creates against the worker apiservers, round robin, same client limits and concurrency. */
@@ -305,27 +330,36 @@ export async function replayDispatch(
       makeClusterApiClients(w.kubeConfig, { qps: settings.workerQps, burst: settings.workerBurst }),
     ),
   );
+  // Observed as the drain is, so the ratio compares the dispatcher with its calls alone.
+  const observed = await observeDispatch(fleet, namespace);
   const before = await fleet.requestCounts();
   const began = performance.now();
-  await withConcurrency(backlog, settings.concurrency, async (origin, i) => {
-    const cluster = fleet.workers[i % workers.length]!.name;
-    const record = {
-      attempt: 1,
-      carried: noProgress,
-      excludedClusters: [],
-      cluster,
-      placedAt: new Date().toISOString(),
-    };
-    // The controller's own placement write, so the replay cannot drift from what it sends.
-    const written = await patchPlacement(management, origin, record);
-    if (written.kind === 'conflict') throw new Error(`replay: ${origin.metadata!.name} changed under it`);
-    const placed = written.value;
-    const mirror = await workers[i % workers.length]!.create(
-      namespace,
-      batchJobAdapter.buildMirror(placed, { originId, attempt: 1, carried: noProgress, now: new Date() }),
-    );
-    await management.replaceStatus({ ...placed, status: { startTime: mirror.metadata!.creationTimestamp } });
-  });
+  try {
+    await withConcurrency(backlog, settings.concurrency, async (origin, i) => {
+      const cluster = fleet.workers[i % workers.length]!.name;
+      const record = {
+        attempt: 1,
+        carried: noProgress,
+        excludedClusters: [],
+        cluster,
+        placedAt: new Date().toISOString(),
+      };
+      // The controller's own placement write, so the replay cannot drift from what it sends.
+      const written = await patchPlacement(management, origin, record);
+      if (written.kind === 'conflict') throw new Error(`replay: ${origin.metadata!.name} changed under it`);
+      const placed = written.value;
+      const mirror = await workers[i % workers.length]!.create(
+        namespace,
+        batchJobAdapter.buildMirror(placed, { originId, attempt: 1, carried: noProgress, now: new Date() }),
+      );
+      await management.replaceStatus({
+        ...placed,
+        status: { startTime: mirror.metadata!.creationTimestamp },
+      });
+    });
+  } finally {
+    observed.stop();
+  }
   const seconds = (performance.now() - began) / 1000;
   await new Promise((r) => setTimeout(r, 1000));
   const after = await fleet.requestCounts();

@@ -21,7 +21,12 @@ export {
   type WorkerKubeconfigProbe,
   type WorkerKubeconfigProbeOptions,
 } from './probe-worker.ts';
-export { type CapacitySnapshot, type NodeCapacity, WorkerCapacity } from './worker-capacity.ts';
+export {
+  type CapacitySnapshot,
+  type NodeCapacity,
+  podCapacityView,
+  WorkerCapacity,
+} from './worker-capacity.ts';
 export * from './worker-cluster.ts';
 export {
   WorkerClusterRegistry,

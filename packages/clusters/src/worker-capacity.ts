@@ -6,7 +6,7 @@ import {
   resourceAmount,
   subtractResources,
 } from '@jobrelay/placement';
-import type { KubeConfig, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 export interface NodeCapacity {
@@ -28,6 +28,42 @@ export interface CapacitySnapshot {
    * under the Job, a RayCluster's head and workers under the RayCluster, whatever the kind.
    */
   podsByOwner: ReadonlyMap<string, number>;
+}
+
+/**
+ * What the capacity cache keeps of a pod: its identity, controlling owner, node, phase and the
+ * fields its requests are computed from (podRequests). A running pod's env, volumes, probes,
+ * command lines and status details are most of it, and every pod on the worker is cached.
+ */
+export function podCapacityView(pod: V1Pod): V1Pod {
+  const { metadata, spec, status } = pod;
+  const containerView = (c: V1Container): V1Container => ({
+    name: c.name,
+    ...(c.resources ? { resources: c.resources } : {}),
+    ...(c.restartPolicy ? { restartPolicy: c.restartPolicy } : {}),
+  });
+  const owner = metadata?.ownerReferences?.find((reference) => reference.controller);
+  return {
+    metadata: {
+      name: metadata?.name,
+      namespace: metadata?.namespace,
+      uid: metadata?.uid,
+      resourceVersion: metadata?.resourceVersion,
+      ...(owner ? { ownerReferences: [owner] } : {}),
+    },
+    ...(spec
+      ? {
+          spec: {
+            containers: spec.containers.map(containerView),
+            ...(spec.initContainers ? { initContainers: spec.initContainers.map(containerView) } : {}),
+            ...(spec.resources ? { resources: spec.resources } : {}),
+            ...(spec.overhead ? { overhead: spec.overhead } : {}),
+            ...(spec.nodeName ? { nodeName: spec.nodeName } : {}),
+          },
+        }
+      : {}),
+    ...(status?.phase ? { status: { phase: status.phase } } : {}),
+  };
 }
 
 function schedulable(node: V1Node): boolean {
@@ -78,6 +114,7 @@ export class WorkerCapacity {
       path: '/api/v1/pods',
       modelName: 'V1Pod',
       fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
+      view: podCapacityView,
       log: options.log,
       onEvent: changed,
     });

@@ -509,6 +509,9 @@ export class WorkerClusterRegistry {
         path: collectionPath(resource),
         ...(resource.modelName ? { modelName: resource.modelName } : {}),
         labelSelector: this.mirrorSelector(),
+        ...(adapter.mirrorCacheView
+          ? { view: (mirror: KubeObject) => adapter.mirrorCacheView!(mirror) }
+          : {}),
         log,
         onEvent: (event) => this.options.onMirrorEvent?.(cluster, adapter.name, event),
       });

@@ -159,6 +159,13 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
   placementTimeoutStatus?(origin: T, now: Date, message: string): object | undefined;
 
   /**
+   * What the caches of mirrors keep of each mirror (the controller's and the API's), when less
+   * than the whole object: the fields this adapter, the planner and the API read of a mirror.
+   * May change the mirror in place. Absent: the whole mirror is kept.
+   */
+  mirrorCacheView?(mirror: T): T;
+
+  /**
    * How to find the pods a mirror runs on its cluster: label selectors in its namespace there,
    * one per group (a RayJob's RayCluster and its submitter Job). Empty when they cannot be
    * found yet (a RayJob before its operator named its RayCluster) or the kind does not say.

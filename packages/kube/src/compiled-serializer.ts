@@ -66,7 +66,41 @@ export function codecFor(type: string, format: string): Codec {
   return codec;
 }
 
+/**
+ * The slots of the string cache below: a direct-mapped table, so its memory is fixed (8192
+ * references) and a miss simply replaces the slot.
+ */
+const internSlots: Array<string | undefined> = new Array(8192).fill(undefined);
+const internMask = internSlots.length - 1;
+
+/**
+ * The same string, shared when an equal one was seen recently. Every cached Job repeats the
+ * same short values (its namespace, image, "IfNotPresent", "ClusterFirst", its UID four times
+ * over in labels and selectors), and JSON.parse makes a fresh copy of each: with 10,000 Jobs
+ * and their mirrors tracked, 400,000 such strings (17 MiB). The result is always equal to the
+ * argument; only which copy is kept changes. Long strings are rarely repeated and cost more to
+ * hash: they pass through.
+ */
+export function internString(value: string): string {
+  const length = value.length;
+  if (length > 64) return value;
+  // FNV-1a over the UTF-16 code units; collisions only cost a miss.
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < length; i++) hash = Math.imul(hash ^ value.charCodeAt(i), 0x01000193);
+  const slot = (hash >>> 0) & internMask;
+  const seen = internSlots[slot];
+  if (seen === value) return seen;
+  internSlots[slot] = value;
+  return value;
+}
+
+const stringCodec: Codec = {
+  deserialize: (data) => (typeof data === 'string' ? internString(data) : data),
+  serialize: (data) => data,
+};
+
 function compile(type: string, format: string): Codec {
+  if (type === 'string') return stringCodec;
   if (primitives.has(type.toLowerCase())) return identity;
   if (type.endsWith(nullableSuffix)) return codecFor(type.slice(0, -nullableSuffix.length), format);
   if (type.endsWith(optionalSuffix)) return codecFor(type.slice(0, -optionalSuffix.length), format);

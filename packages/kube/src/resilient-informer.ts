@@ -42,6 +42,12 @@ export interface ResilientInformerOptions<T extends InformableObject> {
    * we manage); one that stops matching is reported as deleted.
    */
   keep?: (object: T) => boolean;
+  /**
+   * What the cache keeps of each object it keeps (decided on the whole object): the fields its
+   * readers use, so memory goes to those alone. Every reader, `onEvent` included, sees only
+   * this view. It may change the object in place.
+   */
+  view?: (object: T) => T;
   /** Called for every change. Must not throw and should only enqueue work. */
   onEvent: (event: InformerEvent<T>) => void;
   log: Logger;
@@ -226,8 +232,9 @@ export class ResilientInformer<T extends InformableObject> {
       return;
     }
     if (previous?.metadata?.resourceVersion === object.metadata?.resourceVersion && previous) return;
-    this.cache.set(key, object);
-    this.emit({ type: 'upsert', object, previous });
+    const kept = this.options.view ? this.options.view(object) : object;
+    this.cache.set(key, kept);
+    this.emit({ type: 'upsert', object: kept, previous });
   }
 
   private emit(event: InformerEvent<T>): void {

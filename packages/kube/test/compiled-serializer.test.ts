@@ -1,7 +1,7 @@
 import * as generated from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { codecFor, originalSerializer } from '../src/compiled-serializer.ts';
+import { codecFor, internString, originalSerializer } from '../src/compiled-serializer.ts';
 
 const { ObjectSerializer } = generated;
 
@@ -118,5 +118,38 @@ describe('the compiled serializer', () => {
       '',
     ) as { metadata: { creationTimestamp: Date } };
     expect(job.metadata.creationTimestamp).toEqual(new Date('2026-12-01T10:00:00Z'));
+  });
+});
+
+describe('internString', () => {
+  it('always answers a string equal to its argument, whatever was seen before', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.string(), fc.string({ unit: 'grapheme', maxLength: 80 }))),
+        (values) => {
+          for (const value of values) expect(internString(value)).toBe(value);
+          // Again, now that the table holds them (and evicted some by collisions).
+          for (const value of [...values].reverse()) expect(internString(value)).toBe(value);
+        },
+      ),
+    );
+  });
+
+  it('interns the string fields of deserialized models without changing them', () => {
+    const wire = {
+      metadata: { name: 'a', namespace: 'team', labels: { app: 'x' } },
+      spec: {
+        template: {
+          spec: { containers: [{ name: 'c', image: 'busybox', imagePullPolicy: 'IfNotPresent' }] },
+        },
+      },
+    };
+    const job = codecFor('V1Job', '').deserialize(JSON.parse(JSON.stringify(wire))) as {
+      metadata: { namespace: string; labels: Record<string, string> };
+      spec: { template: { spec: { containers: Array<{ imagePullPolicy: string }> } } };
+    };
+    expect(job.metadata.namespace).toBe('team');
+    expect(job.metadata.labels).toEqual({ app: 'x' });
+    expect(job.spec.template.spec.containers[0]!.imagePullPolicy).toBe('IfNotPresent');
   });
 });

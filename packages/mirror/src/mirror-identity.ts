@@ -1,8 +1,22 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { originLabel, originUidLabel, placementAttemptAnnotation } from './jobrelay-names.ts';
+import {
+  originLabel,
+  originUidLabel,
+  placementAnnotation,
+  placementAttemptAnnotation,
+  unschedulableAnnotation,
+} from './jobrelay-names.ts';
 
-/** Client bookkeeping that means nothing on another cluster. */
-const droppedAnnotations = ['kubectl.kubernetes.io/last-applied-configuration'];
+/**
+ * Bookkeeping that means nothing on another cluster: a client's, and jobrelay's own record on
+ * the origin (where it placed the workload and why, or why it waits). A copy on the mirror
+ * would be a stale snapshot of it, sent to the worker and cached with every mirror.
+ */
+const droppedAnnotations = [
+  'kubectl.kubernetes.io/last-applied-configuration',
+  placementAnnotation,
+  unschedulableAnnotation,
+];
 
 /**
  * The metadata of any kind's mirror: the origin's namespace, name, labels and annotations

@@ -1,7 +1,13 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { buildMirrorJob } from '../src/build-mirror-job.ts';
-import { originLabel, originUidLabel, placementAttemptAnnotation } from '../src/jobrelay-names.ts';
+import {
+  originLabel,
+  originUidLabel,
+  placementAnnotation,
+  placementAttemptAnnotation,
+  unschedulableAnnotation,
+} from '../src/jobrelay-names.ts';
 import { mirrorOwnership } from '../src/mirror-ownership.ts';
 import { mirrorSpecUpdate } from '../src/mirror-spec-update.ts';
 
@@ -25,7 +31,12 @@ function originJob(overrides: Partial<V1Job['spec']> = {}): V1Job {
         'controller-uid': 'origin-uid-1',
         'batch.kubernetes.io/controller-uid': 'origin-uid-1',
       },
-      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', team: 'a' },
+      annotations: {
+        'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        team: 'a',
+        [placementAnnotation]: '{"attempt":2,"cluster":"worker-1","carried":{}}',
+        [unschedulableAnnotation]: 'no cluster fits yet',
+      },
     },
     spec: {
       managedBy: 'jobrelay.dev/dispatcher',

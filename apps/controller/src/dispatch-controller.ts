@@ -140,7 +140,6 @@ export class DispatchController {
         onEvent: (event) => {
           const key = originKey(adapter.name, objectKey(event.object));
           if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
-          this.writtenPlacements.forget(key);
           this.placer.observe(this.kinds.get(adapter.name)!, event);
           // A workload seen for the first time goes ahead of status syncs: it needs a placement.
           this.reconciles.add(key, event.type === 'upsert' && event.previous === undefined);

@@ -9,6 +9,8 @@ import type { KubeObject } from '@jobrelay/kinds';
  * Exact, not a guess: a watch delivers an object's versions in order, so while the cache still
  * holds the very version the placement was written over, the answer is the newest there is;
  * once the cache holds any other version (or none), the entry is dropped and the cache rules.
+ * Every entry is read, and so dropped once stale, by the reconciles of its key: the one the
+ * placement asks for, and the one each later watch event brings.
  */
 export class WrittenPlacements {
   private readonly byKey = new Map<string, { over: string; written: KubeObject }>();
@@ -20,11 +22,6 @@ export class WrittenPlacements {
   /** A placement was written over version `over`; `written` is what the apiserver answered. */
   record(key: string, over: string, written: KubeObject): void {
     this.byKey.set(key, { over, written });
-  }
-
-  /** The cache moved (any watch event for the key): it is the newest again. */
-  forget(key: string): void {
-    this.byKey.delete(key);
   }
 
   /** The origin to plan from: the written answer while the cache holds the version it was written over. */

@@ -45,12 +45,4 @@ describe('WrittenPlacements', () => {
     expect(written.newest('batch/team/a', undefined)).toBeUndefined();
     expect(written.size).toBe(0);
   });
-
-  it('forgets on a watch event and then answers from the cache', () => {
-    const written = new WrittenPlacements();
-    const read = job('u1', '10');
-    written.record('batch/team/a', '10', job('u1', '11', 'worker-1'));
-    written.forget('batch/team/a');
-    expect(written.newest('batch/team/a', read)).toBe(read);
-  });
 });

@@ -152,20 +152,23 @@ export interface HeapReading {
 
 let controllersStarted = 0;
 
-/** The sum of every sample of `name` (over all its labels) in a Prometheus text exposition. */
+/** The values of every sample of `name` (any labels) in a Prometheus text exposition. */
+function metricSamples(text: string, name: string): number[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .map((line) => Number(line.slice(line.lastIndexOf(' ') + 1)));
+}
+
+/** The sum of every sample of `name` (over all its labels): 0 when there is none. */
 export function metricSum(text: string, name: string): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
+  return metricSamples(text, name).reduce((sum, value) => sum + value, 0);
 }
 
 function metricMiB(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  if (!line) throw new Error(`the controller's /metrics has no ${name}`);
-  return Number(line.split(' ')[1]) / 2 ** 20;
+  const [value] = metricSamples(text, name);
+  if (value === undefined) throw new Error(`the controller's /metrics has no ${name}`);
+  return value / 2 ** 20;
 }
 
 /** The real controller as its own process, as production runs it, with its default settings. */

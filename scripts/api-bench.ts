@@ -260,7 +260,7 @@ async function startApi(sandbox: Sandbox): Promise<ApiProcess> {
     [
       ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
       apiMain,
-      `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api')}`,
+      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
       `--redis-url=${sandbox.redisUrl}`,
       '--address=127.0.0.1:0',
       // The default (1200 a minute per caller) would answer most of a sequential benchmark 429.

@@ -254,9 +254,12 @@ async function main(): Promise<number> {
     [
       ...controllerNodeFlags,
       join(repositoryRoot, 'apps/controller/src/main.ts'),
-      `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
+      // Its ServiceAccount's token, with deploy/controller's RBAC: what an install runs with.
+      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-controller')}`,
       `--redis-url=${sandbox.redisUrl}`,
       '--mirror-retention-seconds=300',
+      // A fixed name: a demo rerun after a crash takes the leader Lease back at once.
+      '--leader-election-identity=demo',
       `--health-address=${healthAddress}`,
     ],
     { ...process.env, ...controllerEnvironment },
@@ -270,7 +273,7 @@ async function main(): Promise<number> {
   // The admin API, as its own process with its own identity (deploy/api's jobrelay-api RBAC).
   const api = startSandboxApp(sandbox.dir, 'api', [
     join(repositoryRoot, 'apps/api/src/main.ts'),
-    `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api')}`,
+    `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
     `--redis-url=${sandbox.redisUrl}`,
     `--address=${apiAddress}`,
   ]);

@@ -51,7 +51,7 @@ export async function startApiHarness(
   options: { authCacheSeconds?: number; rateLimitPerMinute?: number; bodyLimitBytes?: number } = {},
 ): Promise<ApiHarness> {
   const management = new KubeConfig();
-  management.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api'));
+  management.loadFromFile(sandbox.serviceAccountKubeconfigPath('jobrelay-api'));
   // The controller's origin id, derived as the controller and the API process derive it.
   const originId = await defaultOriginId(management);
   const log = pino({ level: process.env.JOBRELAY_TEST_API_LOG ?? 'silent' });

@@ -27,7 +27,7 @@ export function startApiProcess(sandbox: Sandbox, extraArgs: string[] = []): Api
     process.execPath,
     [
       join(repositoryRoot, 'apps/api/src/main.ts'),
-      `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name, 'jobrelay-api')}`,
+      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
       `--redis-url=${sandbox.redisUrl}`,
       '--address=127.0.0.1:0',
       '--log-level=info',

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { metricSum } from '@jobrelay/bench';
 import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 
@@ -12,14 +13,18 @@ export interface ControllerProcess {
   logs(): string;
   /** Where it serves /healthz, /readyz and /metrics (read from its log). */
   healthUrl(): Promise<string>;
+  /** The sum of a metric's samples on its /metrics now (0 when it has none). */
+  metric(name: string): Promise<number>;
+  /** Whether /readyz answers 200 now. */
+  isReady(): Promise<boolean>;
 }
 
 let started = 0;
 
 /**
  * Runs the real controller as its own process (as it runs in production, and so that it can
- * be SIGKILLed), against the sandbox's management cluster and Redis. Short intervals make
- * the level-triggered backstops visible within a test's time.
+ * be SIGKILLed), against the sandbox's management cluster and Redis, with its ServiceAccount's
+ * token. Short intervals make the level-triggered backstops visible within a test's time.
  */
 export function startController(sandbox: Sandbox, extraArgs: string[] = []): ControllerProcess {
   const logsDir = join(sandbox.dir, 'logs');
@@ -31,7 +36,9 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
     [
       ...controllerNodeFlags,
       join(repositoryRoot, 'apps/controller/src/main.ts'),
-      `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
+      // The jobrelay-controller ServiceAccount's token, with exactly deploy/controller's RBAC:
+      // a permission missing there fails whichever test needs it.
+      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-controller')}`,
       `--redis-url=${sandbox.redisUrl}`,
       '--mirror-retention-seconds=5',
       '--gc-interval-seconds=5',
@@ -40,6 +47,9 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       '--log-level=debug',
       // A free port each time: several controllers (and the demo's) may run at once.
       '--health-address=127.0.0.1:0',
+      // One identity per test file, as a pod keeps its name across restarts: a controller
+      // restarted after a SIGKILL takes its Lease back at once. Tests of election pass their own.
+      `--leader-election-identity=e2e-${process.pid}`,
       ...extraArgs,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...controllerEnvironment } },
@@ -64,6 +74,15 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error(`the controller did not log its health address; see ${logFile}`);
+    },
+    async metric(name) {
+      return metricSum(await (await fetch(`${await this.healthUrl()}/metrics`)).text(), name);
+    },
+    async isReady() {
+      return fetch(`${await this.healthUrl()}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
     },
   };
 }

@@ -1,5 +1,6 @@
 // The admin API's authentication and authorization, as the API will make them: TokenReviews
-// and SubjectAccessReviews created by the API's own identity (`jobrelay-api`) against the
+// and SubjectAccessReviews created by the API's own identity (the `jobrelay-api`
+// ServiceAccount's token, with deploy/api's RBAC) against the
 // real management apiserver, for the sandbox identities installApiAccess() binds to
 // deploy/api's roles.
 import { type Identity, installApiAccess, systemNamespace, teamNamespace } from '@jobrelay/sandbox';
@@ -22,7 +23,8 @@ function kubeConfigOf(identity: Identity): KubeConfig {
   return kubeConfig;
 }
 
-const asApi = kubeConfigOf('jobrelay-api');
+const asApi = new KubeConfig();
+asApi.loadFromFile(sandbox.serviceAccountKubeconfigPath('jobrelay-api'));
 const authn = asApi.makeApiClient(AuthenticationV1Api);
 const authz = asApi.makeApiClient(AuthorizationV1Api);
 
@@ -96,13 +98,14 @@ describe('SubjectAccessReview by the jobrelay-api identity', () => {
   });
 
   it('keeps the API process to its own role: no node deletion, Secrets in jobrelay-system only', async () => {
-    expect(await allowed('jobrelay-api', { resource: 'nodes', verb: 'delete' })).toBe(false);
+    const apiServiceAccount = `system:serviceaccount:${systemNamespace}:jobrelay-api`;
+    expect(await allowed(apiServiceAccount, { resource: 'nodes', verb: 'delete' })).toBe(false);
     expect(
-      await allowed('jobrelay-api', { resource: 'secrets', verb: 'list', namespace: systemNamespace }),
+      await allowed(apiServiceAccount, { resource: 'secrets', verb: 'list', namespace: systemNamespace }),
     ).toBe(true);
-    expect(await allowed('jobrelay-api', { resource: 'secrets', verb: 'list', namespace: 'default' })).toBe(
-      false,
-    );
+    expect(
+      await allowed(apiServiceAccount, { resource: 'secrets', verb: 'list', namespace: 'default' }),
+    ).toBe(false);
     // The apiserver enforces what the review says: authorization is checked before the node is looked up.
     const core = asApi.makeApiClient(CoreV1Api);
     expect(await statusCodeOf(core.deleteNode({ name: 'no-such-node' }))).toBe(403);

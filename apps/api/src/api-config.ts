@@ -94,9 +94,12 @@ const booleanFields: ReadonlySet<keyof ApiConfig> = new Set(['allowInsecureHttp'
 
 export const apiUsage = `usage: jobrelay-api [--flag value ...]   (npm run api -- --help)
 
-The admin REST API of jobrelay. Every flag can also be set by an environment variable:
---redis-url is JOBRELAY_REDIS_URL.
+The admin REST API of jobrelay. Every flag can also be set by an environment variable
+(--redis-url is JOBRELAY_REDIS_URL), or in a YAML or JSON file given by --config
+(JOBRELAY_CONFIG) under the setting's name (redisUrl: redis://redis:6379). Flags win over
+variables, variables over the file.
 
+  --${'config'.padEnd(24)} a YAML or JSON file of settings
 ${Object.entries(flags)
   .map(([flag, [, help]]) => `  --${flag.padEnd(24)} ${help}`)
   .join('\n')}`;
@@ -110,7 +113,7 @@ function isLoopback(host: string): boolean {
   return bare === '::1';
 }
 
-/** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
+/** Flags win over JOBRELAY_* variables, then --config's file, then defaults. Bad values name their source. */
 export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig {
   const config = loadFlagConfig(argv, env, apiConfigSchema, {
     flags: Object.fromEntries(Object.entries(flags).map(([flag, [field]]) => [flag, field])),

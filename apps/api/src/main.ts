@@ -2,7 +2,7 @@
 // The API process: `npm run api -- --kubeconfig <file> [--flag value ...]`. Only wiring:
 // configuration, logger, signals; the app itself is built by buildApi.
 import { readFileSync } from 'node:fs';
-import { defaultOriginId, logRedaction } from '@jobrelay/kube';
+import { defaultOriginId, logRedaction, printableConfig } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { AccessReviewer } from './access-review.ts';
@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   // The controller's kind flags, read by the same code: a bad one is a usage error before anything connects.
   const choices = chosenKinds(config);
   const log = pino({ name: 'jobrelay-api', level: config.logLevel, redact: logRedaction });
+  log.info({ configuration: printableConfig(config) }, 'configuration');
   const management = new KubeConfig();
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
   else management.loadFromDefault();

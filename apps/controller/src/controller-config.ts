@@ -1,5 +1,11 @@
 import { kindSelectionFields } from '@jobrelay/kinds';
-import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
+import {
+  ConfigError,
+  dns1123Label,
+  dns1123Subdomain,
+  labelValuePattern as labelValue,
+  loadFlagConfig,
+} from '@jobrelay/kube';
 import { z } from 'zod';
 
 const seconds = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -58,6 +64,39 @@ export const controllerConfigSchema = z.object({
     .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:8081')
     .default('127.0.0.1:8081'),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+  /**
+   * Reconcile only while holding a coordination.k8s.io Lease in the system namespace, so that
+   * replicas can run side by side (placement tasks are shared through the queue by all).
+   */
+  leaderElect: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
+  leaderElectionLeaseName: z
+    .string()
+    .regex(dns1123Subdomain, 'must be a Kubernetes object name')
+    .default('jobrelay-controller'),
+  /** Unique per replica; default: $POD_NAME (the chart sets it), else the host name and a random suffix. */
+  leaderElectionIdentity: z.string().min(1).max(253).optional(),
+  leaseDurationSeconds: seconds(15, 2),
+  renewDeadlineSeconds: seconds(10, 1),
+  retryPeriodSeconds: seconds(2, 1),
+  /** On SIGTERM, in-flight work gets this long to finish before the process exits anyway; keep it under the pod's grace period. */
+  shutdownTimeoutSeconds: seconds(20, 1),
+});
+
+/** The whole schema, with the checks that relate fields to each other. */
+export const checkedControllerConfigSchema = controllerConfigSchema.superRefine((config, context) => {
+  // As client-go requires: a holder gives up before the others may take over, and retries in between.
+  if (config.renewDeadlineSeconds >= config.leaseDurationSeconds)
+    context.addIssue({
+      code: 'custom',
+      path: ['renewDeadlineSeconds'],
+      message: `must be shorter than the lease duration (${config.leaseDurationSeconds}s)`,
+    });
+  if (config.retryPeriodSeconds >= config.renewDeadlineSeconds)
+    context.addIssue({
+      code: 'custom',
+      path: ['retryPeriodSeconds'],
+      message: `must be shorter than the renew deadline (${config.renewDeadlineSeconds}s)`,
+    });
 });
 
 export type ControllerConfig = z.infer<typeof controllerConfigSchema>;
@@ -90,22 +129,32 @@ const flags = {
   'status-coalesce-ms': 'statusCoalesceMs',
   'log-level': 'logLevel',
   'health-address': 'healthAddress',
+  'leader-elect': 'leaderElect',
+  'leader-election-lease-name': 'leaderElectionLeaseName',
+  'leader-election-identity': 'leaderElectionIdentity',
+  'lease-duration-seconds': 'leaseDurationSeconds',
+  'renew-deadline-seconds': 'renewDeadlineSeconds',
+  'retry-period-seconds': 'retryPeriodSeconds',
+  'shutdown-timeout-seconds': 'shutdownTimeoutSeconds',
 } as const satisfies Record<string, keyof ControllerConfig>;
 
 export const controllerUsage = `usage: jobrelay-controller [--flag value ...]
 
-Every flag can also be set by an environment variable: --redis-url is JOBRELAY_REDIS_URL.
+Every flag can also be set by an environment variable (--redis-url is JOBRELAY_REDIS_URL),
+or in a YAML or JSON file given by --config (JOBRELAY_CONFIG) under the setting's name
+(redisUrl: redis://redis:6379). Flags win over variables, variables over the file.
+  --config
 ${Object.keys(flags)
   .map((flag) => `  --${flag}`)
   .join('\n')}`;
 
 export { ConfigError };
 
-/** Flags win over JOBRELAY_* variables, which win over defaults. Bad values name the flag. */
+/** Flags win over JOBRELAY_* variables, then --config's file, then defaults. Bad values name their source. */
 export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
-  return loadFlagConfig(argv, env, controllerConfigSchema, {
+  return loadFlagConfig(argv, env, checkedControllerConfigSchema, {
     flags,
     listFields: new Set(['namespaces', 'kinds', 'kindManagedBy']),
-    booleanFields: new Set(['createNamespaces', 'allowExecPlugins', 'recordDispatchEvents']),
+    booleanFields: new Set(['createNamespaces', 'allowExecPlugins', 'recordDispatchEvents', 'leaderElect']),
   });
 }

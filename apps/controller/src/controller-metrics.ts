@@ -1,11 +1,14 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface MetricsSources {
   managedJobs: () => number;
   reconcileQueueLength: () => number;
   placementQueueDepth: () => Promise<Record<string, number>>;
+  /** Milliseconds the oldest placement task waiting for a worker has waited. */
+  placementQueueOldestWaitingMs: () => Promise<number>;
   clusters: () => Array<{ name: string; active: boolean }>;
-  workerApiRequests: () => Record<string, number>;
+  /** Whether this replica holds the leader Lease (always, when leader election is off). */
+  leader: () => boolean;
 }
 
 /**
@@ -15,9 +18,12 @@ export interface MetricsSources {
 export class ControllerMetrics {
   readonly registry = new Registry();
   readonly reconciles: Counter<'result'>;
-  readonly placements: Counter<'outcome'>;
+  readonly placements: Counter<'outcome' | 'cluster'>;
   readonly statusWrites: Counter<'result'>;
   readonly mirrorOperations: Counter<'operation'>;
+  readonly dispatchLatency: Histogram;
+  readonly statusLag: Histogram;
+  readonly workerApiRequests: Counter<'cluster' | 'verb' | 'code'>;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -30,14 +36,34 @@ export class ControllerMetrics {
     });
     this.placements = new Counter({
       name: 'jobrelay_placements_total',
-      help: 'Placement decisions, by outcome (placed, unschedulable, not-needed).',
-      labelNames: ['outcome'],
+      help: 'Placement decisions, by outcome (placed, unschedulable, not-needed) and cluster (placed only; "" otherwise).',
+      labelNames: ['outcome', 'cluster'],
       registers,
     });
     this.statusWrites = new Counter({
       name: 'jobrelay_origin_status_writes_total',
-      help: 'Origin status writes, by result (written, refused by our validator, conflict); an unchanged status is not written.',
+      help:
+        'Origin status writes, by result: written, conflict (retried), refused (by our validator, never sent), ' +
+        'rejected (sent and refused by the apiserver: should stay 0). An unchanged status is not written.',
       labelNames: ['result'],
+      registers,
+    });
+    this.dispatchLatency = new Histogram({
+      name: 'jobrelay_dispatch_latency_seconds',
+      help: 'From a workload’s creation on the management cluster to its first mirror’s creation on a worker.',
+      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+      registers,
+    });
+    this.statusLag = new Histogram({
+      name: 'jobrelay_status_lag_seconds',
+      help: 'From a mirror’s status change seen on its worker to its origin’s status written (coalescing included).',
+      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.workerApiRequests = new Counter({
+      name: 'jobrelay_worker_api_requests_total',
+      help: 'Requests to each worker’s apiserver (watches aside), by Kubernetes verb and HTTP status code (0: no answer).',
+      labelNames: ['cluster', 'verb', 'code'],
       registers,
     });
     this.mirrorOperations = new Counter({
@@ -73,6 +99,14 @@ export class ControllerMetrics {
       },
     });
     new Gauge({
+      name: 'jobrelay_placement_queue_oldest_waiting_seconds',
+      help: 'How long the oldest placement task waiting for a worker has waited (0: none waits). Growing: placement falls behind.',
+      registers,
+      async collect() {
+        this.set((await sources.placementQueueOldestWaitingMs().catch(() => 0)) / 1000);
+      },
+    });
+    new Gauge({
       name: 'jobrelay_worker_cluster_active',
       help: '1 when the WorkerCluster is Active, else 0.',
       labelNames: ['cluster'],
@@ -83,13 +117,11 @@ export class ControllerMetrics {
       },
     });
     new Gauge({
-      name: 'jobrelay_worker_api_requests',
-      help: 'API requests sent to each worker cluster since start (rate-limited clients).',
-      labelNames: ['cluster'],
+      name: 'jobrelay_leader',
+      help: '1 while this replica holds the leader Lease and reconciles, else 0 (it places only).',
       registers,
       collect() {
-        for (const [cluster, count] of Object.entries(sources.workerApiRequests()))
-          this.set({ cluster }, count);
+        this.set(sources.leader() ? 1 : 0);
       },
     });
   }

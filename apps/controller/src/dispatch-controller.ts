@@ -26,6 +26,7 @@ import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, eventRegarding, originKey, splitOriginKey } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
+import { LeaderElector } from './leader-election.ts';
 
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
@@ -43,6 +44,13 @@ export interface DispatchControllerOptions {
   kinds: KindChoice[];
   log: Logger;
   clock?: Clock;
+  /** This replica's name in the leader election (config.leaderElectionIdentity, resolved). */
+  identity: string;
+  /**
+   * The leader Lease could not be renewed: another replica may be reconciling already, so the
+   * process must stop at once (main exits; its Deployment restarts it as a follower).
+   */
+  onLostLeadership?: () => void;
 }
 
 /**
@@ -76,11 +84,17 @@ export class DispatchController {
   >();
   /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
   private readonly writtenPlacements = new WrittenPlacements();
+  /** Per origin key: when a mirror change not yet written back to the origin was first seen. */
+  private readonly mirrorChangeSeenAt = new Map<string, number>();
   /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
   private timers: NodeJS.Timeout[] = [];
   readonly metrics: ControllerMetrics;
   private ready = false;
+  /** Reconciling, collecting garbage and writing WorkerCluster status: the leader's work. */
+  private leading = false;
+  private stopping = false;
+  private readonly elector: LeaderElector | undefined;
   private closeHealthServer: (() => Promise<void>) | undefined;
 
   constructor(options: DispatchControllerOptions) {
@@ -112,8 +126,12 @@ export class DispatchController {
       clock: this.clock,
       reconcile: async (key) => {
         try {
+          const changeSeenAt = this.mirrorChangeSeenAt.get(key);
           const result = await this.reconcile(key);
           this.metrics.reconciles.inc({ result: 'ok' });
+          // Synced (written, or nothing to write): a later change starts its own measurement.
+          if (changeSeenAt !== undefined && this.mirrorChangeSeenAt.get(key) === changeSeenAt)
+            this.mirrorChangeSeenAt.delete(key);
           return result;
         } catch (err) {
           this.metrics.reconciles.inc({ result: 'error' });
@@ -163,8 +181,15 @@ export class DispatchController {
       reconnectMaxBackoffMs: config.clusterReconnectMaxSeconds * 1000,
       clientRateLimit: { qps: config.workerQps, burst: config.workerBurst },
       allowExecPlugins: config.allowExecPlugins,
+      leading: () => this.leading,
+      onWorkerApiResponse: (cluster, verb, code) =>
+        this.metrics.workerApiRequests.inc({ cluster, verb, code: String(code) }),
       onMirrorEvent: (cluster, kind, event) => {
         const key = originKey(kind, objectKey(event.object));
+        // The first change not yet written back: the status lag is measured from it (by the
+        // leader, which writes it back).
+        if (this.leading && !this.mirrorChangeSeenAt.has(key))
+          this.mirrorChangeSeenAt.set(key, this.clock.now());
         if (this.expectedMirrors.get(key)?.cluster === cluster) this.expectedMirrors.delete(key);
         // A mirror's status changes come in bursts (a pod created, then ready; it succeeds, then
         // the Job completes): waiting a moment lets one origin status write carry a burst.
@@ -202,7 +227,11 @@ export class DispatchController {
       clock: this.clock,
       log,
       // Placed: its mirror is created ahead of status syncs, from the written version.
-      placed: (key, over, written) => {
+      placed: (key, over, written, cluster) => {
+        this.metrics.placements.inc({ outcome: 'placed', cluster });
+        // A follower's placements reach the leader through its watch; only the leader's own
+        // reconciles read (and so drop) what is recorded here.
+        if (!this.leading) return;
         this.writtenPlacements.record(key, over, written);
         this.reconciles.add(key, true);
       },
@@ -211,8 +240,9 @@ export class DispatchController {
       managedJobs: () => this.managedCount(),
       reconcileQueueLength: () => this.reconciles.length,
       placementQueueDepth: () => this.queue.depth(),
+      placementQueueOldestWaitingMs: () => this.queue.oldestWaitingMs(this.clock.now()),
       clusters: () => this.registry.clusters().map((c) => ({ name: c.name, active: c.state.active })),
-      workerApiRequests: () => this.registry.requestCounts(),
+      leader: () => this.leading,
     });
     this.executor = new OriginExecutor({
       originId: options.originId,
@@ -228,8 +258,34 @@ export class DispatchController {
           until: this.clock.now() + expectedMirrorMs,
         }),
       metrics: this.metrics,
+      statusWritten: (kind, origin) => {
+        const seenAt = this.mirrorChangeSeenAt.get(originKey(kind, objectKey(origin)));
+        if (seenAt !== undefined) this.metrics.statusLag.observe((this.clock.now() - seenAt) / 1000);
+      },
       log,
     });
+    this.elector = config.leaderElect
+      ? new LeaderElector({
+          kubeConfig: management,
+          namespace: config.systemNamespace,
+          name: config.leaderElectionLeaseName,
+          identity: options.identity,
+          timings: {
+            leaseDurationMs: config.leaseDurationSeconds * 1000,
+            renewDeadlineMs: config.renewDeadlineSeconds * 1000,
+            retryPeriodMs: config.retryPeriodSeconds * 1000,
+          },
+          clock: this.clock,
+          log,
+          onStartedLeading: () => this.lead(),
+          onLostLeadership: () => {
+            // Stop reconciling now; the process exits (onLostLeadership) before anyone else may lead.
+            this.leading = false;
+            this.reconciles.stop();
+            options.onLostLeadership?.();
+          },
+        })
+      : undefined;
   }
 
   async start(): Promise<void> {
@@ -254,11 +310,45 @@ export class DispatchController {
         .connections()
         .flatMap((c) => [...this.kinds.keys()].map((kind) => c.mirrors(kind)?.waitForSync())),
     );
+    // Every replica places: the queue hands each task to one of them, and a placement is
+    // written over the version read, so two replicas never both place one workload.
     this.queue.startWorker(async (task, attempts) => {
       const outcome = await this.placer.place(task, attempts);
-      this.metrics.placements.inc({ outcome });
+      // Placed ones are counted with their cluster where they are written (the placed callback).
+      if (outcome !== 'placed') this.metrics.placements.inc({ outcome, cluster: '' });
       return outcome;
     });
+    // Ready with warm caches, leading or not: a follower takes over without relisting.
+    this.ready = true;
+    if (this.elector) {
+      this.log.info(
+        {
+          identity: this.options.identity,
+          lease: `${config.systemNamespace}/${config.leaderElectionLeaseName}`,
+        },
+        'waiting for the leader lease (placing meanwhile)',
+      );
+      this.elector.start();
+    } else await this.lead();
+  }
+
+  /** The leader's work starts: once, when this replica holds the Lease (or at once without election). */
+  private async lead(): Promise<void> {
+    const { config } = this.options;
+    if (this.stopping) return;
+    this.leading = true;
+    // Clusters this replica activated while following skipped their cleanup (followers do not
+    // write): stale mirrors there go before anything is reconciled.
+    for (const connection of this.registry.connections()) {
+      if (!connection.state.active) continue;
+      await this.deleteStaleMirrorsOn(connection).catch((err: unknown) =>
+        this.log.warn(
+          { cluster: connection.name, err },
+          'cleanup on taking the lead failed; garbage collection retries',
+        ),
+      );
+    }
+    if (this.stopping) return;
     this.reconcileEveryOrigin();
     this.reconciles.resume();
     this.timers.push(
@@ -275,19 +365,38 @@ export class DispatchController {
         originId: this.options.originId,
         origins: this.managedCount(),
       },
-      'controller started',
+      'leading: reconciling',
     );
-    this.ready = true;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Graceful stop (SIGTERM): takes no new work, lets in-flight reconciles and placements finish
+   * (an unfinished placement task goes back to the queue for another replica once its lock
+   * lapses), then frees the leader Lease so a follower takes over at its next attempt, not
+   * after the lease duration. Resolves false when `timeoutMs` passed first; the caller exits
+   * anyway, and what did not finish is redone by whoever leads next (every step is idempotent).
+   */
+  async stop(timeoutMs = 20_000): Promise<boolean> {
+    this.stopping = true;
+    this.ready = false;
     for (const timer of this.timers) clearInterval(timer);
     this.placer.stop();
     this.reconciles.stop();
-    await this.queue.close();
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      Promise.all([this.reconciles.whenIdle(), this.queue.close()]).then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!finished) this.log.warn({ timeoutMs }, 'in-flight work did not finish in time; stopping anyway');
+    this.leading = false;
+    await this.elector?.release();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.stop()));
     await this.registry.stop();
     await this.closeHealthServer?.();
+    return finished;
   }
 
   private managedCount(): number {
@@ -389,7 +498,12 @@ export class DispatchController {
   ): Iterable<{ kind: AnyDispatchedKind; mirror: KubeObject; why: string }> {
     for (const kind of this.kinds.values()) {
       for (const mirror of connection.mirrors(kind.adapter.name)?.list() ?? []) {
-        const origin = kind.origins.get(objectKey(mirror));
+        // Judged against the newest origin known: a mirror created from a placement the cache
+        // does not show yet (WrittenPlacements) is that placement's, not a stale one.
+        const origin = this.writtenPlacements.newest(
+          originKey(kind.adapter.name, objectKey(mirror)),
+          kind.origins.get(objectKey(mirror)),
+        );
         const mirrorClass = classifyMirror(mirror, {
           originId: this.options.originId,
           cluster: connection.name,

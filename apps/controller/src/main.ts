@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-import { chooseKinds, dispatchableKinds, knownKinds } from '@jobrelay/kinds';
 // The controller process: `npm run controller -- --kubeconfig <file> [--flag value ...]`.
-import { defaultOriginId, logRedaction } from '@jobrelay/kube';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { chooseKinds, dispatchableKinds, knownKinds } from '@jobrelay/kinds';
+import { defaultOriginId, logRedaction, printableConfig } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
@@ -19,21 +21,44 @@ async function main(): Promise<void> {
     level: config.logLevel,
     redact: logRedaction,
   });
+  // What it runs with, first thing: an operator's first question when it misbehaves.
+  log.info({ configuration: printableConfig(config) }, 'configuration');
   const management = new KubeConfig();
   if (config.kubeconfig) management.loadFromFile(config.kubeconfig);
   else management.loadFromDefault();
   const originId = config.originId ?? (await defaultOriginId(management));
   const kinds = await dispatchableKinds(choices, management, log);
-  const controller = new DispatchController({ config, management, originId, kinds, log });
+  // A pod's name is unique among the replicas and survives a container restart, so a
+  // restarted leader takes its Lease back at once; elsewhere, unique per process.
+  const identity =
+    config.leaderElectionIdentity ??
+    process.env.POD_NAME ??
+    `${hostname()}_${randomBytes(4).toString('hex')}`;
+  const controller = new DispatchController({
+    config,
+    management,
+    originId,
+    kinds,
+    log,
+    identity,
+    onLostLeadership: () => {
+      // Another replica may lead within seconds: exit rather than race it; a restart follows.
+      log.fatal('exiting: lost the leader lease');
+      process.exit(1);
+    },
+  });
 
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'stopping');
+    log.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, 'stopping');
     controller
-      .stop()
-      .then(() => process.exit(0))
+      .stop(config.shutdownTimeoutSeconds * 1000)
+      .then((finished) => {
+        log.info({ finished }, 'stopped');
+        process.exit(finished ? 0 : 1);
+      })
       .catch((err: unknown) => {
         log.error({ err }, 'unclean stop');
         process.exit(1);

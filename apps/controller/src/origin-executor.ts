@@ -1,5 +1,5 @@
 import type { JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
-import { type EventRecorder, isNotFound, unlessConflict } from '@jobrelay/kube';
+import { type EventRecorder, isNotFound, statusCodeOf, unlessConflict } from '@jobrelay/kube';
 import { mirrorOwnership } from '@jobrelay/mirror';
 import type { PlacementQueue } from '@jobrelay/placement';
 import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
@@ -39,6 +39,8 @@ export interface OriginExecutorOptions {
   /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
   mirrorCreated: (kind: string, cluster: string, mirror: KubeObject) => void;
   metrics: ControllerMetrics;
+  /** An origin's status was written (for the status-lag histogram). */
+  statusWritten?: (kind: string, origin: KubeObject) => void;
   log: Logger;
 }
 
@@ -151,13 +153,21 @@ export class OriginExecutor {
         const origin = target.origin!;
         const written = await unlessConflict(() =>
           target.management.replaceStatus({ ...origin, status: action.status } as T),
-        );
+        ).catch((err: unknown) => {
+          // Sent and refused (422 Invalid, 400): a status our validator let through and the
+          // apiserver did not. Never expected; counted so that an alert can say so.
+          const code = statusCodeOf(err);
+          if (code !== undefined && code >= 400 && code < 500)
+            metrics.statusWrites.inc({ result: 'rejected' });
+          throw err;
+        });
         metrics.statusWrites.inc({ result: written.kind });
         if (written.kind === 'conflict') {
           result.requeueAfterMs = conflictRetryMs;
           return false;
         }
         target.origin = written.value;
+        this.options.statusWritten?.(adapter.name, written.value);
         if (adapter.isFinished(written.value) && !adapter.isFinished(origin)) {
           log.info({ kind: adapter.name, job, purpose: action.purpose }, 'origin finished');
         }
@@ -218,6 +228,9 @@ export class OriginExecutor {
           createNamespaces: this.options.createNamespaces,
         });
         metrics.mirrorOperations.inc({ operation: created.kind });
+        const createdAt = target.origin?.metadata?.creationTimestamp;
+        if (created.kind === 'created' && action.record.attempt === 1 && createdAt)
+          metrics.dispatchLatency.observe(Math.max(0, Date.now() - new Date(createdAt).getTime()) / 1000);
         switch (created.kind) {
           case 'created':
           case 'adopted':

@@ -52,7 +52,7 @@ export interface OriginPlacerOptions {
    * A placement was written over version `over` of the origin; `written` is the apiserver's
    * answer. The origin's reconcile creates the mirror from it.
    */
-  placed: (key: string, over: string, written: KubeObject) => void;
+  placed: (key: string, over: string, written: KubeObject, cluster: string) => void;
 }
 
 /**
@@ -199,7 +199,12 @@ export class OriginPlacer {
     );
     if (this.options.config.recordDispatchEvents)
       await this.options.recordEvent(kind, origin, 'Normal', eventReasons.placed, decision.message);
-    this.options.placed(originKey(adapter.name, key), origin.metadata!.resourceVersion!, written.value);
+    this.options.placed(
+      originKey(adapter.name, key),
+      origin.metadata!.resourceVersion!,
+      written.value,
+      decision.cluster,
+    );
     return 'placed';
   }
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, type ControllerConfig, loadControllerConfig } from '../src/controller-config.ts';
 
@@ -37,6 +40,12 @@ const defaults: ControllerConfig = {
   recordDispatchEvents: false,
   logLevel: 'info',
   healthAddress: '127.0.0.1:8081',
+  leaderElect: true,
+  leaderElectionLeaseName: 'jobrelay-controller',
+  leaseDurationSeconds: 15,
+  renewDeadlineSeconds: 10,
+  retryPeriodSeconds: 2,
+  shutdownTimeoutSeconds: 20,
 };
 
 describe('loadControllerConfig', () => {
@@ -154,9 +163,11 @@ describe('loadControllerConfig', () => {
   });
 
   it('names the flag for a bad number that came from the environment', () => {
-    expect(
-      configErrorOf(() => loadControllerConfig([], { JOBRELAY_CLUSTER_HEALTH_INTERVAL_SECONDS: 'soon' })),
-    ).toContain('--cluster-health-interval-seconds: ');
+    const message = configErrorOf(() =>
+      loadControllerConfig([], { JOBRELAY_CLUSTER_HEALTH_INTERVAL_SECONDS: 'soon' }),
+    );
+    expect(message).toContain('--cluster-health-interval-seconds: ');
+    expect(message).toContain('(from JOBRELAY_CLUSTER_HEALTH_INTERVAL_SECONDS)');
   });
 
   it('lists every problem, one line per flag', () => {
@@ -188,5 +199,120 @@ describe('--create-namespaces', () => {
     expect(() => loadControllerConfig(['--create-namespaces', 'yes'], {})).toThrow(
       '--create-namespaces: must be true or false (or 1 or 0)',
     );
+  });
+});
+
+function configFile(text: string, name = 'controller.yaml'): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'jobrelay-config-')), name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('--config', () => {
+  it('reads settings by name from a YAML file, with real lists, booleans and numbers', () => {
+    const file = configFile(
+      [
+        'redisUrl: redis://redis:6379',
+        'namespaces: [team-a, team-b]',
+        'createNamespaces: false',
+        'reconcileConcurrency: 8',
+      ].join('\n'),
+    );
+    expect(loadControllerConfig(['--config', file], {})).toStrictEqual({
+      ...defaults,
+      redisUrl: 'redis://redis:6379',
+      namespaces: ['team-a', 'team-b'],
+      createNamespaces: false,
+      reconcileConcurrency: 8,
+    });
+  });
+
+  it('reads JSON, and JOBRELAY_CONFIG names the file too', () => {
+    const file = configFile(JSON.stringify({ logLevel: 'debug', leaderElect: false }), 'controller.json');
+    expect(loadControllerConfig([], { JOBRELAY_CONFIG: file })).toMatchObject({
+      logLevel: 'debug',
+      leaderElect: false,
+    });
+  });
+
+  it('lets variables win over the file, and flags over both', () => {
+    const file = configFile('redisUrl: redis://file:6379\nlogLevel: debug\nworkerQps: 20\n');
+    const config = loadControllerConfig(['--config', file, '--log-level', 'warn'], {
+      JOBRELAY_LOG_LEVEL: 'error',
+      JOBRELAY_WORKER_QPS: '30',
+    });
+    expect(config).toMatchObject({ redisUrl: 'redis://file:6379', logLevel: 'warn', workerQps: 30 });
+  });
+
+  it('names the file and the key of a bad value', () => {
+    const file = configFile('redisUrl: http://redis:6379\n');
+    expect(configErrorOf(() => loadControllerConfig(['--config', file], {}))).toContain(
+      `redisUrl: must start with redis:// or rediss:// (in ${file})`,
+    );
+  });
+
+  it('refuses unknown settings, listing the known ones', () => {
+    const file = configFile('redisURL: redis://redis:6379\n');
+    const message = configErrorOf(() => loadControllerConfig(['--config', file], {}));
+    expect(message).toContain('unknown setting "redisURL"');
+    expect(message).toContain('redisUrl');
+  });
+
+  it.each([
+    { text: '- a\n- b\n', fragment: 'must be a mapping of settings' },
+    { text: 'redisUrl: [unclosed\n', fragment: 'not YAML or JSON' },
+  ])('refuses a file that is not a mapping: $fragment', ({ text, fragment }) => {
+    expect(configErrorOf(() => loadControllerConfig(['--config', configFile(text)], {}))).toContain(fragment);
+  });
+
+  it('says so when the file cannot be read', () => {
+    expect(
+      configErrorOf(() => loadControllerConfig(['--config', '/nonexistent/controller.yaml'], {})),
+    ).toContain('--config /nonexistent/controller.yaml: cannot be read (ENOENT)');
+  });
+
+  it('reads an empty file as no settings', () => {
+    expect(loadControllerConfig(['--config', configFile('')], {})).toStrictEqual(defaults);
+  });
+});
+
+describe('leader election settings', () => {
+  it('takes the timings and identity from flags', () => {
+    expect(
+      loadControllerConfig(
+        [
+          '--lease-duration-seconds=30',
+          '--renew-deadline-seconds=20',
+          '--retry-period-seconds=5',
+          '--leader-election-identity=pod-a',
+        ],
+        {},
+      ),
+    ).toMatchObject({
+      leaseDurationSeconds: 30,
+      renewDeadlineSeconds: 20,
+      retryPeriodSeconds: 5,
+      leaderElectionIdentity: 'pod-a',
+    });
+  });
+
+  it('refuses a renew deadline not shorter than the lease duration', () => {
+    expect(
+      configErrorOf(() =>
+        loadControllerConfig(['--lease-duration-seconds=10', '--renew-deadline-seconds=10'], {}),
+      ),
+    ).toContain('--renew-deadline-seconds: must be shorter than the lease duration (10s)');
+  });
+
+  it('refuses a retry period not shorter than the renew deadline', () => {
+    expect(configErrorOf(() => loadControllerConfig(['--retry-period-seconds=10'], {}))).toContain(
+      '--retry-period-seconds: must be shorter than the renew deadline (10s)',
+    );
+  });
+
+  it('refuses a lease name that is not an object name', () => {
+    expect(
+      configErrorOf(() => loadControllerConfig(['--leader-election-lease-name=Jobrelay'], {})),
+    ).toContain('--leader-election-lease-name: must be a Kubernetes object name');
   });
 });

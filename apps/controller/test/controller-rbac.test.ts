@@ -46,3 +46,24 @@ describe('the controller’s ClusterRole', () => {
     expect(wildcards).toEqual([]);
   });
 });
+
+describe('the controller’s leader-election Role', () => {
+  const role = documents.find(
+    (d) => d.kind === 'Role' && d.metadata.name === 'jobrelay-controller-leader-election',
+  ) as { metadata: { namespace?: string }; rules?: Rule[] } | undefined;
+
+  it('lets it read, create and renew Leases in jobrelay-system only', () => {
+    expect(role?.metadata.namespace).toBe('jobrelay-system');
+    const verbs = (role?.rules ?? [])
+      .filter((r) => r.apiGroups.includes('coordination.k8s.io') && r.resources.includes('leases'))
+      .flatMap((r) => r.verbs);
+    expect(new Set(verbs)).toEqual(new Set(['get', 'create', 'update']));
+    const binding = documents.find(
+      (d) => d.kind === 'RoleBinding' && d.metadata.name === 'jobrelay-controller-leader-election',
+    ) as unknown as { roleRef: { name: string }; subjects: Array<{ name: string; namespace: string }> };
+    expect(binding.roleRef.name).toBe('jobrelay-controller-leader-election');
+    expect(binding.subjects).toEqual([
+      expect.objectContaining({ name: 'jobrelay-controller', namespace: 'jobrelay-system' }),
+    ]);
+  });
+});

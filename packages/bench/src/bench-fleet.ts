@@ -134,7 +134,7 @@ export interface ControllerUnderTest {
   rssBytes(): number;
   /** Writes a V8 heap snapshot into `dir` (the process must run with --heapsnapshot-signal=SIGUSR2). */
   heapSnapshot(dir: string): Promise<string>;
-  /** Resolves once /readyz answers 200 (caches synced, queue worker running). */
+  /** Resolves once /readyz answers 200 (caches synced, queue worker running) and it leads. */
   ready(timeoutMs?: number): Promise<void>;
   /** The V8 heap as the controller's own /metrics reports it (after ready()). */
   heap(): Promise<HeapReading>;
@@ -189,6 +189,9 @@ export function startBenchController(
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
       `--redis-url=${sandbox.redisUrl}`,
       '--health-address=127.0.0.1:0',
+      // One identity across restarts, so a restarted controller takes its Lease back at once
+      // rather than after the lease duration (as a restarted pod keeps its name).
+      ...(options.main ? [] : ['--leader-election-identity=bench']),
       ...(options.args ?? []),
     ],
     // Another revision's controller runs without this one's malloc settings too.
@@ -251,7 +254,9 @@ export function startBenchController(
             (r) => r.ok,
             () => false,
           );
-          if (ok) return;
+          // Ready is caches synced; reconciling also needs the leader Lease (a revision
+          // without leader election has no such gauge, and always reconciles).
+          if (ok && !/^jobrelay_leader 0$/m.test(await (await fetch(`${url}/metrics`)).text())) return;
         }
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -151,12 +151,20 @@ export interface WorkerClusterRegistryOptions {
    * so two writers never fight over it.
    */
   observeOnly?: boolean;
+  /**
+   * When given, the registry writes (WorkerCluster status, `beforeActive`) only while this
+   * returns true: the controller's replicas all connect and watch, the one holding the
+   * leader Lease writes.
+   */
+  leading?: () => boolean;
   /** A mirror of `kind` (the adapter's name) changed on a worker. Must only enqueue. */
   onMirrorEvent?: (cluster: string, kind: string, event: InformerEvent<KubeObject>) => void;
   /** A WorkerCluster object changed on the management cluster (after the registry has seen it). */
   onWorkerClusterEvent?: (event: InformerEvent<WorkerCluster>) => void;
   /** A cluster became Active or stopped being Active (or was removed), or its spec or served kinds changed. */
   onAvailabilityChange?: (cluster: string, active: boolean) => void;
+  /** Every answered request to a worker's apiserver (watches aside): its verb and status code (0: no answer). */
+  onWorkerApiResponse?: (cluster: string, verb: string, code: number) => void;
   /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
   onCapacityChange?: (cluster: string) => void;
   /**
@@ -328,6 +336,10 @@ export class WorkerClusterRegistry {
     entry.state = nextConnectionState(entry.state, event, now, this.backoff);
   }
 
+  private writes(): boolean {
+    return !this.options.observeOnly && (this.options.leading?.() ?? true);
+  }
+
   /** One sync per cluster at a time; a request during a sync is served by that sync. */
   private sync(name: string): Promise<void> {
     let entry = this.entries.get(name);
@@ -357,7 +369,7 @@ export class WorkerClusterRegistry {
     const wasActive = entry.state.active;
     const servedBefore = servedKindsKey(entry.servedKinds);
     const outcome = await this.probe(entry, workerCluster, log);
-    if (outcome.ok && !wasActive && this.options.beforeActive && !this.options.observeOnly) {
+    if (outcome.ok && !wasActive && this.options.beforeActive && this.writes()) {
       try {
         // Stale mirrors go before anything new happens there.
         await withTimeout(this.view(entry).waitForMirrors(), 30_000, `${entry.name} mirror list`);
@@ -428,10 +440,14 @@ export class WorkerClusterRegistry {
       entry.secretVersion = secret.metadata?.resourceVersion;
       entry.kubeConfig = loaded.kubeConfig;
       entry.server = loaded.server;
-      entry.clients = makeClusterApiClients(
-        loaded.kubeConfig,
-        this.options.clientRateLimit ?? { qps: 50, burst: 100 },
-      );
+      const onWorkerApiResponse = this.options.onWorkerApiResponse;
+      const name = entry.name;
+      entry.clients = makeClusterApiClients(loaded.kubeConfig, {
+        ...(this.options.clientRateLimit ?? { qps: 50, burst: 100 }),
+        ...(onWorkerApiResponse
+          ? { onResponse: (verb: string, code: number) => onWorkerApiResponse(name, verb, code) }
+          : {}),
+      });
       log.info({ server: loaded.server }, 'loaded kubeconfig');
     }
     const server = entry.server!;
@@ -594,7 +610,7 @@ export class WorkerClusterRegistry {
     log: Logger,
   ): Promise<void> {
     // The one place the registry writes to the management cluster.
-    if (this.options.observeOnly) return;
+    if (!this.writes()) return;
     const { state } = entry;
     const previous = workerCluster.status?.conditions?.find((c) => c.type === 'Active');
     const status = state.active ? 'True' : 'False';

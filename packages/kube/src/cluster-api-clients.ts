@@ -11,7 +11,9 @@ import {
   type ResponseContext,
   ServerConfiguration,
   VersionApi,
+  wrapHttpLibrary,
 } from '@kubernetes/client-node';
+import { requestVerb } from './request-verb.ts';
 import { TokenBucket } from './token-bucket.ts';
 import { undiciHttpLibrary } from './undici-http-library.ts';
 
@@ -27,6 +29,11 @@ export interface ClusterClientOptions {
    * the lost-worker timeout that should move the Job.
    */
   requestTimeoutMs?: number;
+  /**
+   * Called with every answered request's Kubernetes verb and HTTP status code (0 when no
+   * answer came: refused, reset, timed out), for metrics.
+   */
+  onResponse?: (verb: string, code: number) => void;
 }
 
 export const defaultWorkerRequestTimeoutMs = 15_000;
@@ -61,6 +68,7 @@ export function makeClusterApiClients(
       await bucket.take();
       requests += 1;
     },
+    ...(options.onResponse ? { onResponse: options.onResponse } : {}),
   });
   const make = <T extends ApiType>(Api: new (config: typeof configuration) => T): T => new Api(configuration);
   return {
@@ -81,7 +89,11 @@ export function makeClusterApiClients(
  */
 export function sharedPoolConfiguration(
   kubeConfig: KubeConfig,
-  options: { requestTimeoutMs: number; beforeRequest?: () => Promise<void> },
+  options: {
+    requestTimeoutMs: number;
+    beforeRequest?: () => Promise<void>;
+    onResponse?: (verb: string, code: number) => void;
+  },
 ): Configuration {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
@@ -89,7 +101,7 @@ export function sharedPoolConfiguration(
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: kubeConfig },
-    httpApi: undiciHttpLibrary,
+    httpApi: options.onResponse ? observedHttpLibrary(options.onResponse) : undiciHttpLibrary,
     promiseMiddleware: [
       {
         async pre(context: RequestContext): Promise<RequestContext> {
@@ -105,5 +117,22 @@ export function sharedPoolConfiguration(
         },
       },
     ],
+  });
+}
+
+/** The undici transport, reporting each request's verb and status code as it completes. */
+function observedHttpLibrary(onResponse: (verb: string, code: number) => void) {
+  return wrapHttpLibrary({
+    async send(context: RequestContext): Promise<ResponseContext> {
+      const verb = requestVerb(context.getHttpMethod(), context.getUrl());
+      try {
+        const response = await undiciHttpLibrary.send(context).toPromise();
+        onResponse(verb, response.httpStatusCode);
+        return response;
+      } catch (err) {
+        onResponse(verb, 0);
+        throw err;
+      }
+    },
   });
 }

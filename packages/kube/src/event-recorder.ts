@@ -1,6 +1,7 @@
 import type { EventsV1Api, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from './clock.ts';
+import { microTime } from './micro-time.ts';
 import { mergePatch } from './patch.ts';
 
 export interface RecordedEvent {
@@ -23,13 +24,6 @@ interface SeriesState {
 /** Events repeating within this window become one Event with a growing series count. */
 const dedupeWindowMs = 10 * 60_000;
 
-/**
- * events.k8s.io wants MicroTime (six fractional digits); the client serialises a Date with
- * three, which the apiserver rejects. The client passes a string through as it is.
- */
-function microTime(ms: number): Date {
-  return new Date(ms).toISOString().replace(/Z$/, '000Z') as unknown as Date;
-}
 const maxTrackedSeries = 5_000;
 
 /**

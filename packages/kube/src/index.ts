@@ -13,11 +13,13 @@ export {
   makeClusterApiClients,
 } from './cluster-api-clients.ts';
 export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
-export { ConfigError, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';
+export { ConfigError, configFileFlag, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';
 export { dns1123Label, dns1123Subdomain, labelValuePattern } from './kubernetes-names.ts';
-export { logRedaction } from './log-redaction.ts';
+export { logRedaction, printableConfig, redactUrlCredentials } from './log-redaction.ts';
+export { microTime } from './micro-time.ts';
 export { defaultOriginId } from './origin-identity.ts';
 export { mergePatch } from './patch.ts';
+export { requestVerb } from './request-verb.ts';
 export {
   type InformableObject,
   type InformerEvent,

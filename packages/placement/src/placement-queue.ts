@@ -87,6 +87,16 @@ export class PlacementQueue {
   }
 
   /**
+   * How long the oldest task still waiting for a placement worker has waited, 0 when none
+   * waits (retries delayed for capacity are not waiting for a worker). Growing: the placement
+   * workers fall behind.
+   */
+  async oldestWaitingMs(now: number): Promise<number> {
+    const [oldest] = await this.queue.getWaiting(0, 0);
+    return oldest ? Math.max(0, now - oldest.timestamp) : 0;
+  }
+
+  /**
    * Runs `place` for each task. It returns 'unschedulable' when no cluster fits; the task
    * is then retried with backoff until it is placed or no longer needed.
    */

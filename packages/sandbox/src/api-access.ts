@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { parse, parseAllDocuments } from 'yaml';
-import { applyObjects, systemNamespace } from './apply-objects.ts';
+import { applyObjects, kustomizationManifests, systemNamespace } from './apply-objects.ts';
 import type { Sandbox } from './sandbox.ts';
 import { repositoryRoot } from './sandbox-layout.ts';
 
@@ -12,14 +10,7 @@ export const teamNamespace = 'team-a';
 
 /** The objects `kubectl apply -k deploy/api` applies, in order (its kustomization adds nothing else). */
 export function apiManifests(): KubernetesObject[] {
-  const kustomization = parse(readFileSync(join(apiManifestDir, 'kustomization.yaml'), 'utf8')) as {
-    resources?: string[];
-  };
-  return (kustomization.resources ?? []).flatMap((file) =>
-    parseAllDocuments(readFileSync(join(apiManifestDir, file), 'utf8'))
-      .map((doc) => doc.toJS() as KubernetesObject | null)
-      .filter((object): object is KubernetesObject => Boolean(object?.kind)),
-  );
+  return kustomizationManifests(apiManifestDir);
 }
 
 const rbacGroup = 'rbac.authorization.k8s.io';
@@ -55,9 +46,9 @@ function roleBinding(
 
 /**
  * The sandbox identities' bindings to deploy/api's roles. They live here, not in deploy/api:
- * they bind the sandbox's static-token users, which a real cluster does not have. The
- * `jobrelay-api` user gets what deploy/api grants its ServiceAccount, so the API run as a
- * local process (with a static token) has exactly the shipped permissions.
+ * they bind the sandbox's static-token users, which a real cluster does not have. The API
+ * process itself runs with its ServiceAccount's token (serviceAccountKubeconfig), bound by
+ * deploy/api's own bindings.
  */
 export function sandboxApiBindings(): KubernetesObject[] {
   return [
@@ -74,13 +65,6 @@ export function sandboxApiBindings(): KubernetesObject[] {
     // A RoleBinding: team-a reads Jobs, logs and Events of its namespace only. The role's
     // workerclusters rule grants nothing this way (WorkerClusters are cluster-scoped).
     roleBinding('sandbox-team-a', teamNamespace, { kind: 'ClusterRole', name: 'jobrelay-viewer' }, 'team-a'),
-    clusterRoleBinding('sandbox-jobrelay-api', 'jobrelay-api', 'jobrelay-api'),
-    roleBinding(
-      'sandbox-jobrelay-api',
-      systemNamespace,
-      { kind: 'Role', name: 'jobrelay-api' },
-      'jobrelay-api',
-    ),
   ];
 }
 
@@ -88,8 +72,7 @@ export function sandboxApiBindings(): KubernetesObject[] {
  * Installs the admin API's RBAC on the management cluster as an admin would
  * (`kubectl apply -k deploy/api`, server-side) and binds the sandbox identities to it:
  * fleet-admin → jobrelay-admin (+ jobrelay-admin-credentials in jobrelay-system), viewer →
- * jobrelay-viewer, team-a → jobrelay-viewer in namespace team-a only, jobrelay-api → the API's
- * own roles. Expects jobrelay-system to exist (registerSandboxWorkers creates it first).
+ * jobrelay-viewer, team-a → jobrelay-viewer in namespace team-a only. Expects jobrelay-system to exist (registerSandboxWorkers creates it first).
  * Idempotent.
  */
 export async function installApiAccess(sandbox: Sandbox): Promise<void> {

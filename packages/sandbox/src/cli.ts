@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run sandbox -- <command>`: real local Kubernetes clusters and Redis on loopback.
 import { parseArgs } from 'node:util';
+import { goTools, resolveGoTool } from './go-tools.ts';
 import { describePins, resolveKubeBinaries } from './kube-binaries.ts';
 import { resolveKuberayOperator } from './kuberay-operator.ts';
 import { registerSandboxWorkers } from './register-workers.ts';
@@ -20,7 +21,7 @@ commands:
                      deploy/worker on each worker; a kubeconfig of its jobrelay-dispatcher
                      ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects;
                      deploy/api and the fleet-admin, viewer, team-a, jobrelay-api bindings
-  binaries           build the pinned Kubernetes binaries and KubeRay's ray-operator now (once; cached)
+  binaries           build the pinned Kubernetes binaries, KubeRay's ray-operator, helm and promtool now (once; cached)
                      and print where they are
 
 The sandbox lives in ${defaultSandboxDir()} (JOBRELAY_SANDBOX_DIR overrides).`;
@@ -115,6 +116,8 @@ async function main(): Promise<void> {
       process.stdout.write(
         `KubeRay ray-operator ${kuberay.version}: ${kuberay.operator} (CRDs in ${kuberay.crdDir})\n`,
       );
+      for (const name of Object.keys(goTools) as Array<keyof typeof goTools>)
+        process.stdout.write(`${name} ${goTools[name].version}: ${await resolveGoTool(name, log)}\n`);
       return;
     }
     default:

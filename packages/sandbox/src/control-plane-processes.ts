@@ -176,6 +176,14 @@ function clusterProcesses(ctx: ProcessContext, cluster: ClusterState, etcdUrl: s
         // kwok serves the sandbox's certificate there, so the connection is verified.
         `--kubelet-certificate-authority=${pki.caCert}`,
         '--profiling=false',
+        // Namespace opt-in (the chart's MutatingAdmissionPolicy) on the management cluster:
+        // beta in 1.34 and 1.35, and off unless both the gate and the API version are on.
+        ...(cluster.role === 'management'
+          ? [
+              '--feature-gates=MutatingAdmissionPolicy=true',
+              '--runtime-config=admissionregistration.k8s.io/v1beta1=true',
+            ]
+          : []),
       ],
       endpoint: server,
       healthy: () => httpOk(`${server}/readyz`, { ca, bearerToken: adminToken }),

@@ -22,7 +22,6 @@ const tokenUsers: TokenUser[] = [
   { identity: 'nobody', user: 'nobody', groups: [] },
   { identity: 'fleet-admin', user: 'fleet-admin', groups: [] },
   { identity: 'team-a', user: 'team-a', groups: [] },
-  { identity: 'jobrelay-api', user: 'jobrelay-api', groups: [] },
   { identity: 'kube-controller-manager', user: 'system:kube-controller-manager', groups: ['system:masters'] },
   { identity: 'kube-scheduler', user: 'system:kube-scheduler', groups: ['system:masters'] },
   { identity: 'kwok', user: 'system:kwok', groups: ['system:masters'] },

@@ -1,6 +1,8 @@
 export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } from './api-access.ts';
 export { applyObjects, systemNamespace } from './apply-objects.ts';
 export { simulatedLogLines } from './control-plane-processes.ts';
+export { DockerfileError, dryRunDockerfile, parseDockerfile } from './dockerfile-dry-run.ts';
+export { type GoToolName, goToolCacheDir, goTools, resolveGoTool } from './go-tools.ts';
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export type { KubeTarget } from './kube-http.ts';
 export {
@@ -52,4 +54,10 @@ export {
   startSandboxApp,
   stopSandboxProcess,
 } from './sandbox.ts';
-export { defaultSandboxDir, type Identity, repositoryRoot } from './sandbox-layout.ts';
+export {
+  defaultSandboxDir,
+  type Identity,
+  repositoryRoot,
+  type ServiceAccountIdentity,
+  serviceAccountIdentities,
+} from './sandbox-layout.ts';

@@ -14,6 +14,10 @@ export const pinnedVersions = {
    * (scripts/build-kuberay-operator.sh, its own cache key): RayCluster, RayJob, RayService.
    */
   kuberay: 'v1.5.0',
+  /** helm (helm.sh/helm/v3), built by scripts/build-go-tool.sh: lints, renders and installs the chart. */
+  helm: 'v3.22.0',
+  /** Prometheus's Go module (its promtool, Prometheus 3.x): checks and unit-tests the shipped alerts. */
+  prometheus: 'v0.316.0',
 } as const;
 
 export const requiredBinaries = [

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ApiextensionsV1Api,
@@ -8,16 +8,17 @@ import {
   type KubernetesObject,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { parse, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { installApiAccess } from './api-access.ts';
-import { applyObjects, systemNamespace } from './apply-objects.ts';
+import { applyObjects, kustomizationManifests, systemNamespace } from './apply-objects.ts';
 import { kubeconfigYaml } from './credentials.ts';
 import { waitFor } from './health-probes.ts';
 import type { Sandbox } from './sandbox.ts';
-import { repositoryRoot } from './sandbox-layout.ts';
+import { repositoryRoot, serviceAccountIdentities } from './sandbox-layout.ts';
 
 const crdDir = join(repositoryRoot, 'deploy', 'crds');
 const workerManifestDir = join(repositoryRoot, 'deploy', 'worker');
+const controllerManifestDir = join(repositoryRoot, 'deploy', 'controller');
 /** The identity deploy/worker creates on each worker: registered kubeconfigs authenticate as it. */
 export const dispatcherServiceAccount = 'jobrelay-dispatcher';
 /** Sandbox worker tokens outlive any fleet (the apiservers set no maximum). */
@@ -66,13 +67,13 @@ function loadKubeConfig(path: string): KubeConfig {
 
 /** The objects `kubectl apply -k deploy/worker` applies, in order (its kustomization adds nothing else). */
 export function workerManifests(): KubernetesObject[] {
-  const kustomization = parse(readFileSync(join(workerManifestDir, 'kustomization.yaml'), 'utf8')) as {
-    resources?: string[];
-  };
-  return (kustomization.resources ?? []).flatMap((file) =>
-    parseAllDocuments(readFileSync(join(workerManifestDir, file), 'utf8'))
-      .map((doc) => doc.toJS() as KubernetesObject | null)
-      .filter((object): object is KubernetesObject => Boolean(object?.kind)),
+  return kustomizationManifests(workerManifestDir);
+}
+
+/** deploy/controller's RBAC (its ServiceAccount, roles and bindings), as `kubectl apply -k deploy/controller` applies it. */
+export function controllerAccessManifests(): KubernetesObject[] {
+  return kustomizationManifests(controllerManifestDir).filter((o) =>
+    ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind ?? ''),
   );
 }
 
@@ -129,6 +130,15 @@ export async function registerSandboxWorkers(
     if (!isConflict(err)) throw err;
   }
   await installApiAccess(sandbox);
+  // The controller's and the API's identities exactly as deploy/ ships them; they run with
+  // these ServiceAccounts' tokens, so a permission missing from deploy/ fails a test.
+  await applyObjects(kubeConfig, controllerAccessManifests());
+  for (const serviceAccount of serviceAccountIdentities) {
+    const path = sandbox.serviceAccountKubeconfigPath(serviceAccount);
+    writeFileSync(path, await serviceAccountKubeconfig(sandbox, sandbox.management.name, serviceAccount), {
+      mode: 0o600,
+    });
+  }
   const manifests = workerManifests();
   for (const worker of workers) {
     await applyObjects(loadKubeConfig(sandbox.kubeconfigPath(worker)), manifests);

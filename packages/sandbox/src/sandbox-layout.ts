@@ -11,17 +11,21 @@ export function defaultSandboxDir(): string {
 
 /**
  * Static-token users with a kubeconfig per cluster. admin/viewer/nobody: cluster-admin, the
- * built-in `view`, nothing. The rest exist for the admin API (deploy/api), bound on the
- * management cluster by installApiAccess(): fleet-admin (jobrelay-admin), team-a
- * (jobrelay-viewer in namespace team-a only) and jobrelay-api (the API process itself).
+ * built-in `view`, nothing. The rest are callers of the admin API (deploy/api), bound on the
+ * management cluster by installApiAccess(): fleet-admin (jobrelay-admin) and team-a
+ * (jobrelay-viewer in namespace team-a only).
  */
-export type Identity = 'admin' | 'viewer' | 'nobody' | 'fleet-admin' | 'team-a' | 'jobrelay-api';
-export const userIdentities: readonly Identity[] = [
-  'admin',
-  'viewer',
-  'nobody',
-  'fleet-admin',
-  'team-a',
+export type Identity = 'admin' | 'viewer' | 'nobody' | 'fleet-admin' | 'team-a';
+export const userIdentities: readonly Identity[] = ['admin', 'viewer', 'nobody', 'fleet-admin', 'team-a'];
+
+/**
+ * jobrelay's own processes on the management cluster, as deploy/ creates them: ServiceAccounts
+ * in jobrelay-system whose TokenRequest tokens the controller and the API run with, so that
+ * the shipped RBAC is what every test and the demo exercise.
+ */
+export type ServiceAccountIdentity = 'jobrelay-controller' | 'jobrelay-api';
+export const serviceAccountIdentities: readonly ServiceAccountIdentity[] = [
+  'jobrelay-controller',
   'jobrelay-api',
 ];
 
@@ -70,6 +74,11 @@ export class SandboxLayout {
       this.dir,
       identity === 'admin' ? `${cluster}.kubeconfig` : `${cluster}-${identity}.kubeconfig`,
     );
+  }
+
+  /** `.sandbox/<cluster>-sa-<name>.kubeconfig`: a ServiceAccount's TokenRequest token. */
+  serviceAccountKubeconfig(cluster: string, serviceAccount: ServiceAccountIdentity): string {
+    return join(this.dir, `${cluster}-sa-${serviceAccount}.kubeconfig`);
   }
 
   componentKubeconfig(cluster: string, component: ComponentIdentity): string {

@@ -15,7 +15,13 @@ import { rayDashboardProxyUrl, resolveKuberayOperator } from './kuberay-operator
 import { isOurProcess, startDetached, stopProcess } from './local-process.ts';
 import { ensurePki } from './pki.ts';
 import { findRedisServer } from './redis-server.ts';
-import { defaultSandboxDir, type Identity, SandboxLayout, userIdentities } from './sandbox-layout.ts';
+import {
+  defaultSandboxDir,
+  type Identity,
+  SandboxLayout,
+  type ServiceAccountIdentity,
+  userIdentities,
+} from './sandbox-layout.ts';
 import { type ClusterState, planState, readState, type SandboxState, writeState } from './sandbox-state.ts';
 
 const tiers: readonly Tier[] = ['storage', 'apiserver', 'controllers', 'kuberay'];
@@ -39,6 +45,11 @@ export interface Sandbox {
   /** Where etcd, kube-apiserver, kubectl, ... of this sandbox are. */
   binariesDir: string;
   kubeconfigPath(cluster: string, identity?: Identity): string;
+  /**
+   * The management cluster's kubeconfig for one of jobrelay's own ServiceAccounts (deploy/
+   * creates them; registerSandboxWorkers mints the tokens): what the controller and the API run with.
+   */
+  serviceAccountKubeconfigPath(serviceAccount: ServiceAccountIdentity): string;
   token(identity: Identity): string;
   /** The admin API's URL once one was started for this sandbox (recordSandboxApi). */
   apiUrl?: string;
@@ -207,6 +218,8 @@ export function openSandbox(dir: string = defaultSandboxDir()): Sandbox {
     caPem: readFileSync(join(layout.pkiDir, 'ca.crt'), 'utf8'),
     binariesDir: state.binariesDir,
     kubeconfigPath: (cluster, identity = 'admin') => layout.kubeconfig(cluster, identity),
+    serviceAccountKubeconfigPath: (serviceAccount) =>
+      layout.serviceAccountKubeconfig(clusters.find((c) => c.role === 'management')!.name, serviceAccount),
     token: (identity) => readToken(layout, identity),
     ...(state.api ? { apiUrl: state.api.url } : {}),
     ...(state.kuberay && state.rayDashboard

@@ -18,7 +18,7 @@ describe('ensureTokens', () => {
     const layout = new SandboxLayout(dir);
     ensureTokens(layout);
     const first = userIdentities.map((id) => readToken(layout, id));
-    expect(userIdentities).toEqual(['admin', 'viewer', 'nobody', 'fleet-admin', 'team-a', 'jobrelay-api']);
+    expect(userIdentities).toEqual(['admin', 'viewer', 'nobody', 'fleet-admin', 'team-a']);
     expect(new Set(first).size).toBe(userIdentities.length);
     ensureTokens(layout);
     expect(userIdentities.map((id) => readToken(layout, id))).toEqual(first);
@@ -33,7 +33,7 @@ describe('ensureTokens', () => {
     expect(byUser.get('viewer')).toMatch(/,""$/);
     expect(byUser.get('nobody')).toMatch(/,""$/);
     // The admin API's identities get their rights from RBAC bindings only, never from a group.
-    for (const user of ['fleet-admin', 'team-a', 'jobrelay-api']) {
+    for (const user of ['fleet-admin', 'team-a']) {
       expect(byUser.get(user)).toBe(`${readToken(layout, user as 'fleet-admin')},${user},${user},""`);
     }
     expect(statSync(layout.tokenAuthFile).mode & 0o077).toBe(0);

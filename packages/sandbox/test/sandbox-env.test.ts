@@ -23,6 +23,8 @@ const sandbox: Sandbox = {
     identity === 'admin'
       ? `/tmp/it's here/${cluster}.kubeconfig`
       : `/tmp/it's here/${cluster}-${identity}.kubeconfig`,
+  serviceAccountKubeconfigPath: (serviceAccount) =>
+    `/tmp/it's here/management-sa-${serviceAccount}.kubeconfig`,
   token: (identity: Identity) => `secret-token-of-${identity}`,
 };
 

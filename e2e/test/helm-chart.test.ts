@@ -1,0 +1,484 @@
+// deploy/helm/jobrelay, checked with a real helm built from the Go module proxy: linted and
+// rendered for several value sets (each rendering's settings loaded by the real processes'
+// configuration code), bad values refused with a clear message, and installed into the
+// sandbox's management cluster. The installed release's controller then runs with the chart's
+// own ServiceAccount token and the chart's own settings until Jobs dispatch, and the chart's
+// MutatingAdmissionPolicy opts a labelled namespace in without editing its Jobs.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadApiConfig } from '@jobrelay/api';
+import { loadControllerConfig } from '@jobrelay/controller/config';
+import { placementAnnotation } from '@jobrelay/mirror';
+import { repositoryRoot, resolveGoTool, serviceAccountKubeconfig } from '@jobrelay/sandbox';
+import { CoordinationV1Api, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { eventually, isTrue, sandboxJob, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
+
+const chartDir = join(repositoryRoot, 'deploy/helm/jobrelay');
+const kubeVersion = '1.35.4';
+let helm: string;
+const scratch = mkdtempSync(join(tmpdir(), 'jobrelay-helm-'));
+
+interface Rendered {
+  kind: string;
+  apiVersion: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+function runHelm(args: string[], kubeconfig?: string): { code: number; stdout: string; stderr: string } {
+  const result = spawnSync(helm, args, {
+    encoding: 'utf8',
+    // helm keeps caches and repositories under these; none of them belong in the user's home.
+    env: {
+      PATH: process.env.PATH,
+      // Its kube client's discovery cache ($HOME/.kube/cache) too.
+      HOME: scratch,
+      HELM_CACHE_HOME: join(scratch, 'cache'),
+      HELM_CONFIG_HOME: join(scratch, 'config'),
+      HELM_DATA_HOME: join(scratch, 'data'),
+      ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
+    },
+  });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+function render(values: string[], namespace = 'jobrelay-system'): Rendered[] {
+  const { code, stdout, stderr } = runHelm([
+    'template',
+    'jobrelay',
+    chartDir,
+    '--namespace',
+    namespace,
+    '--kube-version',
+    kubeVersion,
+    ...values,
+  ]);
+  expect(code, stderr).toBe(0);
+  return parseAllDocuments(stdout)
+    .map((doc) => doc.toJS() as Rendered | null)
+    .filter((object): object is Rendered => Boolean(object?.kind));
+}
+
+function find(objects: Rendered[], kind: string, name: string): Rendered {
+  const object = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!object)
+    throw new Error(
+      `no ${kind} ${name} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`,
+    );
+  return object;
+}
+
+function settingsFile(objects: Rendered[], key: 'controller.yaml' | 'api.yaml'): string {
+  const config = find(objects, 'ConfigMap', 'jobrelay-config') as unknown as { data: Record<string, string> };
+  const file = join(mkdtempSync(join(scratch, 'settings-')), key);
+  writeFileSync(file, config.data[key]!);
+  return file;
+}
+
+function redisEnv(objects: Rendered[], deployment: string): unknown {
+  const spec = find(objects, 'Deployment', deployment) as unknown as {
+    spec: { template: { spec: { containers: Array<{ env: Array<{ name: string }> }> } } };
+  };
+  return spec.spec.template.spec.containers[0]!.env.find((e) => e.name === 'JOBRELAY_REDIS_URL');
+}
+
+const valueSets: Array<{ name: string; values: string[] }> = [
+  { name: 'the defaults', values: [] },
+  {
+    name: 'an external Redis, no API, two kinds',
+    values: [
+      '--set',
+      'redis.bundled=false',
+      '--set',
+      'redis.url=redis://:s3cret@redis.example.com:6379',
+      '--set',
+      'api.enabled=false',
+      '--set-json',
+      'dispatch.kinds=["job","rayjob"]',
+    ],
+  },
+  {
+    name: 'watched namespaces, namespace opt-in, a per-kind managedBy, one replica, Redis URL from a Secret',
+    values: [
+      '--set-json',
+      'dispatch.namespaces=["team-a","team-b"]',
+      '--set',
+      'namespaceOptIn.enabled=true',
+      '--set',
+      'dispatch.kindManagedBy.raycluster=example.com/ray-dispatcher',
+      '--set',
+      'controller.replicas=1',
+      '--set',
+      'redis.bundled=false',
+      '--set',
+      'redis.urlSecret.name=jobrelay-redis-url',
+      '--set-json',
+      'controller.extraSettings={"reconcileConcurrency":32}',
+    ],
+  },
+];
+
+beforeAll(async () => {
+  helm = await resolveGoTool('helm', (line) => console.log(`[helm] ${line}`));
+}, 30 * 60_000);
+
+describe('the chart, offline', () => {
+  it.each(valueSets)('passes helm lint --strict with $name', ({ values }) => {
+    const { code, stdout, stderr } = runHelm([
+      'lint',
+      '--strict',
+      chartDir,
+      '--kube-version',
+      kubeVersion,
+      ...values,
+    ]);
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  it.each(valueSets)('renders settings the processes accept, with $name', ({ values }) => {
+    const objects = render(values);
+    const env = { JOBRELAY_REDIS_URL: 'redis://redis:6379' };
+    const controller = loadControllerConfig(['--config', settingsFile(objects, 'controller.yaml')], env);
+    const set = (path: string) => values.some((v) => v.startsWith(path));
+    expect(controller).toMatchObject({
+      managedBy: 'jobrelay.dev/dispatcher',
+      systemNamespace: 'jobrelay-system',
+      leaderElect: true,
+      leaderElectionLeaseName: 'jobrelay-controller',
+      healthAddress: '0.0.0.0:8081',
+    });
+    if (set('dispatch.namespaces')) expect(controller.namespaces).toEqual(['team-a', 'team-b']);
+    if (set('dispatch.kindManagedBy'))
+      expect(controller.kindManagedBy).toEqual(['raycluster=example.com/ray-dispatcher']);
+    if (set('controller.extraSettings')) expect(controller.reconcileConcurrency).toBe(32);
+    if (set('api.enabled=false')) {
+      expect(objects.filter((o) => o.metadata.name.startsWith('jobrelay-api'))).toEqual([]);
+    } else {
+      const api = loadApiConfig(['--config', settingsFile(objects, 'api.yaml')], env);
+      expect(api).toMatchObject({
+        kinds: controller.kinds,
+        managedBy: controller.managedBy,
+        address: '0.0.0.0:8443',
+      });
+    }
+    const redis = redisEnv(objects, 'jobrelay-controller');
+    if (set('redis.url='))
+      expect(redis).toEqual({ name: 'JOBRELAY_REDIS_URL', value: 'redis://:s3cret@redis.example.com:6379' });
+    else if (set('redis.urlSecret'))
+      expect(redis).toEqual({
+        name: 'JOBRELAY_REDIS_URL',
+        valueFrom: { secretKeyRef: { name: 'jobrelay-redis-url', key: 'url' } },
+      });
+    else
+      expect(redis).toEqual({
+        name: 'JOBRELAY_REDIS_URL',
+        value: 'redis://jobrelay-redis.jobrelay-system.svc:6379',
+      });
+    expect(objects.some((o) => o.kind === 'Deployment' && o.metadata.name === 'jobrelay-redis')).toBe(
+      !set('redis.bundled=false'),
+    );
+    // A budget only where there is more than one replica to keep.
+    expect(
+      objects.some((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'jobrelay-controller'),
+    ).toBe(!set('controller.replicas=1'));
+    expect(objects.some((o) => o.kind === 'MutatingAdmissionPolicy')).toBe(set('namespaceOptIn'));
+  });
+
+  it.each(valueSets)(
+    'holds no wildcard and keeps namespaced objects in the release namespace, with $name',
+    ({ values }) => {
+      const objects = render(values, 'platform-jobs');
+      for (const object of objects) {
+        for (const rule of ((object as { rules?: Rule[] }).rules ?? []) as Rule[])
+          expect(
+            [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs],
+            `${object.kind}/${object.metadata.name}`,
+          ).not.toContain('*');
+        const clusterScoped = [
+          'ClusterRole',
+          'ClusterRoleBinding',
+          'MutatingAdmissionPolicy',
+          'MutatingAdmissionPolicyBinding',
+        ];
+        if (!clusterScoped.includes(object.kind))
+          expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe('platform-jobs');
+      }
+    },
+  );
+
+  it('grants the controller exactly what deploy/controller grants it', () => {
+    const shipped = parseAllDocuments(
+      readFileSync(join(repositoryRoot, 'deploy/controller/rbac.yaml'), 'utf8'),
+    ).map((doc) => doc.toJS() as Rendered & { rules?: Rule[] });
+    const objects = render([]) as Array<Rendered & { rules?: Rule[] }>;
+    const rules = (kind: string, from: Array<Rendered & { rules?: Rule[] }>) =>
+      from
+        .filter((o) => o.kind === kind && o.metadata.name.startsWith('jobrelay-controller'))
+        .flatMap((o) => o.rules ?? [])
+        .flatMap((r) =>
+          (r.resources ?? []).flatMap((res) =>
+            r.verbs.map((v) => `${r.apiGroups?.join(',')}|${res}|${v}|${r.resourceNames ?? ''}`),
+          ),
+        )
+        .sort();
+    expect(rules('ClusterRole', objects)).toEqual(rules('ClusterRole', shipped));
+    expect(rules('Role', objects)).toEqual(rules('Role', shipped));
+  });
+
+  it('ships the CRD of deploy/crds unchanged', () => {
+    const file = 'workerclusters.jobrelay.dev.yaml';
+    expect(parse(readFileSync(join(chartDir, 'crds', file), 'utf8'))).toEqual(
+      parse(readFileSync(join(repositoryRoot, 'deploy/crds', file), 'utf8')),
+    );
+  });
+
+  it.each([
+    {
+      values: ['--set', 'dispatch.managedBy=kubernetes.io/job-controller'],
+      says: "dispatch.managedBy: kubernetes.io/job-controller is the built-in Job controller's value",
+    },
+    {
+      values: ['--set', 'dispatch.managedBy=dispatcher'],
+      says: "at '/dispatch/managedBy': 'dispatcher' does not match pattern",
+    },
+    {
+      values: ['--set', 'dispatch.placementPolicy=random'],
+      says: "at '/dispatch/placementPolicy': value must be one of 'spread', 'binpack'",
+    },
+    { values: ['--set', 'controller.replicas=0'], says: "at '/controller/replicas': minimum: got 0, want 1" },
+    {
+      values: ['--set', 'redis.url=http://redis:6379', '--set', 'redis.bundled=false'],
+      says: "at '/redis/url': 'http://redis:6379' does not match pattern",
+    },
+    {
+      values: ['--set', 'redis.bundled=false'],
+      says: 'redis: set redis.bundled=true, or redis.url, or redis.urlSecret.name',
+    },
+    { values: ['--set', 'controler.replicas=2'], says: "additional properties 'controler' not allowed" },
+    {
+      values: ['--set', 'controller.leaderElection.renewDeadlineSeconds=15'],
+      says: 'renewDeadlineSeconds (15) must be shorter than leaseDurationSeconds (15)',
+    },
+    {
+      values: ['--set', 'controller.shutdownTimeoutSeconds=30'],
+      says: 'shutdownTimeoutSeconds (30) must be shorter than terminationGracePeriodSeconds (30)',
+    },
+  ])('refuses $values with a message naming it', ({ values, says }) => {
+    const { code, stderr } = runHelm([
+      'template',
+      'jobrelay',
+      chartDir,
+      '--kube-version',
+      kubeVersion,
+      ...values,
+    ]);
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(says);
+  });
+});
+
+describe('the chart, installed into the management cluster', () => {
+  const release = 'jobrelay-helm';
+  const namespace = 'jobrelay-helm';
+  let fleet: Fleet;
+  let adminKubeconfig: string;
+  let controller: ControllerProcess | undefined;
+  const namespaces: string[] = [];
+
+  beforeAll(async () => {
+    fleet = fleetOf(testSandbox());
+    adminKubeconfig = fleet.sandbox.kubeconfigPath(fleet.sandbox.management.name);
+    runHelm(['uninstall', release, '--namespace', namespace, '--wait'], adminKubeconfig);
+  });
+
+  afterAll(async () => {
+    await controller?.kill('SIGTERM');
+    runHelm(['uninstall', release, '--namespace', namespace, '--wait'], adminKubeconfig);
+    for (const name of namespaces) await fleet.management.core.deleteNamespace({ name }).catch(() => {});
+  });
+
+  it('installs, and its controller dispatches with the chart’s ServiceAccount and settings', {
+    timeout: 300_000,
+  }, async () => {
+    const installed = runHelm(
+      [
+        'install',
+        release,
+        chartDir,
+        '--namespace',
+        namespace,
+        '--create-namespace',
+        '--set',
+        `namePrefix=${release}`,
+        '--set',
+        'namespaceOptIn.enabled=true',
+        // The sandbox has no images to run: the chart's objects are installed, its controller
+        // runs here as a process with the chart's identity and settings.
+        '--set',
+        'api.enabled=false',
+      ],
+      adminKubeconfig,
+    );
+    expect(installed.code, installed.stderr).toBe(0);
+    // Worker kubeconfigs live in the release's namespace: copy the sandbox's registrations there.
+    for (const worker of fleet.sandbox.workers) {
+      const secret = await fleet.management.core.readNamespacedSecret({
+        name: `${worker.name}-kubeconfig`,
+        namespace: 'jobrelay-system',
+      });
+      await fleet.management.core
+        .createNamespacedSecret({
+          namespace,
+          body: { metadata: { name: secret.metadata!.name! }, data: secret.data },
+        })
+        .catch(() => {});
+    }
+    const kubeconfig = join(scratch, 'controller-sa.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      await serviceAccountKubeconfig(
+        fleet.sandbox,
+        fleet.sandbox.management.name,
+        `${release}-controller`,
+        namespace,
+      ),
+      {
+        mode: 0o600,
+      },
+    );
+    const config = await fleet.management.core.readNamespacedConfigMap({
+      name: `${release}-config`,
+      namespace,
+    });
+    const settings = join(scratch, 'controller.yaml');
+    writeFileSync(settings, config.data!['controller.yaml']!);
+    controller = startController(fleet.sandbox, [
+      `--config=${settings}`,
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-election-identity=helm-e2e',
+    ]);
+    await eventually(
+      'the chart’s controller to hold the chart’s Lease',
+      async () => {
+        const lease = await fleet.management.kubeConfig
+          .makeApiClient(CoordinationV1Api)
+          .readNamespacedLease({ name: `${release}-controller`, namespace });
+        return lease.spec?.holderIdentity === 'helm-e2e' ? true : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+
+    // Namespace opt-in: a plain Job in a labelled namespace is dispatched...
+    const optedIn = await createNamespace({ 'jobrelay.dev/dispatch': 'enabled' });
+    const plain = await createJob(optedIn, undefined);
+    expect(plain.spec?.managedBy, 'managedBy set by the admission policy').toBe('jobrelay.dev/dispatcher');
+    // ...a Job that names another manager keeps it...
+    const other = await createJob(optedIn, 'example.com/someone-else');
+    expect(other.spec?.managedBy).toBe('example.com/someone-else');
+    // ...and a plain Job elsewhere stays home.
+    const home = await createJob(await createNamespace({}), undefined);
+    expect(home.spec?.managedBy).toBeUndefined();
+
+    const done = await eventually(
+      'the opted-in Job to complete through a worker',
+      async () => {
+        const job = await fleet.management.batch.readNamespacedJob({
+          name: plain.metadata!.name!,
+          namespace: optedIn,
+        });
+        return isTrue(job, 'Complete') ? job : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    expect(done.metadata?.annotations?.[placementAnnotation]).toMatch(/"cluster":"worker-\d"/);
+    for (const job of [other, home]) {
+      const now = await fleet.management.batch.readNamespacedJob({
+        name: job.metadata!.name!,
+        namespace: job.metadata!.namespace!,
+      });
+      expect(
+        now.metadata?.annotations?.[placementAnnotation],
+        `${job.metadata!.namespace}/${job.metadata!.name}`,
+      ).toBeUndefined();
+    }
+    expect(controller.logs()).not.toMatch(/forbidden/i);
+  });
+
+  it('uninstalls everything but the CRD', { timeout: 120_000 }, async () => {
+    await controller?.kill('SIGTERM');
+    controller = undefined;
+    const removed = runHelm(['uninstall', release, '--namespace', namespace, '--wait'], adminKubeconfig);
+    expect(removed.code, removed.stderr).toBe(0);
+    const rbac = fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    const left = (await rbac.listClusterRole({ labelSelector: `app.kubernetes.io/instance=${release}` }))
+      .items;
+    expect(left.map((r) => r.metadata?.name)).toEqual([]);
+  });
+
+  async function createNamespace(labels: Record<string, string>): Promise<string> {
+    const name = uniqueName('helm-optin');
+    await fleet.management.core.createNamespace({ body: { metadata: { name, labels } } });
+    namespaces.push(name);
+    return name;
+  }
+
+  async function createJob(namespaceName: string, managedBy: string | undefined): Promise<V1Job> {
+    return fleet.management.batch.createNamespacedJob({
+      namespace: namespaceName,
+      body: sandboxJob({
+        name: uniqueName('helm'),
+        managedBy,
+        requests: { cpu: '50m', memory: '32Mi' },
+        pod: { runSeconds: 1 },
+      }),
+    });
+  }
+});
+
+describe('the kustomize bases', () => {
+  it.each([
+    { base: 'deploy/controller', cluster: 'management' },
+    { base: 'deploy/api', cluster: 'management' },
+    { base: 'deploy/worker', cluster: 'worker' },
+  ])(
+    '$base builds and passes kubectl apply --dry-run=server on the $cluster cluster',
+    ({ base, cluster }) => {
+      const sandbox = testSandbox();
+      const kubectl = join(sandbox.binariesDir, 'kubectl');
+      const target = cluster === 'management' ? sandbox.management.name : sandbox.workers[0]!.name;
+      const built = spawnSync(kubectl, ['kustomize', join(repositoryRoot, base)], { encoding: 'utf8' });
+      expect(built.status, built.stderr).toBe(0);
+      expect(parseAllDocuments(built.stdout).length).toBeGreaterThan(1);
+      const applied = spawnSync(
+        kubectl,
+        [
+          'apply',
+          '--dry-run=server',
+          '-k',
+          join(repositoryRoot, base),
+          '--kubeconfig',
+          sandbox.kubeconfigPath(target),
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(applied.status, applied.stderr).toBe(0);
+      expect(applied.stdout).toMatch(/\(server dry run\)/);
+    },
+  );
+});

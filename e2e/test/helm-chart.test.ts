@@ -100,12 +100,13 @@ function redisEnv(objects: Rendered[], deployment: string): unknown {
 const valueSets: Array<{ name: string; values: string[] }> = [
   { name: 'the defaults', values: [] },
   {
-    name: 'an external Redis, no API, two kinds',
+    name: 'an external Redis behind Sentinels, no API, two kinds',
     values: [
       '--set',
       'redis.bundled=false',
-      '--set',
-      'redis.url=redis://:s3cret@redis.example.com:6379',
+      // --set would split the URL at its comma.
+      '--set-json',
+      'redis.url="redis+sentinel://:s3cret@sentinel-0.redis:26379,sentinel-1.redis:26379/jobrelay"',
       '--set',
       'api.enabled=false',
       '--set-json',
@@ -153,7 +154,9 @@ describe('the chart, offline', () => {
 
   it.each(valueSets)('renders settings the processes accept, with $name', ({ values }) => {
     const objects = render(values);
-    const env = { JOBRELAY_REDIS_URL: 'redis://redis:6379' };
+    // The URL the pod gets, where the chart has it as a value; a Secret's is not known here.
+    const redisValue = (redisEnv(objects, 'jobrelay-controller') as { value?: string }).value;
+    const env = { JOBRELAY_REDIS_URL: redisValue ?? 'redis://redis:6379' };
     const controller = loadControllerConfig(['--config', settingsFile(objects, 'controller.yaml')], env);
     const set = (path: string) => values.some((v) => v.startsWith(path));
     expect(controller).toMatchObject({
@@ -179,7 +182,10 @@ describe('the chart, offline', () => {
     }
     const redis = redisEnv(objects, 'jobrelay-controller');
     if (set('redis.url='))
-      expect(redis).toEqual({ name: 'JOBRELAY_REDIS_URL', value: 'redis://:s3cret@redis.example.com:6379' });
+      expect(redis).toEqual({
+        name: 'JOBRELAY_REDIS_URL',
+        value: 'redis+sentinel://:s3cret@sentinel-0.redis:26379,sentinel-1.redis:26379/jobrelay',
+      });
     else if (set('redis.urlSecret'))
       expect(redis).toEqual({
         name: 'JOBRELAY_REDIS_URL',

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { builtInKinds, kindSelectionFields } from '@jobrelay/kinds';
 import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
+import { redisUrlProblem } from '@jobrelay/placement';
 import { z } from 'zod';
 
 export const apiConfigSchema = z.object({
@@ -23,9 +24,13 @@ export const apiConfigSchema = z.object({
   systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
   /** The controller's `jobrelay.dev/origin`; default: the kube-system namespace UID, as the controller derives it. */
   originId: z.string().max(63).regex(labelValue, 'must be a valid label value').optional(),
+  /** One Redis, its Sentinels (redis+sentinel://…/<master>) or a Redis Cluster (redis+cluster://…): see @jobrelay/placement. */
   redisUrl: z
     .string()
-    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .superRefine((url, context) => {
+      const problem = redisUrlProblem(url);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
     .default('redis://127.0.0.1:6379'),
   placementPolicy: z.enum(['spread', 'binpack']).default('spread'),
   allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),

@@ -15,8 +15,11 @@ import {
   clusterCandidates,
   clusterLoad,
   clusterVerdicts,
+  connectRedis,
   type PlacementClusterInput,
+  parseRedisUrl,
   placementRequestFor,
+  queuePrefix,
   type ScoringPolicy,
 } from '@jobrelay/placement';
 import {
@@ -27,7 +30,7 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { activeCondition, type ClusterView, clusterView } from './cluster-views.ts';
 import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
@@ -113,7 +116,7 @@ export class FleetView {
   private started = false;
   readonly registry: WorkerClusterRegistry;
   private readonly queue: Queue;
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
   private readonly placements = new PlacementLog();
   private readonly version: VersionApi;
@@ -170,10 +173,14 @@ export class FleetView {
           cluster: event.object,
         }),
     });
-    this.redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: false });
+    const redis = parseRedisUrl(options.redisUrl);
+    this.redis = connectRedis(redis, { maxRetriesPerRequest: 1, lazyConnect: false });
     this.redis.on('error', () => {}); // readiness reports it
-    // The controller's queue, read only: same name, same Redis.
-    this.queue = new Queue(`jobrelay-placement-${options.originId}`, { connection: this.redis });
+    // The controller's queue, read only: same name, same Redis, same key prefix.
+    this.queue = new Queue(`jobrelay-placement-${options.originId}`, {
+      connection: this.redis,
+      prefix: queuePrefix(redis),
+    });
     this.queue.on('error', () => {});
   }
 

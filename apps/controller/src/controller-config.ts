@@ -6,6 +6,7 @@ import {
   labelValuePattern as labelValue,
   loadFlagConfig,
 } from '@jobrelay/kube';
+import { redisUrlProblem } from '@jobrelay/placement';
 import { z } from 'zod';
 
 const seconds = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -19,9 +20,13 @@ export const controllerConfigSchema = z.object({
   systemNamespace: z.string().regex(dns1123Label).default('jobrelay-system'),
   /** Value of `jobrelay.dev/origin` on our mirrors; default: derived from the kube-system namespace UID. */
   originId: z.string().max(63).regex(labelValue, 'must be a valid label value').optional(),
+  /** One Redis, its Sentinels (redis+sentinel://…/<master>) or a Redis Cluster (redis+cluster://…): see @jobrelay/placement. */
   redisUrl: z
     .string()
-    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .superRefine((url, context) => {
+      const problem = redisUrlProblem(url);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
     .default('redis://127.0.0.1:6379'),
   /** How long a mirror stays on its worker after the origin shows its final status. */
   mirrorRetentionSeconds: seconds(30),

@@ -140,9 +140,16 @@ describe('loadControllerConfig', () => {
 
   it.each(['http://127.0.0.1:6379', '127.0.0.1:6379', 'redis:/oops'])('refuses the redis URL %s', (url) => {
     expect(configErrorOf(() => loadControllerConfig(['--redis-url', url], {}))).toContain(
-      '--redis-url: must start with redis:// or rediss://',
+      '--redis-url: must be redis://host:port, redis+sentinel://',
     );
   });
+
+  it.each(['redis+sentinel://s1:26379,s2:26379/mymaster', 'rediss+cluster://:pw@n1:7000,n2:7000'])(
+    'accepts the Sentinel or Cluster URL %s',
+    (url) => {
+      expect(loadControllerConfig(['--redis-url', url], {}).redisUrl).toBe(url);
+    },
+  );
 
   it('refuses a namespace that is not a namespace name', () => {
     expect(configErrorOf(() => loadControllerConfig(['--namespaces', 'ok,Not_OK'], {}))).toContain(
@@ -247,7 +254,7 @@ describe('--config', () => {
   it('names the file and the key of a bad value', () => {
     const file = configFile('redisUrl: http://redis:6379\n');
     expect(configErrorOf(() => loadControllerConfig(['--config', file], {}))).toContain(
-      `redisUrl: must start with redis:// or rediss:// (in ${file})`,
+      `redisUrl: must be redis://host:port, redis+sentinel://sentinel:26379,…/<master name>, or redis+cluster://node:6379,… (rediss for TLS) (in ${file})`,
     );
   });
 

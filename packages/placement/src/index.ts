@@ -55,6 +55,15 @@ export {
 export type { PodGroup } from './pod-groups.ts';
 export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
 export {
+  connectRedis,
+  type HostPort,
+  parseRedisUrl,
+  queuePrefix,
+  type RedisTarget,
+  RedisUrlError,
+  redisUrlProblem,
+} from './redis-connection.ts';
+export {
   addResources,
   fitsIn,
   formatResourceAmount,

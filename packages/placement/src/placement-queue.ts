@@ -1,6 +1,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { connectRedis, parseRedisUrl, queuePrefix, type RedisTarget } from './redis-connection.ts';
 
 /** One placement task per origin Job. Only keys: the worker re-reads the Job from Kubernetes. */
 export interface PlacementTask {
@@ -14,6 +15,7 @@ export interface PlacementTask {
 export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable';
 
 export interface PlacementQueueOptions {
+  /** One Redis, its Sentinels, or a Redis Cluster (redis-connection.ts). */
   redisUrl: string;
   /** Distinct per installation, so two management clusters may share one Redis. */
   queueName: string;
@@ -38,7 +40,8 @@ class UnschedulableError extends Error {}
 export class PlacementQueue {
   private readonly options: PlacementQueueOptions;
   private readonly queue: Queue<PlacementTask>;
-  private readonly connections: Redis[] = [];
+  private readonly target: RedisTarget;
+  private readonly connections: Array<Redis | Cluster> = [];
   private worker: Worker<PlacementTask, PlacementOutcome> | undefined;
   private closing: Promise<void> | undefined;
 
@@ -49,15 +52,19 @@ export class PlacementQueue {
       );
     }
     this.options = options;
-    this.queue = new Queue<PlacementTask>(options.queueName, { connection: this.connection() });
+    this.target = parseRedisUrl(options.redisUrl);
+    this.queue = new Queue<PlacementTask>(options.queueName, {
+      connection: this.connection(),
+      prefix: queuePrefix(this.target),
+    });
     this.queue.on('error', (err) =>
       options.log.warn({ err: err.message }, 'placement queue connection error'),
     );
   }
 
-  private connection(): Redis {
+  private connection(): Redis | Cluster {
     // BullMQ requires maxRetriesPerRequest null on connections used by workers.
-    const redis = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    const redis = connectRedis(this.target, { maxRetriesPerRequest: null, lazyConnect: false });
     redis.on('error', () => {}); // reported through the queue/worker 'error' events
     this.connections.push(redis);
     return redis;
@@ -111,6 +118,7 @@ export class PlacementQueue {
       },
       {
         connection: this.connection(),
+        prefix: queuePrefix(this.target),
         concurrency: this.options.concurrency ?? 8,
         // A controller killed mid-placement leaves an active task; pick it up again soon.
         lockDuration: 15_000,

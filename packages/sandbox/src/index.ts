@@ -2,6 +2,7 @@ export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } fro
 export { applyObjects, systemNamespace } from './apply-objects.ts';
 export { simulatedLogLines } from './control-plane-processes.ts';
 export { DockerfileError, dryRunDockerfile, parseDockerfile } from './dockerfile-dry-run.ts';
+export { freeLoopbackPorts } from './free-ports.ts';
 export { type GoToolName, goToolCacheDir, goTools, resolveGoTool } from './go-tools.ts';
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export type { KubeTarget } from './kube-http.ts';
@@ -34,6 +35,7 @@ export {
   sandboxRayImage,
   sandboxRayJob,
 } from './ray-manifests.ts';
+export { findRedisServer } from './redis-server.ts';
 export {
   dispatcherServiceAccount,
   installCrds,

@@ -1,0 +1,118 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/**
+ * Where the placement queue lives, from one URL setting (`--redis-url`):
+ *
+ * - `redis://[[user]:password@]host:port[/db]` (`rediss://` for TLS): one Redis.
+ * - `redis+sentinel://[[user]:password@]sentinel1:26379,sentinel2:26379/<master name>[/db]`
+ *   (`rediss+sentinel://`: TLS to the master): the master the Sentinels name, followed across
+ *   failovers. The password is the master's.
+ * - `redis+cluster://[[user]:password@]node1:6379,node2:6379` (`rediss+cluster://`): a Redis
+ *   Cluster, seeded from these nodes. BullMQ runs Lua scripts over several keys of one queue,
+ *   which a cluster allows only within one hash slot: the queue's keys get the hash-tagged
+ *   prefix `{jobrelay}` (queuePrefix), so every key of it hashes to the same slot.
+ */
+export type RedisTarget =
+  | { mode: 'standalone'; url: string }
+  | { mode: 'sentinel'; sentinels: HostPort[]; masterName: string; db: number; auth: Auth; tls: boolean }
+  | { mode: 'cluster'; nodes: HostPort[]; auth: Auth; tls: boolean };
+
+interface Auth {
+  username?: string;
+  password?: string;
+}
+
+/** A Redis URL that cannot be used; the message says why and never repeats the URL (it may hold a password). */
+export class RedisUrlError extends Error {}
+
+const standalonePattern = /^rediss?:\/\//;
+const multiHostPattern =
+  /^(rediss?)\+(sentinel|cluster):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)(?:\/([^?#]*))?$/;
+
+function hostPorts(list: string, defaultPort: number): HostPort[] {
+  return list.split(',').map((entry) => {
+    const match = /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\])(?::(\d{1,5}))?$/.exec(entry.trim());
+    if (!match) throw new RedisUrlError(`"${entry}" is not host:port`);
+    return { host: match[1]!.replace(/^\[|\]$/g, ''), port: match[2] ? Number(match[2]) : defaultPort };
+  });
+}
+
+export function parseRedisUrl(url: string): RedisTarget {
+  if (standalonePattern.test(url)) return { mode: 'standalone', url };
+  const match = multiHostPattern.exec(url);
+  if (!match)
+    throw new RedisUrlError(
+      'must be redis://host:port, redis+sentinel://sentinel:26379,…/<master name>, or redis+cluster://node:6379,… (rediss for TLS)',
+    );
+  const [, scheme, mode, user, password, hosts, path = ''] = match;
+  const auth: Auth = {
+    ...(user ? { username: decodeURIComponent(user) } : {}),
+    ...(password ? { password: decodeURIComponent(password) } : {}),
+  };
+  const tls = scheme === 'rediss';
+  if (mode === 'cluster') {
+    if (path !== '') throw new RedisUrlError(`a Redis Cluster has no databases: drop "/${path}"`);
+    return { mode: 'cluster', nodes: hostPorts(hosts!, 6379), auth, tls };
+  }
+  const [masterName = '', db = '0', ...extra] = path.split('/');
+  if (masterName === '')
+    throw new RedisUrlError(
+      'name the master the Sentinels watch, e.g. redis+sentinel://sentinel:26379/mymaster',
+    );
+  if (!/^\d+$/.test(db) || extra.length > 0)
+    throw new RedisUrlError('the database after the master name must be a number');
+  return {
+    mode: 'sentinel',
+    sentinels: hostPorts(hosts!, 26379),
+    masterName: decodeURIComponent(masterName),
+    db: Number(db),
+    auth,
+    tls,
+  };
+}
+
+/** Why the URL cannot be used, or undefined: for the processes' configuration checks. */
+export function redisUrlProblem(url: string): string | undefined {
+  try {
+    parseRedisUrl(url);
+    return undefined;
+  } catch (err) {
+    if (err instanceof RedisUrlError) return err.message;
+    throw err;
+  }
+}
+
+/** BullMQ's key prefix: hash-tagged on a Redis Cluster (see RedisTarget), BullMQ's default elsewhere. */
+export function queuePrefix(target: RedisTarget): string {
+  return target.mode === 'cluster' ? '{jobrelay}' : 'bull';
+}
+
+/** One connection to the target: a Redis (standalone, or the Sentinels' master) or a Cluster. */
+export function connectRedis(
+  target: RedisTarget,
+  options: Pick<RedisOptions, 'maxRetriesPerRequest' | 'lazyConnect'>,
+): Redis | Cluster {
+  switch (target.mode) {
+    case 'standalone':
+      return new Redis(target.url, options);
+    case 'sentinel':
+      return new Redis({
+        ...options,
+        sentinels: target.sentinels,
+        name: target.masterName,
+        db: target.db,
+        ...target.auth,
+        ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      });
+    case 'cluster':
+      return new Cluster(target.nodes, {
+        lazyConnect: options.lazyConnect ?? false,
+        redisOptions: { ...options, ...target.auth, ...(target.tls ? { tls: {} } : {}) },
+      });
+  }
+}

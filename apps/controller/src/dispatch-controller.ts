@@ -349,6 +349,13 @@ export class DispatchController {
       );
     }
     if (this.stopping) return;
+    // Followers do not write: the clusters' Active condition and capacity as found meanwhile
+    // go into their status now, not at the next health check.
+    await this.registry
+      .writeEveryStatus()
+      .catch((err: unknown) =>
+        this.log.warn({ err }, 'writing the clusters’ status on taking the lead failed'),
+      );
     this.reconcileEveryOrigin();
     this.reconciles.resume();
     this.timers.push(

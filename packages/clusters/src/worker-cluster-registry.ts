@@ -252,6 +252,22 @@ export class WorkerClusterRegistry {
   }
 
   /** Every cluster with clients and mirror watches, Active or not. */
+  /**
+   * Writes every WorkerCluster's status now, as this process sees it. For a process that has
+   * just started writing (`leading` turned true): what it found while it only watched would
+   * otherwise reach the status at the next health check, or, with nothing changed, at the next
+   * heartbeat.
+   */
+  async writeEveryStatus(): Promise<void> {
+    await Promise.all(
+      [...this.entries.values()].map(async (entry) => {
+        const workerCluster = this.workerClusterInformer.get(entry.name);
+        if (workerCluster)
+          await this.writeStatus(entry, workerCluster, this.options.log.child({ cluster: entry.name }));
+      }),
+    );
+  }
+
   connections(): WorkerConnection[] {
     return [...this.entries.values()]
       .filter((e) => e.clients && e.mirrors && e.kubeConfig)

@@ -49,6 +49,18 @@ async function holder(): Promise<string> {
   return lease?.spec?.holderIdentity ?? '';
 }
 
+/** Resolves once `identity` holds the Lease (polled every 100 ms, so takeover times are exact to that). */
+async function untilHolds(identity: string, timeoutMs: number): Promise<void> {
+  await eventually(
+    `${identity} to hold the Lease`,
+    async () => ((await holder()) === identity ? true : undefined),
+    {
+      timeoutMs,
+      intervalMs: 100,
+    },
+  );
+}
+
 function jobNamed(name: string, managedBy: string | undefined): V1Job {
   return sandboxJob({ name, managedBy, requests: { cpu: '50m', memory: '32Mi' }, pod: { runSeconds: 2 } });
 }
@@ -144,13 +156,7 @@ describe('two controller replicas on one Lease', () => {
     timeout: 120_000,
   }, async () => {
     a = replica('replica-a');
-    await eventually(
-      'replica-a to hold the Lease',
-      async () => ((await holder()) === 'replica-a' ? true : undefined),
-      {
-        timeoutMs: 60_000 + leaseDurationMs,
-      },
-    );
+    await untilHolds('replica-a', 60_000 + leaseDurationMs);
     b = replica('replica-b');
     await eventually('replica-b to be ready', async () => ((await b.isReady()) ? true : undefined), {
       timeoutMs: 60_000,
@@ -177,14 +183,7 @@ describe('two controller replicas on one Lease', () => {
     const placedByFollower = await b.metric('jobrelay_placements_total');
     const killedAt = Date.now();
     await a.kill('SIGKILL');
-    await eventually(
-      'replica-b to hold the Lease',
-      async () => ((await holder()) === 'replica-b' ? true : undefined),
-      {
-        timeoutMs: 2 * leaseDurationMs,
-        intervalMs: 100,
-      },
-    );
+    await untilHolds('replica-b', 2 * leaseDurationMs);
     const takeoverMs = Date.now() - killedAt;
     await eventually(
       'replica-b to lead',
@@ -224,14 +223,7 @@ describe('two controller replicas on one Lease', () => {
     const exitedMs = Date.now() - stoppingAt;
     expect(b.process.exitCode, `replica-b's exit code; see ${b.logFile}`).toBe(0);
     expect(b.logs()).toContain('released the leader lease');
-    await eventually(
-      'replica-a to hold the Lease',
-      async () => ((await holder()) === 'replica-a' ? true : undefined),
-      {
-        timeoutMs: leaseDurationMs,
-        intervalMs: 100,
-      },
-    );
+    await untilHolds('replica-a', leaseDurationMs);
     const handoverMs = Date.now() - stoppingAt;
     console.log(
       `[leader-election] SIGTERM of the leader: it exited after ${(exitedMs / 1000).toFixed(1)} s; ` +

@@ -58,6 +58,14 @@ async function answers(port: number): Promise<void> {
   });
 }
 
+/** Runs the queue's placement worker, which records each task it is handed and places it. */
+function startPlacing(queue: PlacementQueue): void {
+  queue.startWorker(async (task) => {
+    seen.add(task.uid);
+    return 'placed';
+  });
+}
+
 /** Enqueues `count` tasks and resolves with the uids the queue's worker placed. */
 async function placeThrough(queue: PlacementQueue, prefix: string, count: number): Promise<Set<string>> {
   const placed = new Set<string>();
@@ -110,10 +118,7 @@ describe('the placement queue on Redis Sentinel', () => {
     });
     try {
       await queue.waitUntilReady();
-      queue.startWorker(async (task) => {
-        seen.add(task.uid);
-        return 'placed';
-      });
+      startPlacing(queue);
       expect((await placeThrough(queue, 'before', 10)).size).toBe(10);
 
       // The replica must have caught up before it can be promoted.
@@ -194,10 +199,7 @@ describe('the placement queue on a Redis Cluster', () => {
     });
     try {
       await queue.waitUntilReady();
-      queue.startWorker(async (task) => {
-        seen.add(task.uid);
-        return 'placed';
-      });
+      startPlacing(queue);
       expect((await placeThrough(queue, 'cluster', 20)).size).toBe(20);
       expect(await queue.depth()).toMatchObject({ waiting: 0, active: 0 });
       const slot = Number(await nodes[0]!.cluster('KEYSLOT', '{jobrelay}'));

@@ -8,6 +8,8 @@ import {
   objectKey,
   ResilientInformer,
   systemClock,
+  TimeoutError,
+  withTimeout,
 } from '@jobrelay/kube';
 import { controllerName } from '@jobrelay/mirror';
 import { PlacementQueue, placementRecordOf } from '@jobrelay/placement';
@@ -338,16 +340,8 @@ export class DispatchController {
     if (this.stopping) return;
     this.leading = true;
     // Clusters this replica activated while following skipped their cleanup (followers do not
-    // write): stale mirrors there go before anything is reconciled.
-    for (const connection of this.registry.connections()) {
-      if (!connection.state.active) continue;
-      await this.deleteStaleMirrorsOn(connection).catch((err: unknown) =>
-        this.log.warn(
-          { cluster: connection.name, err },
-          'cleanup on taking the lead failed; garbage collection retries',
-        ),
-      );
-    }
+    // write): one garbage collection, before anything is reconciled, removes stale mirrors there.
+    await this.collectGarbage();
     if (this.stopping) return;
     // Followers do not write: the clusters' Active condition and capacity as found meanwhile
     // go into their status now, not at the next health check.
@@ -389,15 +383,18 @@ export class DispatchController {
     for (const timer of this.timers) clearInterval(timer);
     this.placer.stop();
     this.reconciles.stop();
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      Promise.all([this.reconciles.whenIdle(), this.queue.close()]).then(() => true),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!finished) this.log.warn({ timeoutMs }, 'in-flight work did not finish in time; stopping anyway');
+    const finished = await withTimeout(
+      Promise.all([this.reconciles.whenIdle(), this.queue.close()]),
+      timeoutMs,
+      'in-flight work',
+    ).then(
+      () => true,
+      (err: unknown) => {
+        if (!(err instanceof TimeoutError)) throw err;
+        this.log.warn({ timeoutMs }, 'in-flight work did not finish in time; stopping anyway');
+        return false;
+      },
+    );
     this.leading = false;
     await this.elector?.release();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.stop()));

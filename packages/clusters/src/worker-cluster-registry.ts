@@ -251,7 +251,6 @@ export class WorkerClusterRegistry {
     await Promise.all([...this.entries.values()].map((entry) => this.disconnect(entry)));
   }
 
-  /** Every cluster with clients and mirror watches, Active or not. */
   /**
    * Writes every WorkerCluster's status now, as this process sees it. For a process that has
    * just started writing (`leading` turned true): what it found while it only watched would
@@ -268,6 +267,7 @@ export class WorkerClusterRegistry {
     );
   }
 
+  /** Every cluster with clients and mirror watches, Active or not. */
   connections(): WorkerConnection[] {
     return [...this.entries.values()]
       .filter((e) => e.clients && e.mirrors && e.kubeConfig)

@@ -33,9 +33,7 @@ export function printableConfig(config: Record<string, unknown>): Record<string,
   return Object.fromEntries(
     Object.entries(config).map(([key, value]) => [
       key,
-      typeof value === 'string' && /^[a-z][a-z0-9+.-]*:\/\//i.test(value)
-        ? redactUrlCredentials(value)
-        : value,
+      typeof value === 'string' ? redactUrlCredentials(value) : value,
     ]),
   );
 }

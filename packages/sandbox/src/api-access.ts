@@ -72,8 +72,8 @@ export function sandboxApiBindings(): KubernetesObject[] {
  * Installs the admin API's RBAC on the management cluster as an admin would
  * (`kubectl apply -k deploy/api`, server-side) and binds the sandbox identities to it:
  * fleet-admin → jobrelay-admin (+ jobrelay-admin-credentials in jobrelay-system), viewer →
- * jobrelay-viewer, team-a → jobrelay-viewer in namespace team-a only. Expects jobrelay-system to exist (registerSandboxWorkers creates it first).
- * Idempotent.
+ * jobrelay-viewer, team-a → jobrelay-viewer in namespace team-a only. Expects jobrelay-system
+ * to exist (registerSandboxWorkers creates it first). Idempotent.
  */
 export async function installApiAccess(sandbox: Sandbox): Promise<void> {
   const kubeConfig = new KubeConfig();

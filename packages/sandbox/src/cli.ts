@@ -20,7 +20,8 @@ commands:
   register-workers   register every worker with jobrelay on the management cluster: CRDs;
                      deploy/worker on each worker; a kubeconfig of its jobrelay-dispatcher
                      ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects;
-                     deploy/api and the fleet-admin, viewer, team-a, jobrelay-api bindings
+                     deploy/api and deploy/controller's RBAC, kubeconfigs of the jobrelay-controller and
+                     jobrelay-api ServiceAccounts, and the fleet-admin, viewer, team-a bindings
   binaries           build the pinned Kubernetes binaries, KubeRay's ray-operator, helm and promtool now (once; cached)
                      and print where they are
 

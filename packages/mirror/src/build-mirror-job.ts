@@ -1,5 +1,6 @@
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
+import { deepCopy } from './deep-copy.ts';
 import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
 import { mirrorIdentityMetadata } from './mirror-identity.ts';
 
@@ -50,7 +51,7 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
     ...copiedSpec
   } = spec;
   // One deep copy (the origin is the informer's cached object and must stay as it is).
-  const mirrorSpec: V1JobSpec = structuredClone(copiedSpec);
+  const mirrorSpec: V1JobSpec = deepCopy(copiedSpec);
   mirrorSpec.template.metadata = {
     ...mirrorSpec.template.metadata,
     labels: without(mirrorSpec.template.metadata?.labels, generatedSelectorLabels),

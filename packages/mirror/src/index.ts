@@ -8,6 +8,7 @@ export {
   remainingDeadlineSeconds,
   seededProgress,
 } from './continuation.ts';
+export { deepCopy } from './deep-copy.ts';
 export { isJobFinished } from './job-finished.ts';
 export * from './jobrelay-names.ts';
 export { mirrorIdentityMetadata } from './mirror-identity.ts';

@@ -3,7 +3,7 @@
 // verbatim, it is finished when a configured condition or field says so. Nothing here knows
 // the kind's schema, so its support is labelled 'generic-untested': its own controller was not
 // run against jobrelay here.
-import { mirrorIdentityMetadata } from '@jobrelay/mirror';
+import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import { type PodGroup, podRequests } from '@jobrelay/placement';
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { customObjectClient } from '../custom-object-client.ts';
@@ -90,7 +90,7 @@ export function genericAdapter(config: GenericKindConfig) {
         have = have === true;
       }
       if (agrees(have, want)) continue;
-      patch = mergeObjects(patch ?? {}, objectAt(path, structuredClone(want)));
+      patch = mergeObjects(patch ?? {}, objectAt(path, deepCopy(want)));
     }
     return patch;
   };
@@ -107,7 +107,7 @@ export function genericAdapter(config: GenericKindConfig) {
     buildMirror: (origin, context) => {
       if (!origin.spec)
         throw new Error(`${config.kind} ${origin.metadata?.namespace}/${origin.metadata?.name} has no spec`);
-      const { managedBy: _claimed, ...spec } = structuredClone(origin.spec);
+      const { managedBy: _claimed, ...spec } = deepCopy(origin.spec);
       return {
         apiVersion: apiVersionOf(resource),
         kind: config.kind,
@@ -122,7 +122,7 @@ export function genericAdapter(config: GenericKindConfig) {
      * carried across attempts (the kind's counters, if any, are unknown here).
      */
     originStatus: (origin, mirror, _carried, _now) => {
-      const status = structuredClone(mirror.status ?? {});
+      const status = deepCopy(mirror.status ?? {});
       const specInLine = mirrorSpecUpdate(origin, mirror) === undefined;
       return withObservedGeneration(status, originObservedGeneration(origin, mirror, specInLine));
     },

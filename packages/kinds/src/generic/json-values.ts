@@ -1,6 +1,8 @@
 // Plain-JSON helpers shared by the custom-resource adapters (RayCluster, RayJob, generic):
 // objects as the apiserver sends them, compared and patched without knowing their schema.
 
+import { deepCopy } from '@jobrelay/mirror';
+
 /** A JSON object (not an array, not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -94,7 +96,7 @@ export function mergePatchTowards(
       const nested = mergePatchTowards(current, wanted);
       if (nested) patch[key] = nested;
     } else {
-      patch[key] = structuredClone(wanted);
+      patch[key] = deepCopy(wanted);
     }
   }
   return Object.keys(patch).length > 0 ? patch : undefined;

@@ -2,6 +2,7 @@
 // origin minus managedBy, run by the worker's real KubeRay operator; its status comes back
 // field for field, as Kueue's MultiKueue copies it, except observedGeneration (see
 // originObservedGeneration).
+import { deepCopy } from '@jobrelay/mirror';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent, isPlainObject } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
@@ -37,9 +38,7 @@ function keepAutoscalerFields(mirrorSpec: RayClusterSpec | undefined) {
       return {
         ...rest,
         ...(mirrored.replicas === undefined ? {} : { replicas: mirrored.replicas }),
-        ...(mirrored.scaleStrategy === undefined
-          ? {}
-          : { scaleStrategy: structuredClone(mirrored.scaleStrategy) }),
+        ...(mirrored.scaleStrategy === undefined ? {} : { scaleStrategy: deepCopy(mirrored.scaleStrategy) }),
       };
     });
     return { ...want, workerGroupSpecs };
@@ -79,7 +78,7 @@ export const rayClusterAdapter = {
    * A RayCluster has no counters, so `carried` adds nothing.
    */
   originStatus: (origin, mirror, _carried, _now) => {
-    const status: RayClusterStatus = structuredClone(mirror.status ?? {});
+    const status: RayClusterStatus = deepCopy(mirror.status ?? {});
     const specInLine = mirrorSpecUpdate(origin, mirror) === undefined;
     return withObservedGeneration(status, originObservedGeneration(origin, mirror, specInLine));
   },

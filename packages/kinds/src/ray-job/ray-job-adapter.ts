@@ -2,6 +2,7 @@
 // minus managedBy; the worker's operator creates its RayCluster and submitter there, and the
 // mirror's status comes back field for field, with earlier attempts' counts added and the
 // origin's own observedGeneration.
+import { deepCopy } from '@jobrelay/mirror';
 import type { CarriedProgress } from '@jobrelay/placement';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent } from '../generic/json-values.ts';
@@ -58,7 +59,7 @@ export const rayJobAdapter = {
    * go back. observedGeneration: see originObservedGeneration (v1.5.0 writes none).
    */
   originStatus: (origin, mirror, carried, _now) => {
-    const status: RayJobStatus = structuredClone(mirror.status ?? {});
+    const status: RayJobStatus = deepCopy(mirror.status ?? {});
     if (carried.succeeded > 0 || status.succeeded !== undefined) {
       status.succeeded = (status.succeeded ?? 0) + carried.succeeded;
     }

@@ -1,6 +1,6 @@
 // What RayCluster and RayJob mirrors share: the managedBy policy, the mirror's metadata and
 // spec, and the spec changes that flow down.
-import { mirrorIdentityMetadata } from '@jobrelay/mirror';
+import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { mergePatchTowards } from '../generic/json-values.ts';
 import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../job-kind-adapter.ts';
@@ -22,7 +22,7 @@ export const rayManagedByPolicy: ManagedByPolicy = {
 
 /** The spec without managedBy, deep-copied: what a worker's operator is given. */
 export function specWithoutManagedBy<S extends { managedBy?: string }>(spec: S): Omit<S, 'managedBy'> {
-  const { managedBy: _claimed, ...rest } = structuredClone(spec);
+  const { managedBy: _claimed, ...rest } = deepCopy(spec);
   return rest;
 }
 

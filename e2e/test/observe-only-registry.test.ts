@@ -172,6 +172,27 @@ describe('an observe-only WorkerClusterRegistry', () => {
     });
     expect(missing.active).toBe(false);
 
+    // What a reconcile reads (mirrorCaches) agrees with the full views, for a connected worker
+    // and for one that never connected.
+    const views = new Map(registry.clusters().map((view) => [view.name, view]));
+    const caches = new Map(registry.mirrorCaches(batchJobAdapter.name).map((c) => [c.name, c]));
+    expect([...caches.keys()].sort()).toEqual([...views.keys()].sort());
+    for (const [name, view] of views) {
+      const cache = caches.get(name)!;
+      const connection = registry.get(name);
+      expect(cache, name).toEqual({
+        name,
+        registered: true,
+        active: connection?.state.active ?? false,
+        reason: view.state.reason,
+        inactiveSince: view.inactiveSince,
+        drain: view.spec.drain === true,
+        mirrors: connection?.mirrors(batchJobAdapter.name),
+      });
+    }
+    expect(caches.get(worker)?.mirrors).toBeDefined();
+    expect(caches.get(extra)).toMatchObject({ active: false, reason: 'SecretNotFound', mirrors: undefined });
+
     // Several health rounds later: no WorkerCluster was written, Active or failing.
     await new Promise((r) => setTimeout(r, 3_000));
     const after = await workerClusterWrites();

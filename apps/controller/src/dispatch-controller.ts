@@ -465,25 +465,19 @@ export class DispatchController {
   }
 
   private clusterSnapshots(kindName: string, objectName: string): ClusterSnapshot<KubeObject>[] {
-    const views = new Map(this.registry.clusters().map((view) => [view.name, view]));
-    const names = new Set([...views.keys(), ...this.registry.connections().map((c) => c.name)]);
-    return [...names].map((name) => {
-      const view = views.get(name);
-      const connection = this.registry.get(name);
-      const mirrors = connection?.mirrors(kindName);
-      return {
-        name,
-        registered: view !== undefined,
-        connected: mirrors !== undefined,
-        active: connection?.state.active ?? false,
-        reason: view?.state.reason ?? connection?.state.reason ?? 'Unknown',
-        inactiveSince: view?.inactiveSince,
-        drain: view?.spec.drain === true,
-        mirror: mirrors
-          ? (mirrors.get(objectName) ?? this.expectedMirror(originKey(kindName, objectName), name))
-          : undefined,
-      };
-    });
+    return this.registry.mirrorCaches(kindName).map((cluster) => ({
+      name: cluster.name,
+      registered: cluster.registered,
+      connected: cluster.mirrors !== undefined,
+      active: cluster.active,
+      reason: cluster.reason,
+      inactiveSince: cluster.inactiveSince,
+      drain: cluster.drain,
+      mirror: cluster.mirrors
+        ? (cluster.mirrors.get(objectName) ??
+          this.expectedMirror(originKey(kindName, objectName), cluster.name))
+        : undefined,
+    }));
   }
 
   private workerTarget(cluster: string, kindName: string): WorkerTarget<KubeObject> | undefined {

@@ -29,6 +29,7 @@ export {
 } from './worker-capacity.ts';
 export * from './worker-cluster.ts';
 export {
+  type ClusterMirrorCache,
   WorkerClusterRegistry,
   type WorkerClusterRegistryOptions,
   type WorkerClusterView,

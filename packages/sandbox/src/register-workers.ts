@@ -6,9 +6,9 @@ import {
   CustomObjectsApi,
   KubeConfig,
   type KubernetesObject,
+  loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { installApiAccess } from './api-access.ts';
 import { applyObjects, kustomizationManifests, systemNamespace } from './apply-objects.ts';
 import { kubeconfigYaml } from './credentials.ts';
@@ -31,9 +31,14 @@ function isConflict(err: unknown): boolean {
 /** Installs (or updates) jobrelay's CRDs from deploy/crds and waits until they are served. */
 export async function installCrds(kubeConfig: KubeConfig): Promise<void> {
   const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  // Typed objects (loadAllYaml), not plain YAML: the client serializes a body by its model's
+  // property names, so plain `x-kubernetes-validations` (its JSON name) would be dropped silently,
+  // and with it every CEL rule of the CRD.
   const crds = readdirSync(crdDir)
     .filter((file) => file.endsWith('.yaml'))
-    .flatMap((file) => parseAllDocuments(readFileSync(join(crdDir, file), 'utf8')).map((doc) => doc.toJS()))
+    .flatMap(
+      (file) => loadAllYaml(readFileSync(join(crdDir, file), 'utf8')) as Array<KubernetesObject | null>,
+    )
     .filter((doc): doc is V1CustomResourceDefinition => doc?.kind === 'CustomResourceDefinition');
   for (const crd of crds) {
     try {

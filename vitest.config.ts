@@ -6,7 +6,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+          // e2e/unit: the e2e harness's pure parts (no cluster needed).
+          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'e2e/unit/**/*.test.ts'],
         },
       },
       {

@@ -1,7 +1,7 @@
 // Watching the workers while Jobs run, so that "never two mirrors at once" and "ran once" are
 // observed rather than inferred from a final status. Mirrors and their pods are deleted a few
 // seconds after the origin finishes, so looking afterwards proves little.
-import { originUidLabel } from '@jobrelay/mirror';
+import { originUidLabel, placementAttemptAnnotation } from '@jobrelay/mirror';
 import { type V1Job, type V1Pod, Watch } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { Fleet } from './dispatch-fixtures.ts';
@@ -28,6 +28,15 @@ export interface SampledPod {
   phase: string;
 }
 
+/** One sample in which one origin had two or more mirrors not being deleted. */
+export interface SampledOverlap {
+  /** When the sample began (ms since the epoch). */
+  at: number;
+  originUid: string;
+  /** Each mirror's cluster and placement attempt (jobrelay.dev/placement-attempt). */
+  mirrors: Array<{ cluster: string; attempt: number }>;
+}
+
 export interface FleetSampleReport {
   /** Samples (lists of the mirrors on every worker) in which every worker answered. */
   samples: number;
@@ -42,6 +51,11 @@ export interface FleetSampleReport {
    * again: a mirror or pod created and deleted in between would be missing. 0: complete history.
    */
   watchGaps: number;
+  /**
+   * Every sample in which one origin had two or more mirrors that were not being deleted, with
+   * the clusters they were on (the "at most one live mirror" invariant, broken).
+   */
+  overlaps: ReadonlyArray<SampledOverlap>;
   /** The most mirrors of `originUid` alive at once across all workers, in any one sample. */
   maxLiveMirrors(originUid: string, options?: { includeTerminating?: boolean }): number;
   /** Every distinct mirror of `originUid` that existed while the sampler ran (from the watches). */
@@ -94,6 +108,7 @@ export async function startFleetSampler(
   const pods = new Map<string, SampledPod>();
   const maxLive = new Map<string, number>();
   const maxLiveNotTerminating = new Map<string, number>();
+  const overlaps: SampledOverlap[] = [];
   const clusters = [...fleet.workers.keys()];
   const failures: Record<string, number> = Object.fromEntries(clusters.map((c) => [c, 0]));
   let samples = 0;
@@ -218,6 +233,7 @@ export async function startFleetSampler(
     );
     const live = new Map<string, number>();
     const liveNotTerminating = new Map<string, number>();
+    const liveMirrors = new Map<string, SampledOverlap['mirrors']>();
     results.forEach((result, i) => {
       for (const job of result?.items ?? []) {
         const originUid = job.metadata?.labels?.[originUidLabel];
@@ -226,9 +242,17 @@ export async function startFleetSampler(
         live.set(originUid, (live.get(originUid) ?? 0) + 1);
         if (!job.metadata?.deletionTimestamp) {
           liveNotTerminating.set(originUid, (liveNotTerminating.get(originUid) ?? 0) + 1);
+          const attempt = Number(job.metadata?.annotations?.[placementAttemptAnnotation] ?? 0);
+          liveMirrors.set(originUid, [
+            ...(liveMirrors.get(originUid) ?? []),
+            { cluster: clusters[i]!, attempt },
+          ]);
         }
       }
     });
+    for (const [originUid, on] of liveMirrors) {
+      if (on.length > 1) overlaps.push({ at: began, originUid, mirrors: on });
+    }
     for (const [originUid, count] of live) {
       maxLive.set(originUid, Math.max(maxLive.get(originUid) ?? 0, count));
     }
@@ -254,6 +278,7 @@ export async function startFleetSampler(
       failures: { ...failures },
       maxGapMs,
       watchGaps,
+      overlaps: overlaps.map((o) => ({ ...o, mirrors: o.mirrors.map((m) => ({ ...m })) })),
       maxLiveMirrors: (originUid, { includeTerminating = true } = {}) =>
         (includeTerminating ? maxLive : maxLiveNotTerminating).get(originUid) ?? 0,
       mirrorsOf: (originUid) => mirrorList.filter((m) => m.originUid === originUid),

@@ -23,8 +23,8 @@ import {
   sandboxJob,
 } from './kube-test-helpers.ts';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
 
 export interface FieldDifference {
   path: string;
@@ -111,7 +111,8 @@ export function diffJson(
 
 // --- Talking to the clusters: raw JSON, so that nothing the client does not model is lost ---
 
-async function getJson(kubeConfig: KubeConfig, path: string): Promise<JsonObject> {
+/** GET of a path on a cluster's apiserver, as raw JSON. */
+export async function getJson(kubeConfig: KubeConfig, path: string): Promise<JsonObject> {
   const server = new URL(kubeConfig.getCurrentCluster()!.server);
   const options: https.RequestOptions = {
     method: 'GET',
@@ -139,12 +140,13 @@ async function getJson(kubeConfig: KubeConfig, path: string): Promise<JsonObject
   });
 }
 
-interface RawJob {
-  metadata: { name: string; namespace: string };
+export interface RawJob {
+  metadata: { name: string; namespace: string; uid?: string; annotations?: Record<string, string> };
   status?: JsonObject;
 }
 
-function finishedCondition(job: RawJob): string | undefined {
+/** `Complete/<reason>` or `Failed/<reason>`, once the Job has finished. */
+export function finishedCondition(job: RawJob): string | undefined {
   const conditions = (job.status?.conditions ?? []) as Array<{
     type: string;
     status: string;
@@ -159,7 +161,7 @@ interface Waiter {
   done: (job: RawJob) => void;
 }
 
-function isSuspended(job: RawJob): boolean {
+export function isSuspended(job: RawJob): boolean {
   const conditions = (job.status?.conditions ?? []) as Array<{ type: string; status: string }>;
   return conditions.some((c) => c.type === 'Suspended' && c.status === 'True');
 }

@@ -157,8 +157,14 @@ export class OriginExecutor {
           // Sent and refused (422 Invalid, 400): a status our validator let through and the
           // apiserver did not. Never expected; counted so that an alert can say so.
           const code = statusCodeOf(err);
-          if (code !== undefined && code >= 400 && code < 500)
+          if (code !== undefined && code >= 400 && code < 500) {
             metrics.statusWrites.inc({ result: 'rejected' });
+            // Logged as well as counted: a count dies with the process, a log line does not.
+            log.error(
+              { kind: adapter.name, job, code, err },
+              'the apiserver rejected an origin status write',
+            );
+          }
           throw err;
         });
         metrics.statusWrites.inc({ result: written.kind });

@@ -54,6 +54,7 @@ export {
   sandboxStatus,
   sandboxUp,
   startSandboxApp,
+  startSandboxProcess,
   stopSandboxProcess,
 } from './sandbox.ts';
 export {

@@ -333,6 +333,33 @@ export async function stopSandboxProcess(name: string, dir: string = defaultSand
   await stopProcess(recorded.pid, recorded.binary);
 }
 
+/**
+ * Starts one stopped process of the sandbox again (e.g. `etcd` or `worker-1/kube-apiserver`
+ * after `stopSandboxProcess`), on its recorded ports and data, and waits until it is healthy.
+ * Unlike `up`, it touches nothing else, so other processes may stay stopped or frozen meanwhile
+ * (the chaos run restarts one part while another is down). A running one is left alone.
+ */
+export async function startSandboxProcess(name: string, dir: string = defaultSandboxDir()): Promise<void> {
+  const layout = new SandboxLayout(dir);
+  const state = readState(layout.stateFile);
+  if (!state) throw new Error(`no sandbox at ${layout.dir}: start one with \`npm run sandbox -- up\``);
+  const spec = sandboxProcesses(contextFor(layout, state)).find((candidate) => candidate.name === name);
+  if (!spec) throw new Error(`no process named ${name} in the sandbox at ${layout.dir}`);
+  if (isOurProcess(state.processes[name]?.pid, spec.binary)) return;
+  const pid = startDetached({
+    binary: spec.binary,
+    args: spec.args,
+    env: spec.env,
+    logFile: layout.logFile(spec.name),
+  });
+  // Re-read: another call may have recorded a process meanwhile (the state file is shared).
+  const current = readState(layout.stateFile) ?? state;
+  current.processes[name] = { pid, binary: spec.binary };
+  writeState(layout.stateFile, current);
+  state.processes[name] = { pid, binary: spec.binary };
+  await waitUntilHealthy(layout, state, spec);
+}
+
 /** Stops every process the sandbox started (controllers first, storage last) and removes its state. */
 export async function sandboxDown(dir: string = defaultSandboxDir()): Promise<string[]> {
   const layout = new SandboxLayout(dir);

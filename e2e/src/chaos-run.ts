@@ -1,0 +1,573 @@
+// The chaos run (`npm run chaos`, and a short variant in e2e/test/chaos.test.ts): a seeded mix of
+// Jobs of every mode dispatched over the sandbox's workers by two controller replicas while a
+// seeded schedule of faults hits the controllers, Redis, the workers' apiservers and etcd, many
+// at once. Then it counts what the design's invariants forbid: Jobs that never finished, two live
+// mirrors of one Job, status writes the apiserver refused, mirrors left behind, and final
+// statuses that differ from the same Jobs run directly on one worker without faults.
+import { readFileSync } from 'node:fs';
+import { mergePatch } from '@jobrelay/kube';
+import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { type Sandbox, sandboxStatus, startSandboxProcess, stopSandboxProcess } from '@jobrelay/sandbox';
+import type { V1Job } from '@kubernetes/client-node';
+import { Redis } from 'ioredis';
+import { type FaultKind, type PlannedFault, planFaults } from './chaos-schedule.ts';
+import { type ControllerProcess, startController } from './controller-process.ts';
+import { fleetOf } from './dispatch-fixtures.ts';
+import { type SampledOverlap, startFleetSampler } from './fleet-sampler.ts';
+import { generateJobMix, type MixedJob } from './job-mix.ts';
+import {
+  type ClusterClients,
+  clientsFor,
+  createTestNamespace,
+  dispatcherManagedBy,
+  sandboxJob,
+} from './kube-test-helpers.ts';
+import {
+  diffJson,
+  finishedCondition,
+  getJson,
+  isSuspended,
+  type Json,
+  type JsonObject,
+  maskedStatus,
+  type RawJob,
+} from './status-differential.ts';
+
+export interface ChaosOptions {
+  sandbox: Sandbox;
+  seed: number;
+  /** Jobs dispatched through jobrelay (and run once more directly, as the control). */
+  jobs: number;
+  /** Jobs are created, and faults start, within this window. */
+  windowMs: number;
+  /** The controllers' --worker-lost-timeout-seconds. */
+  lostTimeoutSeconds: number;
+  counts: Partial<Record<FaultKind, number>>;
+  /** After the window: how long every Job may take to finish before it counts as lost. */
+  finishTimeoutMs: number;
+  log?: (line: string) => void;
+}
+
+export interface InjectedFault extends PlannedFault {
+  /** When it was healed (ms since the epoch). */
+  healedAt?: number;
+  /** From the fault healed to a fresh Job's origin showing its mirror started; undefined if never. */
+  recoverySeconds?: number;
+  error?: string;
+}
+
+export interface ChaosReport {
+  seed: number;
+  jobs: number;
+  windowSeconds: number;
+  lostTimeoutSeconds: number;
+  faultsInjected: number;
+  faults: InjectedFault[];
+  /** Origins (and recovery canaries) that never reached Complete or Failed. */
+  lost: number;
+  lostJobs: string[];
+  /**
+   * Samples in which one origin had two mirrors alive (not being deleted) at once, except those
+   * counted in `staleMirrorsAfterReturn`.
+   */
+  duplicateMirrors: number;
+  duplicates: Array<{ job: string; mirrors: Array<{ cluster: string; attempt: number }>; atSeconds: number }>;
+  /**
+   * Samples in which the second mirror was one of an older attempt on a worker that had been lost
+   * (frozen or stopped past the lost timeout) and had just come back, before the controller's
+   * clean-up of returning workers deleted it. Nothing can delete a mirror on a worker that does
+   * not answer, so a Job whose worker is lost runs again elsewhere while the old mirror waits
+   * there (docs/architecture.md, at-least-once); this counts how often, and for how long after
+   * the return, such a mirror was still seen.
+   */
+  staleMirrorsAfterReturn: number;
+  /** The longest a stale mirror was seen after its worker returned, in seconds. */
+  maxStaleSecondsAfterReturn: number;
+  /** Origin status writes the apiserver refused (422/400), from every controller process's log. */
+  rejectedStatusWrites: number;
+  /** Writes the controller's own validator refused before sending (each is a bug to look at). */
+  refusedStatusWrites: number;
+  /** Mirrors left on the workers one retention plus one GC interval after every origin finished. */
+  orphanMirrors: number;
+  orphans: string[];
+  /** Origins whose final status differs from the control run's (moved ones: by the at-least-once rules). */
+  wrongFinalStatus: number;
+  wrong: Array<{ job: string; summary: string; moved: boolean; differences: string[] }>;
+  /** Origins placed more than once (their worker was lost, or their mirror vanished). */
+  moved: number;
+  maxRecoverySeconds: number;
+  controllerStarts: number;
+  seconds: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const retentionSeconds = 5;
+const gcIntervalSeconds = 5;
+
+/** Retries a call against an apiserver that may be down for a moment (etcd restarting). */
+async function persistently<T>(what: string, call: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      // 409 AlreadyExists on a retried create: the first attempt went through.
+      if (code === 409) return undefined as T;
+      if (Date.now() > deadline) throw new Error(`${what}: ${String(err)}`);
+      await sleep(1_000);
+    }
+  }
+}
+
+/** Creates Jobs in one namespace, resumes those created suspended once they show it, and lists them. */
+class JobDriver {
+  readonly finished = new Map<string, RawJob>();
+  private readonly resumed = new Set<string>();
+  private readonly wanted = new Set<string>();
+  private failures = 0;
+
+  private readonly clients: ClusterClients;
+  readonly namespace: string;
+
+  constructor(clients: ClusterClients, namespace: string) {
+    this.clients = clients;
+    this.namespace = namespace;
+  }
+
+  async create(body: V1Job): Promise<void> {
+    this.wanted.add(body.metadata!.name!);
+    await persistently(`create ${this.namespace}/${body.metadata!.name}`, () =>
+      this.clients.batch.createNamespacedJob({ namespace: this.namespace, body }),
+    );
+  }
+
+  get unfinished(): number {
+    return this.wanted.size - this.finished.size;
+  }
+
+  private latest: RawJob[] = [];
+  private latestAt = 0;
+  private inFlight: Promise<RawJob[]> | undefined;
+
+  /**
+   * The namespace's Jobs, listed at most every 1.5 s however many callers ask (a list of 500 Jobs
+   * costs the apiserver, and several waits poll at once): records finished Jobs and resumes
+   * suspended ones.
+   */
+  poll(): Promise<RawJob[]> {
+    if (Date.now() - this.latestAt < 1_500) return Promise.resolve(this.latest);
+    this.inFlight ??= this.list().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  private async list(): Promise<RawJob[]> {
+    let items: RawJob[];
+    try {
+      const list = (await getJson(
+        this.clients.kubeConfig,
+        `/apis/batch/v1/namespaces/${this.namespace}/jobs`,
+      )) as unknown as { items: RawJob[] };
+      items = list.items;
+      this.failures = 0;
+    } catch (err) {
+      // The apiserver may be away for a moment (etcd restarting): the next poll catches up.
+      this.failures++;
+      if (this.failures % 10 === 0) console.warn(`listing Jobs in ${this.namespace}: ${String(err)}`);
+      return [];
+    }
+    for (const job of items) {
+      const name = job.metadata.name;
+      if (finishedCondition(job)) this.finished.set(name, job);
+      else if (isSuspended(job) && !this.resumed.has(name)) {
+        this.resumed.add(name);
+        // Resumed once it shows Suspended (as the status differential does): the origin through jobrelay.
+        void persistently(`resume ${this.namespace}/${name}`, () =>
+          this.clients.batch.patchNamespacedJob(
+            { name, namespace: this.namespace, body: { spec: { suspend: false } } },
+            mergePatch,
+          ),
+        ).catch(() => this.resumed.delete(name));
+      }
+    }
+    this.latest = items;
+    this.latestAt = Date.now();
+    return items;
+  }
+
+  async untilFinished(names: Iterable<string>, timeoutMs: number): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
+    const list = [...names];
+    for (;;) {
+      await this.poll();
+      const open = list.filter((name) => !this.finished.has(name));
+      if (open.length === 0 || Date.now() > deadline) return open;
+      await sleep(2_000);
+    }
+  }
+}
+
+/** The Jobs of a chaos run: the mix's, without the families that need a user's step midway. */
+export function chaosMix(seed: number, jobs: number): MixedJob[] {
+  const mix: MixedJob[] = [];
+  for (let size = jobs; mix.length < jobs; size *= 2) {
+    mix.splice(
+      0,
+      mix.length,
+      ...generateJobMix(seed, size)
+        .filter((job) => !job.step)
+        .slice(0, jobs),
+    );
+  }
+  return mix;
+}
+
+/** What is compared of a moved Job: its outcome and the completions it recorded (docs/architecture.md). */
+function atLeastOnceView(status: Json): Json {
+  const s = (status ?? {}) as JsonObject;
+  const conditions = ((s.conditions ?? []) as JsonObject[])
+    .filter((c) => ['Complete', 'Failed', 'SuccessCriteriaMet', 'FailureTarget'].includes(String(c.type)))
+    .map((c) => ({ type: c.type ?? null, status: c.status ?? null, reason: c.reason ?? null }));
+  return {
+    conditions,
+    succeeded: s.succeeded ?? null,
+    completedIndexes: s.completedIndexes ?? null,
+    failedIndexes: s.failedIndexes ?? null,
+  };
+}
+
+/** Two controller replicas under leader election, each with a fixed identity across restarts. */
+class Replicas {
+  private readonly processes: Array<ControllerProcess | undefined> = [undefined, undefined];
+  starts = 0;
+  readonly logFiles: string[] = [];
+
+  private readonly sandbox: Sandbox;
+  private readonly args: string[];
+
+  constructor(sandbox: Sandbox, args: string[]) {
+    this.sandbox = sandbox;
+    this.args = args;
+  }
+
+  start(replica: number): void {
+    const process = startController(this.sandbox, [
+      ...this.args,
+      `--leader-election-identity=chaos-${replica}`,
+    ]);
+    this.processes[replica] = process;
+    this.logFiles.push(process.logFile);
+    this.starts++;
+  }
+
+  async kill(replica: number): Promise<void> {
+    await this.processes[replica]?.kill('SIGKILL');
+    this.processes[replica] = undefined;
+  }
+
+  /** The replica that reports holding the Lease (undefined while none does). */
+  async leader(): Promise<number | undefined> {
+    for (const [replica, process] of this.processes.entries()) {
+      const leading = await process?.metric('jobrelay_leader').catch(() => 0);
+      if (leading === 1) return replica;
+    }
+    return undefined;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.processes.map((process) => process?.kill('SIGTERM')));
+  }
+
+  logLines(text: string): number {
+    return this.logFiles.reduce(
+      (sum, file) =>
+        sum +
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => line.includes(text)).length,
+      0,
+    );
+  }
+}
+
+/** Injects one fault and heals it; a fault is never left in place (finally). */
+async function inject(
+  fault: PlannedFault,
+  context: { sandbox: Sandbox; replicas: Replicas; random: () => number },
+): Promise<void> {
+  const { sandbox, replicas } = context;
+  const apiserver = fault.worker ? `${fault.worker}/kube-apiserver` : '';
+  switch (fault.kind) {
+    case 'kill-controller':
+    case 'kill-leader': {
+      const replica =
+        fault.kind === 'kill-leader' ? ((await replicas.leader()) ?? 0) : context.random() < 0.5 ? 0 : 1;
+      await replicas.kill(replica);
+      await sleep(fault.durationMs);
+      replicas.start(replica);
+      return;
+    }
+    case 'redis-flushall': {
+      const redis = new Redis(sandbox.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        await redis.flushall();
+      } finally {
+        redis.disconnect();
+      }
+      return;
+    }
+    case 'redis-restart':
+    case 'etcd-restart':
+    case 'apiserver-down': {
+      const name =
+        fault.kind === 'redis-restart' ? 'redis' : fault.kind === 'etcd-restart' ? 'etcd' : apiserver;
+      await stopSandboxProcess(name, sandbox.dir);
+      try {
+        await sleep(fault.durationMs);
+      } finally {
+        await startSandboxProcess(name, sandbox.dir);
+      }
+      return;
+    }
+    case 'apiserver-hang-short':
+    case 'apiserver-hang-long': {
+      const pid = (await sandboxStatus(sandbox.dir))?.find((p) => p.name === apiserver)?.pid;
+      if (!pid) throw new Error(`no running ${apiserver}`);
+      process.kill(pid, 'SIGSTOP');
+      try {
+        await sleep(fault.durationMs);
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      return;
+    }
+  }
+}
+
+/** Runs the chaos run of `options.seed` on a sandbox with registered workers. Leaves no fault behind. */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const log = options.log ?? (() => {});
+  const began = Date.now();
+  const { sandbox, seed } = options;
+  const management = clientsFor(sandbox, sandbox.management.name);
+  const controlWorker = sandbox.workers[0]!.name;
+  const controlClients = clientsFor(sandbox, controlWorker);
+  const mix = chaosMix(seed, options.jobs);
+  const summaries = new Map(mix.map((job) => [job.name, job.summary]));
+  const schedule = planFaults({
+    seed,
+    windowMs: options.windowMs,
+    workers: sandbox.workers.map((w) => w.name),
+    lostTimeoutMs: options.lostTimeoutSeconds * 1000,
+    counts: options.counts,
+  });
+
+  // 1. The control: every Job run directly on one worker, no faults, at most 150 at once.
+  const control = new JobDriver(controlClients, await createTestNamespace(controlClients, 'chaos-control'));
+  log(`seed ${seed}: ${mix.length} Jobs; control run directly on ${controlWorker} (${control.namespace})`);
+  for (const job of mix) {
+    while (control.unfinished >= 150) {
+      await control.poll();
+      await sleep(1_000);
+    }
+    await control.create(sandboxJob({ name: job.name, spec: job.spec, pod: job.pod }));
+  }
+  const controlOpen = await control.untilFinished(
+    mix.map((j) => j.name),
+    options.finishTimeoutMs,
+  );
+  if (controlOpen.length > 0) throw new Error(`the control run did not finish: ${controlOpen.join(', ')}`);
+  log(`control run finished in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+
+  // 2. The chaos phase.
+  const origins = new JobDriver(management, await createTestNamespace(management, 'chaos'));
+  const fleet = fleetOf(sandbox);
+  const sampler = await startFleetSampler(fleet, { namespaces: [origins.namespace], intervalMs: 500 });
+  const replicas = new Replicas(sandbox, [
+    `--worker-lost-timeout-seconds=${options.lostTimeoutSeconds}`,
+    `--mirror-retention-seconds=${retentionSeconds}`,
+    `--gc-interval-seconds=${gcIntervalSeconds}`,
+    '--log-level=info',
+  ]);
+  replicas.start(0);
+  replicas.start(1);
+  try {
+    return await chaosPhase();
+  } finally {
+    // Whatever happened, no controller of this run outlives it, and the sampler stops.
+    await replicas.stopAll();
+    await sampler.stop().catch(() => undefined);
+    // The mirrors' namespaces on the workers go with the origins' (the controllers deleted the mirrors).
+    await Promise.all([
+      management.core.deleteNamespace({ name: origins.namespace }).catch(() => undefined),
+      controlClients.core.deleteNamespace({ name: control.namespace }).catch(() => undefined),
+    ]);
+  }
+
+  async function chaosPhase(): Promise<ChaosReport> {
+    const random = (() => {
+      let state = seed >>> 0;
+      return () => {
+        state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+        return state / 4294967296;
+      };
+    })();
+    const phaseStart = Date.now();
+    log(
+      `chaos phase in ${origins.namespace}: ${schedule.length} faults over ${options.windowMs / 1000} s: ${schedule
+        .map((f) => `${(f.atMs / 1000).toFixed(0)}s ${f.kind}${f.worker ? ` ${f.worker}` : ''}`)
+        .join(', ')}`,
+    );
+    const canaries: string[] = [];
+    const injected: InjectedFault[] = [];
+    const measureRecovery = async (fault: InjectedFault, healedAt: number) => {
+      const name = `canary-${canaries.length}`;
+      canaries.push(name);
+      await origins.create(sandboxJob({ name, managedBy: dispatcherManagedBy, pod: { runSeconds: 1 } }));
+      for (;;) {
+        const job = (await origins.poll()).find((j) => j.metadata.name === name);
+        if (job?.status?.startTime) {
+          fault.recoverySeconds = (Date.now() - healedAt) / 1000;
+          return;
+        }
+        if (Date.now() - healedAt > options.finishTimeoutMs) return;
+        await sleep(500);
+      }
+    };
+    const faultsDone = Promise.all(
+      schedule.map(async (planned) => {
+        await sleep(Math.max(0, phaseStart + planned.atMs - Date.now()));
+        const fault: InjectedFault = { ...planned };
+        injected.push(fault);
+        log(
+          `${((Date.now() - phaseStart) / 1000).toFixed(1)}s: ${fault.kind}${fault.worker ? ` ${fault.worker}` : ''} for ${(fault.durationMs / 1000).toFixed(1)} s`,
+        );
+        try {
+          await inject(fault, { sandbox, replicas, random });
+          fault.healedAt = Date.now();
+          await measureRecovery(fault, fault.healedAt);
+        } catch (err) {
+          fault.error = err instanceof Error ? err.message : String(err);
+          log(`  ${fault.kind} failed: ${fault.error}`);
+        }
+      }),
+    );
+    // Jobs arrive over the first 70 % of the window, in the mix's order.
+    const spacing = (options.windowMs * 0.7) / mix.length;
+    for (const [i, job] of mix.entries()) {
+      await sleep(Math.max(0, phaseStart + i * spacing - Date.now()));
+      void origins
+        .create(sandboxJob({ name: job.name, managedBy: dispatcherManagedBy, spec: job.spec, pod: job.pod }))
+        .catch((err: unknown) => log(`creating ${job.name} failed: ${String(err)}`));
+    }
+    await faultsDone;
+    log(`faults done at ${((Date.now() - phaseStart) / 1000).toFixed(0)} s; waiting for every Job to finish`);
+    const open = await origins.untilFinished(
+      [...mix.map((j) => j.name), ...canaries],
+      options.finishTimeoutMs,
+    );
+
+    // 3. After one retention and one GC interval, nothing of ours may be left on the workers.
+    await sleep((retentionSeconds + gcIntervalSeconds + 5) * 1000);
+    await sampler.settle();
+    const report = await sampler.stop();
+    const leftovers: string[] = [];
+    for (const [cluster, clients] of fleet.workers) {
+      const mirrors = await persistently(`list mirrors on ${cluster}`, () =>
+        clients.batch.listNamespacedJob({ namespace: origins.namespace, labelSelector: originUidLabel }),
+      );
+      for (const mirror of mirrors.items) leftovers.push(`${cluster}/${mirror.metadata!.name}`);
+    }
+    const originsNow = await origins.poll();
+    const controlNow = new Map((await control.poll()).map((j) => [j.metadata.name, j]));
+    const nameByUid = new Map(originsNow.map((j) => [j.metadata.uid ?? '', j.metadata.name]));
+
+    // 4. Final statuses against the control's.
+    const wrong: ChaosReport['wrong'] = [];
+    let moved = 0;
+    for (const origin of originsNow) {
+      const name = origin.metadata.name;
+      const direct = controlNow.get(name);
+      if (!direct || !finishedCondition(origin)) continue;
+      const placement = JSON.parse(origin.metadata.annotations?.[placementAnnotation] ?? '{}') as {
+        attempt?: number;
+      };
+      const wasMoved = (placement.attempt ?? 1) > 1;
+      if (wasMoved) moved++;
+      const originStatus = maskedStatus(origin.status, origins.namespace, name);
+      const directStatus = maskedStatus(direct.status, control.namespace, name);
+      const differences = wasMoved
+        ? diffJson(atLeastOnceView(originStatus), atLeastOnceView(directStatus))
+        : diffJson(originStatus, directStatus);
+      if (differences.length > 0) {
+        wrong.push({
+          job: name,
+          summary: summaries.get(name) ?? '',
+          moved: wasMoved,
+          differences: differences.map(
+            (d) =>
+              `${d.path}: jobrelay ${JSON.stringify(d.a) ?? '(absent)'}, direct ${JSON.stringify(d.b) ?? '(absent)'}`,
+          ),
+        });
+      }
+    }
+    // An overlap is the lost-worker case when every mirror but the newest attempt's is on a
+    // worker whose loss had ended (it answered again) before the sample, within the last minute.
+    const returns = injected
+      .filter((f) => (f.kind === 'apiserver-hang-long' || f.kind === 'apiserver-down') && f.healedAt)
+      .map((f) => ({ worker: f.worker!, healedAt: f.healedAt! }));
+    const duplicates: SampledOverlap[] = [];
+    const staleAfterReturn: Array<SampledOverlap & { secondsAfterReturn: number }> = [];
+    for (const overlap of report.overlaps) {
+      const newest = Math.max(...overlap.mirrors.map((m) => m.attempt));
+      const ages = overlap.mirrors
+        .filter((m) => m.attempt < newest)
+        .map((m) => {
+          const back = returns
+            .filter(
+              (r) => r.worker === m.cluster && r.healedAt <= overlap.at && overlap.at - r.healedAt < 60_000,
+            )
+            .map((r) => overlap.at - r.healedAt);
+          return back.length > 0 ? Math.min(...back) / 1000 : undefined;
+        });
+      const explained =
+        overlap.mirrors.filter((m) => m.attempt === newest).length === 1 &&
+        ages.every((a) => a !== undefined);
+      if (explained)
+        staleAfterReturn.push({ ...overlap, secondsAfterReturn: Math.max(...(ages as number[])) });
+      else duplicates.push(overlap);
+    }
+    const recoveries = injected.map((f) => f.recoverySeconds ?? Number.POSITIVE_INFINITY);
+    return {
+      seed,
+      jobs: mix.length,
+      windowSeconds: options.windowMs / 1000,
+      lostTimeoutSeconds: options.lostTimeoutSeconds,
+      faultsInjected: injected.filter((f) => !f.error).length,
+      faults: injected.sort((a, b) => a.atMs - b.atMs),
+      lost: open.length,
+      lostJobs: open,
+      duplicateMirrors: duplicates.length,
+      duplicates: duplicates.map((o) => ({
+        job: nameByUid.get(o.originUid) ?? o.originUid,
+        mirrors: o.mirrors,
+        atSeconds: (o.at - phaseStart) / 1000,
+      })),
+      staleMirrorsAfterReturn: staleAfterReturn.length,
+      maxStaleSecondsAfterReturn: Math.max(0, ...staleAfterReturn.map((o) => o.secondsAfterReturn)),
+      rejectedStatusWrites: replicas.logLines('the apiserver rejected an origin status write'),
+      refusedStatusWrites: replicas.logLines('refused to write an invalid origin status'),
+      orphanMirrors: leftovers.length,
+      orphans: leftovers,
+      wrongFinalStatus: wrong.length,
+      wrong,
+      moved,
+      maxRecoverySeconds: recoveries.length > 0 ? Math.max(...recoveries) : 0,
+      controllerStarts: replicas.starts,
+      seconds: (Date.now() - began) / 1000,
+    };
+  }
+}

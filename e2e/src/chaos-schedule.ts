@@ -1,0 +1,134 @@
+// The chaos run's faults, decided from a seed before anything runs: which fault, when, for how
+// long and where. Pure, so a seed names one schedule on every machine and a failing seed can be
+// kept as a regression test (e2e/unit/chaos-schedule.test.ts holds its rules).
+import { seededRandom } from './job-mix.ts';
+
+export const faultKinds = [
+  /** SIGKILL of one controller replica (either one), started again after `durationMs`. */
+  'kill-controller',
+  /** SIGKILL of the replica holding the leader Lease, started again after `durationMs`. */
+  'kill-leader',
+  /** Redis stopped, then started again after `durationMs` (its queue is lost or replayed). */
+  'redis-restart',
+  /** FLUSHALL on Redis: every placement task gone at once. */
+  'redis-flushall',
+  /** A worker's apiserver frozen (SIGSTOP) for less than the lost timeout, then SIGCONT. */
+  'apiserver-hang-short',
+  /** A worker's apiserver frozen for longer than the lost timeout: its Jobs move, then it returns. */
+  'apiserver-hang-long',
+  /** A worker's apiserver stopped for longer than the lost timeout, then started again. */
+  'apiserver-down',
+  /** etcd (shared by every apiserver) stopped, then started again after `durationMs`. */
+  'etcd-restart',
+] as const;
+
+export type FaultKind = (typeof faultKinds)[number];
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** When it starts, in ms from the start of the run. */
+  atMs: number;
+  /** How long until it is healed (0 for FLUSHALL). */
+  durationMs: number;
+  /** The worker cluster, for the apiserver faults. */
+  worker?: string;
+}
+
+export interface FaultScheduleOptions {
+  seed: number;
+  /** Faults start within [5 %, 80 %] of this window. */
+  windowMs: number;
+  workers: readonly string[];
+  /** The controller's --worker-lost-timeout-seconds, in ms: hangs are sized around it. */
+  lostTimeoutMs: number;
+  /** How many of each kind. */
+  counts: Partial<Record<FaultKind, number>>;
+}
+
+/** Faults that make a worker unreachable: never two on one worker at once. */
+const workerFaults: ReadonlySet<FaultKind> = new Set([
+  'apiserver-hang-short',
+  'apiserver-hang-long',
+  'apiserver-down',
+]);
+/** Faults that make a worker lost: at most one at a time, so a moved Job always has somewhere to go. */
+const lostFaults: ReadonlySet<FaultKind> = new Set(['apiserver-hang-long', 'apiserver-down']);
+
+function overlaps(a: PlannedFault, b: PlannedFault, marginMs: number): boolean {
+  return a.atMs < b.atMs + b.durationMs + marginMs && b.atMs < a.atMs + a.durationMs + marginMs;
+}
+
+/** Whether `fault` may join `planned` (see the rules above; one restart of a process at a time). */
+export function compatible(
+  fault: PlannedFault,
+  planned: readonly PlannedFault[],
+  lostTimeoutMs: number,
+): boolean {
+  return planned.every((other) => {
+    const sameWorker =
+      workerFaults.has(fault.kind) && workerFaults.has(other.kind) && fault.worker === other.worker;
+    if (sameWorker && overlaps(fault, other, 2_000)) return false;
+    // A lost worker is cleaned up when it returns; the next one is lost only after that.
+    if (lostFaults.has(fault.kind) && lostFaults.has(other.kind) && overlaps(fault, other, lostTimeoutMs))
+      return false;
+    const sameProcess =
+      fault.kind === other.kind ||
+      (fault.kind.startsWith('redis') && other.kind.startsWith('redis')) ||
+      (fault.kind.startsWith('kill') && other.kind.startsWith('kill'));
+    return !(sameProcess && overlaps(fault, other, 1_000));
+  });
+}
+
+function durationFor(kind: FaultKind, lostTimeoutMs: number, between: (min: number, max: number) => number) {
+  switch (kind) {
+    case 'kill-controller':
+    case 'kill-leader':
+      return between(500, 4_000);
+    case 'redis-restart':
+    case 'etcd-restart':
+      return between(1_000, 4_000);
+    case 'redis-flushall':
+      return 0;
+    case 'apiserver-hang-short':
+      return between(2_000, Math.max(2_000, lostTimeoutMs / 2));
+    case 'apiserver-hang-long':
+    case 'apiserver-down':
+      return between(lostTimeoutMs + 5_000, lostTimeoutMs + 15_000);
+  }
+}
+
+/**
+ * The faults of one run, ordered by start. Each is drawn at a random moment and kept if it
+ * breaks no rule of `compatible`; after 200 draws without a place it fails with the kind named
+ * (the window is too short for the counts asked).
+ */
+export function planFaults(options: FaultScheduleOptions): PlannedFault[] {
+  const random = seededRandom(options.seed ^ 0x5eed);
+  const between = (min: number, max: number) => Math.round(min + random() * (max - min));
+  const planned: PlannedFault[] = [];
+  for (const kind of faultKinds) {
+    for (let n = 0; n < (options.counts[kind] ?? 0); n++) {
+      let placed = false;
+      for (let draw = 0; draw < 200 && !placed; draw++) {
+        const fault: PlannedFault = {
+          kind,
+          atMs: between(options.windowMs * 0.05, options.windowMs * 0.8),
+          durationMs: durationFor(kind, options.lostTimeoutMs, between),
+          ...(workerFaults.has(kind)
+            ? { worker: options.workers[between(0, options.workers.length - 1)]! }
+            : {}),
+        };
+        if (compatible(fault, planned, options.lostTimeoutMs)) {
+          planned.push(fault);
+          placed = true;
+        }
+      }
+      if (!placed) {
+        throw new Error(
+          `no room for ${kind} #${n + 1} in a ${options.windowMs / 1000} s window: lengthen the run or ask for fewer faults`,
+        );
+      }
+    }
+  }
+  return planned.sort((a, b) => a.atMs - b.atMs);
+}

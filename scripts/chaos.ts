@@ -1,0 +1,137 @@
+// `npm run chaos -- --seed N`: the chaos run at length (e2e/src/chaos-run.ts says what it does and
+// counts). Starts (or reuses) a sandbox of one management cluster and three workers, runs a seeded
+// mix of Jobs through two controller replicas while a seeded schedule of faults hits them, prints
+// the figures, writes docs/reliability/latest.json and a dated copy, and exits 1 when any figure
+// that must be 0 is not.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { registerSandboxWorkers, repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
+import { type ChaosReport, runChaos } from '../e2e/src/chaos-run.ts';
+import type { FaultKind } from '../e2e/src/chaos-schedule.ts';
+
+const usage = `usage: npm run chaos -- [--seed N] [--jobs N] [--window-seconds N] [--controller-kills N] [--out FILE] [--sandbox-dir DIR]
+
+  --seed             the seed of the Job mix and of the fault schedule (default: a random one, printed)
+  --jobs             Jobs dispatched (default 500); each also runs once directly on worker-1, without faults
+  --window-seconds   Jobs arrive and faults start within this window (default 600)
+  --controller-kills SIGKILLs of a controller replica, a third of them of the leader (default 12)
+  --lost-timeout     the controllers' --worker-lost-timeout-seconds (default 15)
+  --out FILE         write the report here instead of docs/reliability/latest.json and its dated copy
+  --sandbox-dir DIR  the fleet to start or reuse (default .sandbox-chaos); one started here is stopped at the end`;
+
+function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    console.error(`--${name} must be a non-negative integer, got ${value}\n${usage}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string' },
+    jobs: { type: 'string' },
+    'window-seconds': { type: 'string' },
+    'controller-kills': { type: 'string' },
+    'lost-timeout': { type: 'string' },
+    out: { type: 'string' },
+    'sandbox-dir': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const seed = positiveInteger('seed', values.seed, Math.floor(Math.random() * 2 ** 31));
+const jobs = positiveInteger('jobs', values.jobs, 500);
+const windowSeconds = positiveInteger('window-seconds', values['window-seconds'], 600);
+const kills = positiveInteger('controller-kills', values['controller-kills'], 12);
+const lostTimeoutSeconds = positiveInteger('lost-timeout', values['lost-timeout'], 15);
+const dir = resolve(values['sandbox-dir'] ?? join(repositoryRoot, '.sandbox-chaos'));
+const counts: Partial<Record<FaultKind, number>> = {
+  'kill-controller': kills - Math.floor(kills / 3),
+  'kill-leader': Math.floor(kills / 3),
+  'redis-restart': 2,
+  'redis-flushall': 2,
+  'apiserver-hang-short': 3,
+  'apiserver-hang-long': 2,
+  'apiserver-down': 2,
+  'etcd-restart': 2,
+};
+
+console.log(
+  `chaos: seed ${seed}, ${jobs} Jobs, ${windowSeconds} s (replay: npm run chaos -- --seed ${seed} --jobs ${jobs} --window-seconds ${windowSeconds})`,
+);
+const wasRunning = existsSync(join(dir, 'state.json'));
+const { sandbox } = await sandboxUp({ dir, workers: 3, log: (line) => console.log(`[sandbox] ${line}`) });
+await registerSandboxWorkers(sandbox);
+let report: ChaosReport;
+try {
+  report = await runChaos({
+    sandbox,
+    seed,
+    jobs,
+    windowMs: windowSeconds * 1000,
+    lostTimeoutSeconds,
+    counts,
+    finishTimeoutMs: 15 * 60_000,
+    log: (line) => console.log(`[chaos] ${line}`),
+  });
+} finally {
+  if (!wasRunning) await sandboxDown(dir);
+}
+
+const mustBeZero = [
+  'lost',
+  'duplicateMirrors',
+  'rejectedStatusWrites',
+  'orphanMirrors',
+  'wrongFinalStatus',
+] as const;
+for (const key of [
+  ...mustBeZero,
+  'refusedStatusWrites',
+  'staleMirrorsAfterReturn',
+  'maxStaleSecondsAfterReturn',
+  'faultsInjected',
+  'moved',
+  'maxRecoverySeconds',
+] as const)
+  console.log(`${key.padEnd(22)} ${report[key]}`);
+for (const fault of report.faults)
+  console.log(
+    `  ${(fault.atMs / 1000).toFixed(0).padStart(4)} s ${fault.kind}${fault.worker ? ` ${fault.worker}` : ''}: ${(fault.durationMs / 1000).toFixed(1)} s, recovered in ${fault.recoverySeconds?.toFixed(1) ?? 'never'} s${fault.error ? ` (${fault.error})` : ''}`,
+  );
+for (const w of report.wrong)
+  console.log(
+    `wrong: ${w.job}${w.moved ? ' (moved)' : ''} ${w.summary}\n    ${w.differences.join('\n    ')}`,
+  );
+for (const d of report.duplicates)
+  console.log(
+    `duplicate: ${d.job} on ${d.mirrors.map((m) => `${m.cluster} (attempt ${m.attempt})`).join(' and ')} at ${d.atSeconds.toFixed(1)} s`,
+  );
+const output = {
+  date: new Date().toISOString(),
+  machine: { cores: cpus().length, model: cpus()[0]?.model },
+  command: `npm run chaos -- --seed ${seed} --jobs ${jobs} --window-seconds ${windowSeconds} --controller-kills ${kills} --lost-timeout ${lostTimeoutSeconds}`,
+  ...report,
+};
+const files = values.out
+  ? [resolve(values.out)]
+  : [
+      join(repositoryRoot, 'docs/reliability/latest.json'),
+      join(repositoryRoot, `docs/reliability/${output.date.slice(0, 10)}-seed-${seed}.json`),
+    ];
+for (const file of files) {
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(output, null, 2)}\n`);
+  console.log(`wrote ${file}`);
+}
+const failed = mustBeZero.filter((key) => report[key] !== 0);
+console.log(failed.length === 0 ? 'every invariant held' : `broken: ${failed.join(', ')} (seed ${seed})`);
+process.exit(failed.length === 0 ? 0 : 1);

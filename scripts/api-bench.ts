@@ -24,6 +24,7 @@ import {
   sandboxUp,
 } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { integerOption } from './cli-arguments.ts';
 
 const usage = `usage: npm run bench:api -- [--jobs N] [--requests N] [--warmup N] [--sandbox-dir DIR] [--down]
                                [--cpu-prof DIR] [--api-main FILE]
@@ -36,16 +37,6 @@ const usage = `usage: npm run bench:api -- [--jobs N] [--requests N] [--warmup N
   --cpu-prof     run the API with node --cpu-prof, writing the profile into DIR
   --api-main     the API entry point to run (default apps/api/src/main.ts), e.g. another
                  checkout's (git worktree) to compare two versions on the same sandbox`;
-
-function count(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) {
-    console.error(`--${name} must be a positive integer, got ${value}\n${usage}`);
-    process.exit(2);
-  }
-  return n;
-}
 
 const { values } = parseArgs({
   options: {
@@ -63,9 +54,9 @@ if (values.help) {
   console.log(usage);
   process.exit(0);
 }
-const jobCount = count('jobs', values.jobs, 10_000);
-const requests = count('requests', values.requests, 2_000);
-const warmup = values.warmup === '0' ? 0 : count('warmup', values.warmup, 200);
+const jobCount = integerOption('jobs', values.jobs, 10_000, { min: 1, usage });
+const requests = integerOption('requests', values.requests, 2_000, { min: 1, usage });
+const warmup = values.warmup === '0' ? 0 : integerOption('warmup', values.warmup, 200, { min: 1, usage });
 const dir = resolve(
   values['sandbox-dir'] ?? process.env.JOBRELAY_SANDBOX_DIR ?? join(repositoryRoot, '.sandbox-bench'),
 );

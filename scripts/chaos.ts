@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { registerSandboxWorkers, repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
 import { type ChaosReport, runChaos } from '../e2e/src/chaos-run.ts';
 import type { FaultKind } from '../e2e/src/chaos-schedule.ts';
+import { integerOption } from './cli-arguments.ts';
 
 const usage = `usage: npm run chaos -- [--seed N] [--jobs N] [--window-seconds N] [--controller-kills N] [--out FILE] [--sandbox-dir DIR]
 
@@ -20,16 +21,6 @@ const usage = `usage: npm run chaos -- [--seed N] [--jobs N] [--window-seconds N
   --lost-timeout     the controllers' --worker-lost-timeout-seconds (default 15)
   --out FILE         write the report here instead of docs/reliability/latest.json and its dated copy
   --sandbox-dir DIR  the fleet to start or reuse (default .sandbox-chaos); one started here is stopped at the end`;
-
-function positiveInteger(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    console.error(`--${name} must be a non-negative integer, got ${value}\n${usage}`);
-    process.exit(2);
-  }
-  return n;
-}
 
 const { values } = parseArgs({
   options: {
@@ -47,11 +38,11 @@ if (values.help) {
   console.log(usage);
   process.exit(0);
 }
-const seed = positiveInteger('seed', values.seed, Math.floor(Math.random() * 2 ** 31));
-const jobs = positiveInteger('jobs', values.jobs, 500);
-const windowSeconds = positiveInteger('window-seconds', values['window-seconds'], 600);
-const kills = positiveInteger('controller-kills', values['controller-kills'], 12);
-const lostTimeoutSeconds = positiveInteger('lost-timeout', values['lost-timeout'], 15);
+const seed = integerOption('seed', values.seed, Math.floor(Math.random() * 2 ** 31), { min: 0, usage });
+const jobs = integerOption('jobs', values.jobs, 500, { min: 1, usage });
+const windowSeconds = integerOption('window-seconds', values['window-seconds'], 600, { min: 60, usage });
+const kills = integerOption('controller-kills', values['controller-kills'], 12, { min: 0, usage });
+const lostTimeoutSeconds = integerOption('lost-timeout', values['lost-timeout'], 15, { min: 1, usage });
 const dir = resolve(values['sandbox-dir'] ?? join(repositoryRoot, '.sandbox-chaos'));
 const counts: Partial<Record<FaultKind, number>> = {
   'kill-controller': kills - Math.floor(kills / 3),
@@ -96,6 +87,7 @@ const mustBeZero = [
 for (const key of [
   ...mustBeZero,
   'refusedStatusWrites',
+  'finishedWithoutMirror',
   'staleMirrorsAfterReturn',
   'maxStaleSecondsAfterReturn',
   'faultsInjected',

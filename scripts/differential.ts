@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { registerSandboxWorkers, repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
 import { startController } from '../e2e/src/controller-process.ts';
 import { formatReport, isClean, runStatusDifferential } from '../e2e/src/status-differential.ts';
+import { integerOption } from './cli-arguments.ts';
 
 const usage = `usage: npm run differential -- [--jobs N] [--seed N] [--concurrency N] [--sandbox-dir DIR]
 
@@ -16,16 +17,6 @@ const usage = `usage: npm run differential -- [--jobs N] [--seed N] [--concurren
   --concurrency  Jobs in flight at once, each run three times (default 10)
   --sandbox-dir  the fleet to start or reuse (default: $JOBRELAY_E2E_SANDBOX_DIR, else .sandbox-e2e);
                  a fleet started here is stopped at the end`;
-
-function positiveInteger(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    console.error(`--${name} must be a non-negative integer, got ${value}\n${usage}`);
-    process.exit(2);
-  }
-  return n;
-}
 
 const { values } = parseArgs({
   options: {
@@ -40,9 +31,9 @@ if (values.help) {
   console.log(usage);
   process.exit(0);
 }
-const jobs = positiveInteger('jobs', values.jobs, 300);
-const seed = positiveInteger('seed', values.seed, Math.floor(Math.random() * 2 ** 31));
-const concurrency = Math.max(1, positiveInteger('concurrency', values.concurrency, 10));
+const jobs = integerOption('jobs', values.jobs, 300, { min: 0, usage });
+const seed = integerOption('seed', values.seed, Math.floor(Math.random() * 2 ** 31), { min: 0, usage });
+const concurrency = Math.max(1, integerOption('concurrency', values.concurrency, 10, { min: 0, usage }));
 const dir = resolve(
   values['sandbox-dir'] ?? process.env.JOBRELAY_E2E_SANDBOX_DIR ?? join(repositoryRoot, '.sandbox-e2e'),
 );

@@ -71,7 +71,11 @@ export interface ChaosReport {
    * counted in `staleMirrorsAfterReturn`.
    */
   duplicateMirrors: number;
-  duplicates: Array<{ job: string; mirrors: Array<{ cluster: string; attempt: number }>; atSeconds: number }>;
+  duplicates: Array<{
+    job: string;
+    mirrors: Array<{ cluster: string; attempt: number; seenAt: number }>;
+    atSeconds: number;
+  }>;
   /**
    * Samples in which the second mirror was one of an older attempt on a worker that had been lost
    * (frozen or stopped past the lost timeout) and had just come back, before the controller's
@@ -95,6 +99,11 @@ export interface ChaosReport {
   wrong: Array<{ job: string; summary: string; moved: boolean; differences: string[] }>;
   /** Origins placed more than once (their worker was lost, or their mirror vanished). */
   moved: number;
+  /**
+   * Origins the controller finished itself when their worker was lost after their outcome was
+   * decided (FailureTarget or SuccessCriteriaMet); compared by the at-least-once rules, as moved ones.
+   */
+  finishedWithoutMirror: number;
   maxRecoverySeconds: number;
   controllerStarts: number;
   seconds: number;
@@ -278,6 +287,19 @@ class Replicas {
 
   async stopAll(): Promise<void> {
     await Promise.all(this.processes.map((process) => process?.kill('SIGTERM')));
+  }
+
+  /** `namespace/name` of every origin a controller finished as decided, without its mirror (from the logs). */
+  finishedWithoutMirror(): Set<string> {
+    const jobs = new Set<string>();
+    for (const file of this.logFiles) {
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (!line.includes('"origin finished"') || !line.includes('"purpose":"decided"')) continue;
+        const job = (JSON.parse(line) as { job?: string }).job;
+        if (job) jobs.add(job);
+      }
+    }
+    return jobs;
   }
 
   logLines(text: string): number {
@@ -488,6 +510,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // 4. Final statuses against the control's.
     const wrong: ChaosReport['wrong'] = [];
     let moved = 0;
+    const decidedWithoutMirror = replicas.finishedWithoutMirror();
     for (const origin of originsNow) {
       const name = origin.metadata.name;
       const direct = controlNow.get(name);
@@ -497,16 +520,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       };
       const wasMoved = (placement.attempt ?? 1) > 1;
       if (wasMoved) moved++;
+      // Finished by the controller from an outcome already decided when its worker was lost (a
+      // deadline passed, a failure policy hit): the pods still running there were not counted.
+      const withoutMirror = decidedWithoutMirror.has(`${origins.namespace}/${name}`);
+      const lossRules = wasMoved || withoutMirror;
       const originStatus = maskedStatus(origin.status, origins.namespace, name);
       const directStatus = maskedStatus(direct.status, control.namespace, name);
-      const differences = wasMoved
+      const differences = lossRules
         ? diffJson(atLeastOnceView(originStatus), atLeastOnceView(directStatus))
         : diffJson(originStatus, directStatus);
       if (differences.length > 0) {
         wrong.push({
           job: name,
           summary: summaries.get(name) ?? '',
-          moved: wasMoved,
+          moved: lossRules,
           differences: differences.map(
             (d) =>
               `${d.path}: jobrelay ${JSON.stringify(d.a) ?? '(absent)'}, direct ${JSON.stringify(d.b) ?? '(absent)'}`,
@@ -526,11 +553,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const ages = overlap.mirrors
         .filter((m) => m.attempt < newest)
         .map((m) => {
+          // Judged by when that worker's list answered: a thawing apiserver answers late.
           const back = returns
-            .filter(
-              (r) => r.worker === m.cluster && r.healedAt <= overlap.at && overlap.at - r.healedAt < 60_000,
-            )
-            .map((r) => overlap.at - r.healedAt);
+            .filter((r) => r.worker === m.cluster && r.healedAt <= m.seenAt && m.seenAt - r.healedAt < 60_000)
+            .map((r) => m.seenAt - r.healedAt);
           return back.length > 0 ? Math.min(...back) / 1000 : undefined;
         });
       const explained =
@@ -565,6 +591,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       wrongFinalStatus: wrong.length,
       wrong,
       moved,
+      finishedWithoutMirror: decidedWithoutMirror.size,
       maxRecoverySeconds: recoveries.length > 0 ? Math.max(...recoveries) : 0,
       controllerStarts: replicas.starts,
       seconds: (Date.now() - began) / 1000,

@@ -12,7 +12,7 @@ export const faultKinds = [
   'redis-restart',
   /** FLUSHALL on Redis: every placement task gone at once. */
   'redis-flushall',
-  /** A worker's apiserver frozen (SIGSTOP) for less than the lost timeout, then SIGCONT. */
+  /** A worker's apiserver frozen (SIGSTOP) for at most a third of the lost timeout, then SIGCONT. */
   'apiserver-hang-short',
   /** A worker's apiserver frozen for longer than the lost timeout: its Jobs move, then it returns. */
   'apiserver-hang-long',
@@ -90,7 +90,10 @@ function durationFor(kind: FaultKind, lostTimeoutMs: number, between: (min: numb
     case 'redis-flushall':
       return 0;
     case 'apiserver-hang-short':
-      return between(2_000, Math.max(2_000, lostTimeoutMs / 2));
+      // A third of the lost timeout at most: after a freeze, the next health check waits out the
+      // probe's timeout (5 s) and the reconnect backoff, so a worker frozen 7 s of a 15 s lost
+      // timeout read not Active for 16 s and was lost (docs/reliability.md).
+      return between(2_000, Math.max(2_000, lostTimeoutMs / 3));
     case 'apiserver-hang-long':
     case 'apiserver-down':
       return between(lostTimeoutMs + 5_000, lostTimeoutMs + 15_000);

@@ -33,8 +33,12 @@ export interface SampledOverlap {
   /** When the sample began (ms since the epoch). */
   at: number;
   originUid: string;
-  /** Each mirror's cluster and placement attempt (jobrelay.dev/placement-attempt). */
-  mirrors: Array<{ cluster: string; attempt: number }>;
+  /**
+   * Each mirror's cluster, placement attempt (jobrelay.dev/placement-attempt), and when that
+   * cluster's list answered (ms since the epoch): a frozen apiserver answers when it thaws, so
+   * one sample's answers can be seconds apart.
+   */
+  mirrors: Array<{ cluster: string; attempt: number; seenAt: number }>;
 }
 
 export interface FleetSampleReport {
@@ -220,10 +224,14 @@ export async function startFleetSampler(
 
   async function sampleOnce(): Promise<void> {
     const began = Date.now();
+    const answeredAt = new Map<string, number>();
     const results = await Promise.all(
       clusters.map((cluster) =>
         list(cluster, 'mirrors').then(
-          (result) => result as { items: V1Job[] },
+          (result) => {
+            answeredAt.set(cluster, Date.now());
+            return result as { items: V1Job[] };
+          },
           () => {
             failures[cluster] = (failures[cluster] ?? 0) + 1;
             return undefined;
@@ -245,7 +253,7 @@ export async function startFleetSampler(
           const attempt = Number(job.metadata?.annotations?.[placementAttemptAnnotation] ?? 0);
           liveMirrors.set(originUid, [
             ...(liveMirrors.get(originUid) ?? []),
-            { cluster: clusters[i]!, attempt },
+            { cluster: clusters[i]!, attempt, seenAt: answeredAt.get(clusters[i]!)! },
           ]);
         }
       }

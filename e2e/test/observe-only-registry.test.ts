@@ -5,6 +5,7 @@
 
 import { probeWorkerKubeconfig, type WorkerCluster, WorkerClusterRegistry } from '@jobrelay/clusters';
 import { batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
+import { mergePatch } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
 import { systemNamespace } from '@jobrelay/sandbox';
 import { CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
@@ -200,6 +201,59 @@ describe('an observe-only WorkerClusterRegistry', () => {
     const extraObject = (await listWorkerClusters()).find((wc) => wc.metadata.name === extra);
     expect(extraObject?.status).toBeUndefined();
     expect(beforeActiveRan).toBe(false);
+  });
+
+  it('takes a cluster it reaches as not Active while the leader’s written condition says so', async () => {
+    // What a follower replica (or the admin API) sees when the leader has declared a worker lost
+    // that this process still reaches: it must not place Jobs there.
+    const registry = new WorkerClusterRegistry({
+      management: fleet.management.kubeConfig,
+      systemNamespace,
+      originId: uniqueName('follower'),
+      kinds: builtInKinds,
+      log,
+      healthIntervalMs: 300,
+      observeOnly: true,
+    });
+    registries.push(registry);
+    await registry.start();
+    await eventually(`${worker} Active here`, async () =>
+      registry.clusters().find((c) => c.name === worker)?.state.active ? true : undefined,
+    );
+    const original = (await custom.getClusterCustomObject({ ...group, name: worker })) as {
+      status?: Record<string, unknown>;
+    };
+    const writeStatus = (status: Record<string, unknown>) =>
+      custom.patchClusterCustomObjectStatus({ ...group, name: worker, body: { status } }, mergePatch);
+    try {
+      await writeStatus({
+        conditions: [
+          {
+            type: 'Active',
+            status: 'False',
+            reason: 'Unreachable',
+            message: 'no answer within 5 s',
+            lastTransitionTime: new Date().toISOString(),
+          },
+        ],
+      });
+      const seen = await eventually('the leader’s condition seen', async () => {
+        const state = registry.clusters().find((c) => c.name === worker)?.state;
+        return state && !state.active ? state : undefined;
+      });
+      expect(seen).toEqual({
+        active: false,
+        reason: 'Unreachable',
+        message: 'no answer within 5 s (as the leader found it; this replica reaches it)',
+      });
+      // Its own connection stays up: the reconcile view and the mirror caches are untouched.
+      expect(registry.get(worker)?.state.active).toBe(true);
+    } finally {
+      await writeStatus({ conditions: (original.status?.conditions as unknown[]) ?? null });
+    }
+    await eventually(`${worker} Active again`, async () =>
+      registry.clusters().find((c) => c.name === worker)?.state.active ? true : undefined,
+    );
   });
 
   it('is what keeps the status untouched: the same registry without observeOnly writes it', async () => {

@@ -291,18 +291,26 @@ export class WorkerClusterRegistry {
       .map((e) => this.view(e));
   }
 
-  /** Every registered WorkerCluster, including those that never connected. */
+  /**
+   * Every registered WorkerCluster, including those that never connected. A registry that does
+   * not write (a follower replica, the admin API) counts a cluster as Active only when the
+   * leader's written Active condition agrees: every replica places, and one whose own probe
+   * still reached a cluster the leader had declared lost put Jobs back on it, which the leader
+   * moved away again, eight times in one second in the chaos run (docs/reliability.md).
+   */
   clusters(): WorkerClusterView[] {
+    const writes = this.writes();
     return this.workerClusterInformer.list().map((wc) => {
       const entry = this.entries.get(wc.metadata.name);
       const state = entry?.state ?? initialConnectionState();
+      const local: WorkerConnectionState = entry
+        ? conditionOf(state)
+        : { active: false, reason: activeReasons.connecting, message: 'not checked yet' };
       return {
         name: wc.metadata.name,
         labels: wc.metadata.labels ?? {},
         spec: wc.spec,
-        state: entry
-          ? conditionOf(state)
-          : { active: false, reason: activeReasons.connecting, message: 'not checked yet' },
+        state: writes ? local : withLeaderCondition(local, wc),
         inactiveSince: state.inactiveSince,
         servedKinds: entry?.servedKinds ? [...entry.servedKinds] : undefined,
         capacity: entry?.capacity?.hasSynced ? entry.capacity.snapshot() : undefined,
@@ -754,6 +762,27 @@ export class WorkerClusterRegistry {
 
 function failed(reason: ActiveReason, message: string): ProbeOutcome {
   return { ok: false, reason, message };
+}
+
+/**
+ * A non-writing registry's view of a cluster it reaches itself: not Active when the Active
+ * condition the leader wrote says otherwise (with the leader's reason). Without a written
+ * condition (no leader has written yet), its own view stands.
+ */
+export function withLeaderCondition(
+  local: WorkerConnectionState,
+  workerCluster: Pick<WorkerCluster, 'status'>,
+): WorkerConnectionState {
+  const written = workerCluster.status?.conditions?.find((c) => c.type === 'Active');
+  if (!local.active || !written || written.status === 'True') return local;
+  const known = Object.values(activeReasons) as string[];
+  return {
+    active: false,
+    reason: known.includes(written.reason ?? '')
+      ? (written.reason as ActiveReason)
+      : activeReasons.unreachable,
+    message: `${written.message ?? 'not Active'} (as the leader found it; this replica reaches it)`,
+  };
 }
 
 function conditionOf(state: ConnectionState): WorkerConnectionState {

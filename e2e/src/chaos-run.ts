@@ -49,7 +49,9 @@ export interface ChaosOptions {
 }
 
 export interface InjectedFault extends PlannedFault {
-  /** When it was healed (ms since the epoch). */
+  /** When healing began: the SIGCONT, or the command that starts the process again (ms since the epoch). */
+  healingAt?: number;
+  /** When it was healed: the process answers again (ms since the epoch). */
   healedAt?: number;
   /** From the fault healed to a fresh Job's origin showing its mirror started; undefined if never. */
   recoverySeconds?: number;
@@ -350,6 +352,7 @@ async function inject(
       try {
         await sleep(fault.durationMs);
       } finally {
+        (fault as InjectedFault).healingAt = Date.now();
         await startSandboxProcess(name, sandbox.dir);
       }
       return;
@@ -362,6 +365,7 @@ async function inject(
       try {
         await sleep(fault.durationMs);
       } finally {
+        (fault as InjectedFault).healingAt = Date.now();
         process.kill(pid, 'SIGCONT');
       }
       return;
@@ -542,10 +546,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     }
     // An overlap is the lost-worker case when every mirror but the newest attempt's is on a
-    // worker whose loss had ended (it answered again) before the sample, within the last minute.
+    // worker whose loss was ending (SIGCONT, or its apiserver started again) before that
+    // worker's list answered, within the minute before.
+
     const returns = injected
-      .filter((f) => (f.kind === 'apiserver-hang-long' || f.kind === 'apiserver-down') && f.healedAt)
-      .map((f) => ({ worker: f.worker!, healedAt: f.healedAt! }));
+      .filter((f) => (f.kind === 'apiserver-hang-long' || f.kind === 'apiserver-down') && f.healingAt)
+      .map((f) => ({ worker: f.worker!, healedAt: f.healingAt! }));
     const duplicates: SampledOverlap[] = [];
     const staleAfterReturn: Array<SampledOverlap & { secondsAfterReturn: number }> = [];
     for (const overlap of report.overlaps) {

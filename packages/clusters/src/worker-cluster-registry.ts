@@ -49,6 +49,8 @@ const probeTimeoutMs = defaultProbeTimeoutMs;
 const heartbeatWriteIntervalMs = 30_000;
 /** First retry of a failed connection; doubles per attempt up to reconnectMaxBackoffMs. */
 const reconnectInitialBackoffMs = 1_000;
+/** A worker that does not answer is checked again at least this often (connection-state.ts says why). */
+const unreachableMaxBackoffMs = 4_000;
 
 /** The Active condition of a connection. */
 export interface WorkerConnectionState {
@@ -223,6 +225,7 @@ export class WorkerClusterRegistry {
     this.backoff = {
       initialMs: reconnectInitialBackoffMs,
       maxMs: options.reconnectMaxBackoffMs ?? 5 * 60_000,
+      unreachableMaxMs: unreachableMaxBackoffMs,
     };
     const management = makeClusterApiClients(options.management, { qps: 50, burst: 100 });
     this.managementCore = management.core;

@@ -262,6 +262,25 @@ describe('nextConnectionState', () => {
     expect(current, 'the current state is not modified').toEqual(before);
   });
 
+  it('with unreachableMaxMs, retries a worker that does not answer at least that often, and nothing else', () => {
+    const capped: BackoffConfig = { ...backoff, unreachableMaxMs: 4_000 };
+    // The 7th failure in a row would wait 64 s (capped at 60 s) under the plain backoff.
+    expect(nextConnectionState(failing(6), unreachable, t0, capped).nextAttemptAt).toBe(t0 + 4_000);
+    expect(nextConnectionState(failing(6), unreachable, t0, backoff).nextAttemptAt).toBe(t0 + 60_000);
+    // Below the cap the backoff is as before.
+    expect(nextConnectionState(failing(1), unreachable, t0, capped).nextAttemptAt).toBe(t0 + 2_000);
+    // A configuration error keeps the plain backoff: retrying soon fixes nothing.
+    const forbidden: ConnectionEvent = {
+      type: 'disconnected',
+      reason: activeReasons.forbidden,
+      message: 'jobrelay-dispatcher may not list jobs',
+    };
+    expect(nextConnectionState(failing(6), forbidden, t0, capped).nextAttemptAt).toBe(t0 + 60_000);
+    expect(nextConnectionState(failing(6), { type: 'cleanup-failed' }, t0, capped).nextAttemptAt).toBe(
+      t0 + 60_000,
+    );
+  });
+
   it('follows a worker through an outage: lost, retried with backoff, a spec change, back', () => {
     const events: Array<[number, ConnectionEvent]> = [
       [t0, unreachable],

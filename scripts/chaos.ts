@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { registerSandboxWorkers, repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
 import { type ChaosReport, runChaos } from '../e2e/src/chaos-run.ts';
-import type { FaultKind } from '../e2e/src/chaos-schedule.ts';
+import { fullRunCounts } from '../e2e/src/chaos-schedule.ts';
 import { integerOption } from './cli-arguments.ts';
 
 const usage = `usage: npm run chaos -- [--seed N] [--jobs N] [--window-seconds N] [--controller-kills N] [--out FILE] [--sandbox-dir DIR]
@@ -44,16 +44,7 @@ const windowSeconds = integerOption('window-seconds', values['window-seconds'], 
 const kills = integerOption('controller-kills', values['controller-kills'], 12, { min: 0, usage });
 const lostTimeoutSeconds = integerOption('lost-timeout', values['lost-timeout'], 15, { min: 1, usage });
 const dir = resolve(values['sandbox-dir'] ?? join(repositoryRoot, '.sandbox-chaos'));
-const counts: Partial<Record<FaultKind, number>> = {
-  'kill-controller': kills - Math.floor(kills / 3),
-  'kill-leader': Math.floor(kills / 3),
-  'redis-restart': 2,
-  'redis-flushall': 2,
-  'apiserver-hang-short': 3,
-  'apiserver-hang-long': 2,
-  'apiserver-down': 2,
-  'etcd-restart': 2,
-};
+const counts = fullRunCounts(kills);
 
 console.log(
   `chaos: seed ${seed}, ${jobs} Jobs, ${windowSeconds} s (replay: npm run chaos -- --seed ${seed} --jobs ${jobs} --window-seconds ${windowSeconds})`,

@@ -6,7 +6,7 @@
 // statuses that differ from the same Jobs run directly on one worker without faults.
 import { readFileSync } from 'node:fs';
 import { mergePatch } from '@jobrelay/kube';
-import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { originUidLabel } from '@jobrelay/mirror';
 import { type Sandbox, sandboxStatus, startSandboxProcess, stopSandboxProcess } from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
@@ -22,6 +22,7 @@ import {
   dispatcherManagedBy,
   sandboxJob,
 } from './kube-test-helpers.ts';
+import { placementOf } from './ray-fixtures.ts';
 import {
   diffJson,
   finishedCondition,
@@ -122,9 +123,6 @@ async function persistently<T>(what: string, call: () => Promise<T>, timeoutMs =
     try {
       return await call();
     } catch (err) {
-      const code = (err as { code?: number }).code;
-      // 409 AlreadyExists on a retried create: the first attempt went through.
-      if (code === 409) return undefined as T;
       if (Date.now() > deadline) throw new Error(`${what}: ${String(err)}`);
       await sleep(1_000);
     }
@@ -149,7 +147,10 @@ class JobDriver {
   async create(body: V1Job): Promise<void> {
     this.wanted.add(body.metadata!.name!);
     await persistently(`create ${this.namespace}/${body.metadata!.name}`, () =>
-      this.clients.batch.createNamespacedJob({ namespace: this.namespace, body }),
+      this.clients.batch.createNamespacedJob({ namespace: this.namespace, body }).catch((err: unknown) => {
+        // AlreadyExists on a retry: the attempt that timed out went through.
+        if ((err as { code?: number }).code !== 409) throw err;
+      }),
     );
   }
 
@@ -291,43 +292,23 @@ class Replicas {
     await Promise.all(this.processes.map((process) => process?.kill('SIGTERM')));
   }
 
-  /** `namespace/name` of every origin a controller finished as decided, without its mirror (from the logs). */
-  finishedWithoutMirror(): Set<string> {
-    const jobs = new Set<string>();
-    for (const file of this.logFiles) {
-      for (const line of readFileSync(file, 'utf8').split('\n')) {
-        if (!line.includes('"origin finished"') || !line.includes('"purpose":"decided"')) continue;
-        const job = (JSON.parse(line) as { job?: string }).job;
-        if (job) jobs.add(job);
-      }
-    }
-    return jobs;
-  }
-
-  logLines(text: string): number {
-    return this.logFiles.reduce(
-      (sum, file) =>
-        sum +
-        readFileSync(file, 'utf8')
-          .split('\n')
-          .filter((line) => line.includes(text)).length,
-      0,
-    );
+  /** Every line every replica logged, across its restarts (a killed process's metrics die with it). */
+  logLines(): string[] {
+    return this.logFiles.flatMap((file) => readFileSync(file, 'utf8').split('\n'));
   }
 }
 
 /** Injects one fault and heals it; a fault is never left in place (finally). */
 async function inject(
-  fault: PlannedFault,
-  context: { sandbox: Sandbox; replicas: Replicas; random: () => number },
+  fault: InjectedFault,
+  context: { sandbox: Sandbox; replicas: Replicas },
 ): Promise<void> {
   const { sandbox, replicas } = context;
   const apiserver = fault.worker ? `${fault.worker}/kube-apiserver` : '';
   switch (fault.kind) {
     case 'kill-controller':
     case 'kill-leader': {
-      const replica =
-        fault.kind === 'kill-leader' ? ((await replicas.leader()) ?? 0) : context.random() < 0.5 ? 0 : 1;
+      const replica = fault.kind === 'kill-leader' ? ((await replicas.leader()) ?? 0) : (fault.replica ?? 0);
       await replicas.kill(replica);
       await sleep(fault.durationMs);
       replicas.start(replica);
@@ -352,7 +333,7 @@ async function inject(
       try {
         await sleep(fault.durationMs);
       } finally {
-        (fault as InjectedFault).healingAt = Date.now();
+        fault.healingAt = Date.now();
         await startSandboxProcess(name, sandbox.dir);
       }
       return;
@@ -365,7 +346,7 @@ async function inject(
       try {
         await sleep(fault.durationMs);
       } finally {
-        (fault as InjectedFault).healingAt = Date.now();
+        fault.healingAt = Date.now();
         process.kill(pid, 'SIGCONT');
       }
       return;
@@ -434,13 +415,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 
   async function chaosPhase(): Promise<ChaosReport> {
-    const random = (() => {
-      let state = seed >>> 0;
-      return () => {
-        state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-        return state / 4294967296;
-      };
-    })();
     const phaseStart = Date.now();
     log(
       `chaos phase in ${origins.namespace}: ${schedule.length} faults over ${options.windowMs / 1000} s: ${schedule
@@ -472,7 +446,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           `${((Date.now() - phaseStart) / 1000).toFixed(1)}s: ${fault.kind}${fault.worker ? ` ${fault.worker}` : ''} for ${(fault.durationMs / 1000).toFixed(1)} s`,
         );
         try {
-          await inject(fault, { sandbox, replicas, random });
+          await inject(fault, { sandbox, replicas });
           fault.healedAt = Date.now();
           await measureRecovery(fault, fault.healedAt);
         } catch (err) {
@@ -514,15 +488,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // 4. Final statuses against the control's.
     const wrong: ChaosReport['wrong'] = [];
     let moved = 0;
-    const decidedWithoutMirror = replicas.finishedWithoutMirror();
+    const logLines = replicas.logLines();
+    const count = (message: string) => logLines.filter((line) => line.includes(message)).length;
+    // `namespace/name` of every origin a controller finished as decided, without its mirror.
+    const decidedWithoutMirror = new Set(
+      logLines
+        .filter((line) => line.includes('"origin finished"') && line.includes('"purpose":"decided"'))
+        // Read by pattern, not JSON.parse: a SIGKILL may cut a process's last line short.
+        .map((line) => /"job":"([^"]+)"/.exec(line)?.[1] ?? ''),
+    );
     for (const origin of originsNow) {
       const name = origin.metadata.name;
       const direct = controlNow.get(name);
       if (!direct || !finishedCondition(origin)) continue;
-      const placement = JSON.parse(origin.metadata.annotations?.[placementAnnotation] ?? '{}') as {
-        attempt?: number;
-      };
-      const wasMoved = (placement.attempt ?? 1) > 1;
+      const wasMoved = (placementOf(origin)?.attempt ?? 1) > 1;
       if (wasMoved) moved++;
       // Finished by the controller from an outcome already decided when its worker was lost (a
       // deadline passed, a failure policy hit): the pods still running there were not counted.
@@ -548,7 +527,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // An overlap is the lost-worker case when every mirror but the newest attempt's is on a
     // worker whose loss was ending (SIGCONT, or its apiserver started again) before that
     // worker's list answered, within the minute before.
-
     const returns = injected
       .filter((f) => (f.kind === 'apiserver-hang-long' || f.kind === 'apiserver-down') && f.healingAt)
       .map((f) => ({ worker: f.worker!, healedAt: f.healingAt! }));
@@ -590,8 +568,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       })),
       staleMirrorsAfterReturn: staleAfterReturn.length,
       maxStaleSecondsAfterReturn: Math.max(0, ...staleAfterReturn.map((o) => o.secondsAfterReturn)),
-      rejectedStatusWrites: replicas.logLines('the apiserver rejected an origin status write'),
-      refusedStatusWrites: replicas.logLines('refused to write an invalid origin status'),
+      rejectedStatusWrites: count('the apiserver rejected an origin status write'),
+      refusedStatusWrites: count('refused to write an invalid origin status'),
       orphanMirrors: leftovers.length,
       orphans: leftovers,
       wrongFinalStatus: wrong.length,

@@ -32,6 +32,8 @@ export interface PlannedFault {
   durationMs: number;
   /** The worker cluster, for the apiserver faults. */
   worker?: string;
+  /** The controller replica (0 or 1) a `kill-controller` kills; `kill-leader` finds its own. */
+  replica?: number;
 }
 
 export interface FaultScheduleOptions {
@@ -108,6 +110,8 @@ function durationFor(kind: FaultKind, lostTimeoutMs: number, between: (min: numb
 export function planFaults(options: FaultScheduleOptions): PlannedFault[] {
   const random = seededRandom(options.seed ^ 0x5eed);
   const between = (min: number, max: number) => Math.round(min + random() * (max - min));
+  // Replicas come from a stream of their own, so that choosing them moves no fault's time.
+  const replicaRandom = seededRandom(options.seed ^ 0x0c1a);
   const planned: PlannedFault[] = [];
   for (const kind of faultKinds) {
     for (let n = 0; n < (options.counts[kind] ?? 0); n++) {
@@ -122,6 +126,7 @@ export function planFaults(options: FaultScheduleOptions): PlannedFault[] {
             : {}),
         };
         if (compatible(fault, planned, options.lostTimeoutMs)) {
+          if (kind === 'kill-controller') fault.replica = replicaRandom() < 0.5 ? 0 : 1;
           planned.push(fault);
           placed = true;
         }
@@ -134,4 +139,21 @@ export function planFaults(options: FaultScheduleOptions): PlannedFault[] {
     }
   }
   return planned.sort((a, b) => a.atMs - b.atMs);
+}
+
+/**
+ * The faults of `npm run chaos`: `controllerKills` SIGKILLs of a replica, a third of them of the
+ * leader, and two or three of every other kind.
+ */
+export function fullRunCounts(controllerKills: number): Partial<Record<FaultKind, number>> {
+  return {
+    'kill-controller': controllerKills - Math.floor(controllerKills / 3),
+    'kill-leader': Math.floor(controllerKills / 3),
+    'redis-restart': 2,
+    'redis-flushall': 2,
+    'apiserver-hang-short': 3,
+    'apiserver-hang-long': 2,
+    'apiserver-down': 2,
+    'etcd-restart': 2,
+  };
 }

@@ -2,26 +2,33 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   compatible,
-  type FaultKind,
   faultKinds,
+  fullRunCounts,
   type PlannedFault,
   planFaults,
 } from '../src/chaos-schedule.ts';
 
 const workers = ['worker-1', 'worker-2', 'worker-3'];
 const lostTimeoutMs = 15_000;
-const fullRun: Partial<Record<FaultKind, number>> = {
-  'kill-controller': 8,
-  'kill-leader': 4,
-  'redis-restart': 2,
-  'redis-flushall': 2,
-  'apiserver-hang-short': 3,
-  'apiserver-hang-long': 2,
-  'apiserver-down': 2,
-  'etcd-restart': 2,
-};
+const fullRun = fullRunCounts(12);
 
 const end = (f: PlannedFault) => f.atMs + f.durationMs;
+
+describe('fullRunCounts', () => {
+  it('kills a replica 12 times, a third of them the leader, and asks for every other kind', () => {
+    expect(fullRun).toEqual({
+      'kill-controller': 8,
+      'kill-leader': 4,
+      'redis-restart': 2,
+      'redis-flushall': 2,
+      'apiserver-hang-short': 3,
+      'apiserver-hang-long': 2,
+      'apiserver-down': 2,
+      'etcd-restart': 2,
+    });
+    expect(Object.keys(fullRun).sort()).toEqual([...faultKinds].sort());
+  });
+});
 
 describe('planFaults', () => {
   it('is the same schedule for the same seed, and another for another seed', () => {
@@ -45,6 +52,8 @@ describe('planFaults', () => {
             expect(fault.durationMs).toBeGreaterThan(lostTimeoutMs);
           if (fault.kind.startsWith('apiserver')) expect(workers).toContain(fault.worker);
           else expect(fault.worker).toBeUndefined();
+          if (fault.kind === 'kill-controller') expect([0, 1]).toContain(fault.replica);
+          else expect(fault.replica).toBeUndefined();
         }
         expect(faults.map((f) => f.atMs)).toEqual([...faults.map((f) => f.atMs)].sort((a, b) => a - b));
       }),

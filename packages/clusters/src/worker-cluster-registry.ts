@@ -82,7 +82,6 @@ export interface WorkerConnection {
   readonly kubeConfig: KubeConfig;
 }
 
-/** Everything placement and the controller need to know about one registered cluster. */
 /** What a reconcile reads of one cluster (`WorkerClusterRegistry.mirrorCaches`). */
 export interface ClusterMirrorCache {
   name: string;
@@ -100,6 +99,7 @@ export interface ClusterMirrorCache {
   mirrors: ResilientInformer<KubeObject> | undefined;
 }
 
+/** Everything placement and the controller need to know about one registered cluster. */
 export interface WorkerClusterView {
   name: string;
   labels: Record<string, string>;
@@ -289,9 +289,7 @@ export class WorkerClusterRegistry {
 
   /** Every cluster with clients and mirror watches, Active or not. */
   connections(): WorkerConnection[] {
-    return [...this.entries.values()]
-      .filter((e) => e.clients && e.mirrors && e.kubeConfig)
-      .map((e) => this.view(e));
+    return [...this.entries.values()].filter(isConnected).map((e) => this.view(e));
   }
 
   /**
@@ -333,7 +331,7 @@ export class WorkerClusterRegistry {
       const name = wc.metadata.name;
       registered.add(name);
       const entry = this.entries.get(name);
-      const connected = entry?.clients && entry.mirrors && entry.kubeConfig ? entry : undefined;
+      const connected = entry && isConnected(entry) ? entry : undefined;
       out.push({
         name,
         registered: true,
@@ -345,7 +343,7 @@ export class WorkerClusterRegistry {
       });
     }
     for (const entry of this.entries.values()) {
-      if (registered.has(entry.name) || !(entry.clients && entry.mirrors && entry.kubeConfig)) continue;
+      if (registered.has(entry.name) || !isConnected(entry)) continue;
       const state = conditionOf(entry.state);
       out.push({
         name: entry.name,
@@ -362,7 +360,7 @@ export class WorkerClusterRegistry {
 
   get(name: string): WorkerConnection | undefined {
     const entry = this.entries.get(name);
-    return entry?.clients && entry.mirrors && entry.kubeConfig ? this.view(entry) : undefined;
+    return entry && isConnected(entry) ? this.view(entry) : undefined;
   }
 
   spec(name: string): WorkerClusterSpec | undefined {
@@ -786,6 +784,13 @@ export function withLeaderCondition(
       : activeReasons.unreachable,
     message: `${written.message ?? 'not Active'} (as the leader found it; this replica reaches it)`,
   };
+}
+
+/** Connected: its clients are made and its mirror watches run (the checks passed). */
+function isConnected(
+  entry: ConnectionEntry,
+): entry is ConnectionEntry & Required<Pick<ConnectionEntry, 'clients' | 'mirrors' | 'kubeConfig'>> {
+  return entry.clients !== undefined && entry.mirrors !== undefined && entry.kubeConfig !== undefined;
 }
 
 function conditionOf(state: ConnectionState): WorkerConnectionState {

@@ -130,14 +130,7 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
     const toStart = tierSpecs.filter((spec) => !isOurProcess(state.processes[spec.name]?.pid, spec.binary));
     await Promise.all(toStart.map((spec) => preparations.get(spec.name) ?? spec.beforeStart?.()));
     for (const spec of toStart) {
-      const pid = startDetached({
-        binary: spec.binary,
-        args: spec.args,
-        env: spec.env,
-        logFile: layout.logFile(spec.name),
-      });
-      state.processes[spec.name] = { pid, binary: spec.binary };
-      writeState(layout.stateFile, state);
+      const pid = startRecorded(layout, state, spec);
       started.push(spec.name);
       log(`started ${spec.name} (pid ${pid})`);
     }
@@ -346,18 +339,28 @@ export async function startSandboxProcess(name: string, dir: string = defaultSan
   const spec = sandboxProcesses(contextFor(layout, state)).find((candidate) => candidate.name === name);
   if (!spec) throw new Error(`no process named ${name} in the sandbox at ${layout.dir}`);
   if (isOurProcess(state.processes[name]?.pid, spec.binary)) return;
+  startRecorded(layout, state, spec);
+  await waitUntilHealthy(layout, state, spec);
+}
+
+/**
+ * Starts one process of the sandbox and records its pid, in `state` and in the state file. The
+ * file is read afresh first: another start (the chaos run restarts several parts at once) may
+ * have recorded a process meanwhile.
+ */
+function startRecorded(layout: SandboxLayout, state: SandboxState, spec: ProcessSpec): number {
   const pid = startDetached({
     binary: spec.binary,
     args: spec.args,
     env: spec.env,
     logFile: layout.logFile(spec.name),
   });
-  // Re-read: another call may have recorded a process meanwhile (the state file is shared).
+  const recorded = { pid, binary: spec.binary };
   const current = readState(layout.stateFile) ?? state;
-  current.processes[name] = { pid, binary: spec.binary };
+  current.processes[spec.name] = recorded;
   writeState(layout.stateFile, current);
-  state.processes[name] = { pid, binary: spec.binary };
-  await waitUntilHealthy(layout, state, spec);
+  state.processes[spec.name] = recorded;
+  return pid;
 }
 
 /** Stops every process the sandbox started (controllers first, storage last) and removes its state. */

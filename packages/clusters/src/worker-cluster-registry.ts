@@ -457,16 +457,19 @@ export class WorkerClusterRegistry {
         await this.options.beforeActive(this.view(entry));
       } catch (err) {
         log.warn({ err }, 'cleanup before activation failed; will retry');
-        this.transition(entry, { type: 'cleanup-failed' }, now);
+        this.transition(entry, { type: 'cleanup-failed' });
         return this.writeStatus(entry, workerCluster, log);
       }
     }
+    // Timed when the attempt ended, not when it began: an attempt can wait long on the management
+    // cluster (its Secret read, during an etcd restart), and a failure stamped with its start made
+    // a worker that had just stopped answering count as inactive for 15 s already, so a new
+    // leader moved its Jobs at once (the chaos run, docs/reliability.md).
     this.transition(
       entry,
       outcome.ok
         ? { type: 'connected', message: outcome.message }
         : { type: 'disconnected', reason: outcome.reason, message: outcome.message },
-      now,
     );
     const { active, reason, message } = entry.state;
     if (active !== wasActive) {

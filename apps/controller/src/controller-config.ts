@@ -40,6 +40,8 @@ export const controllerConfigSchema = z.object({
   workerLostTimeoutSeconds: seconds(900, 1),
   /** Fail a Job that fits no cluster for this long; 0 waits forever. */
   placementTimeoutSeconds: seconds(0),
+  /** Give up on a workload (a Job fails, reason MirrorRefused) once worker apiservers refused its mirror this often. */
+  mirrorRefusalLimit: z.coerce.number().int().min(1).max(100).default(3),
   /** Client-side rate limit per worker cluster (requests per second, and burst). */
   workerQps: z.coerce.number().positive().max(10_000).default(50),
   workerBurst: z.coerce.number().int().min(1).max(10_000).default(100),
@@ -126,6 +128,7 @@ const flags = {
   'allow-exec-plugins': 'allowExecPlugins',
   'worker-lost-timeout-seconds': 'workerLostTimeoutSeconds',
   'placement-timeout-seconds': 'placementTimeoutSeconds',
+  'mirror-refusal-limit': 'mirrorRefusalLimit',
   'worker-qps': 'workerQps',
   'worker-burst': 'workerBurst',
   'cluster-reconnect-max-seconds': 'clusterReconnectMaxSeconds',

@@ -68,7 +68,7 @@ export class ControllerMetrics {
     });
     this.mirrorOperations = new Counter({
       name: 'jobrelay_mirror_operations_total',
-      help: 'Mirrors created, adopted, or refused because a foreign object holds the name (collision), by operation.',
+      help: "Mirror creations by outcome: created, adopted, collision (a foreign object holds the name), refused (by the worker's apiserver), namespace-missing, stale.",
       labelNames: ['operation'],
       registers,
     });

@@ -109,6 +109,7 @@ export class DispatchController {
       workerLostTimeoutMs: config.workerLostTimeoutSeconds * 1000,
       mirrorRetentionMs: config.mirrorRetentionSeconds * 1000,
       recordDispatchEvents: config.recordDispatchEvents,
+      mirrorRefusalLimit: config.mirrorRefusalLimit,
     };
     const managementApis = makeClusterApiClients(management, { qps: 200, burst: 400 });
     this.events = new EventRecorder(managementApis.events, {
@@ -339,6 +340,14 @@ export class DispatchController {
     const { config } = this.options;
     if (this.stopping) return;
     this.leading = true;
+    // What this replica saw of failing workers while it followed may be old (their checks back
+    // off): look again before any of it moves a Job.
+    await this.registry
+      .recheckInactive()
+      .catch((err: unknown) =>
+        this.log.warn({ err }, 'checking the inactive clusters on taking the lead failed'),
+      );
+    if (this.stopping) return;
     // Clusters this replica activated while following skipped their cleanup (followers do not
     // write): one garbage collection, before anything is reconciled, removes stale mirrors there.
     await this.collectGarbage();

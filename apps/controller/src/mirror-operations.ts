@@ -1,5 +1,5 @@
 import type { KubeObject, WorkloadClient } from '@jobrelay/kinds';
-import { describeApiError, isAlreadyExists, isNotFound, statusCodeOf } from '@jobrelay/kube';
+import { describeApiError, isAlreadyExists, isNotFound, refusalOf, statusCodeOf } from '@jobrelay/kube';
 import { mirrorOwnership } from '@jobrelay/mirror';
 import type { CoreV1Api } from '@kubernetes/client-node';
 
@@ -9,6 +9,8 @@ export type CreateMirrorResult<T extends KubeObject> =
   /** An object of that name exists there and is not ours: never touched. */
   | { kind: 'collision'; owner: string }
   | { kind: 'namespace-missing' }
+  /** The worker's apiserver refused the object itself (admission, quota, validation). */
+  | { kind: 'refused'; code: number; message: string }
   /** Ours, but from an older attempt or an older origin of the same name: delete it, then retry. */
   | { kind: 'stale'; mirror: T };
 
@@ -23,14 +25,22 @@ export async function createOrAdoptMirror<T extends KubeObject>(
   options: { originId: string; originUid: string; attempt: number; createNamespaces: boolean },
 ): Promise<CreateMirrorResult<T>> {
   const namespace = body.metadata!.namespace!;
-  const create = () => client.create(namespace, body);
+  const create = async (): Promise<CreateMirrorResult<T>> => {
+    try {
+      return { kind: 'created', mirror: await client.create(namespace, body) };
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (refusal) return { kind: 'refused', ...refusal };
+      throw err;
+    }
+  };
   try {
-    return { kind: 'created', mirror: await create() };
+    return await create();
   } catch (err) {
     if (isNotFound(err)) {
       if (!options.createNamespaces) return { kind: 'namespace-missing' };
       await ensureNamespace(core, namespace);
-      return { kind: 'created', mirror: await create() };
+      return await create();
     }
     if (!isAlreadyExists(err)) throw err;
   }

@@ -254,6 +254,18 @@ export class OriginExecutor {
             return this.run(action.onCollision(created.owner), target, result);
           case 'namespace-missing':
             return this.run(action.onNamespaceMissing, target, result);
+          case 'refused':
+            log.warn(
+              {
+                kind: adapter.name,
+                job,
+                cluster: action.cluster,
+                code: created.code,
+                refusal: created.message,
+              },
+              'the worker refused the mirror',
+            );
+            return this.run(action.onRefused(created), target, result);
           case 'stale':
             await deleteMirror(worker.client, created.mirror);
             result.requeueAfterMs = 1_000;

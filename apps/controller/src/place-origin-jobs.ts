@@ -143,7 +143,10 @@ export class OriginPlacer {
     const parsed = placementRecordOf(origin);
     if (parsed.kind === 'unreadable') return 'not-needed';
     const previous = parsed.kind === 'ok' ? parsed.record : undefined;
-    if (previous?.cluster) return 'not-needed';
+    if (previous?.cluster || previous?.gaveUp !== undefined) return 'not-needed';
+    // Refused a moment ago: the reconcile enqueues it again once the delay is over.
+    if (previous?.retryAfter && Date.parse(previous.retryAfter) > this.options.clock.now())
+      return 'not-needed';
     const request = placementRequestFor(origin, previous, this.options.config.placementPolicy, adapter, (o) =>
       this.demandOf({ workload: o, facts: adapter }),
     );
@@ -171,6 +174,7 @@ export class OriginPlacer {
     };
     delete record.mirrorUid;
     delete record.waitingSince;
+    delete record.retryAfter;
     // Assumed at once, before any await: placements running concurrently must count it.
     this.assumedPlacements.set(task.uid, decision.cluster);
     this.updatePlaced(kind, origin);
@@ -273,9 +277,9 @@ export class OriginPlacer {
     const since = waitingSince(origin, previous)?.getTime() ?? now;
     if (now - since < timeoutMs) return false;
     const message = `no cluster fit for ${this.options.config.placementTimeoutSeconds}s: ${why}`;
-    const failed = kind.adapter.placementTimeoutStatus?.(origin, new Date(now), message);
+    const failed = kind.adapter.gaveUpStatus?.(origin, new Date(now), eventReasons.placementTimeout, message);
     if (!failed) return false;
-    const [write] = statusWrite(kind.adapter, origin, failed, 'timeout');
+    const [write] = statusWrite(kind.adapter, origin, failed, 'gave-up');
     if (write?.type !== 'write-status') {
       this.log.warn(
         { kind: kind.adapter.name, job: origin.metadata?.name, write },

@@ -29,6 +29,7 @@ const defaults: ControllerConfig = {
   placementPolicy: 'spread',
   workerLostTimeoutSeconds: 900,
   placementTimeoutSeconds: 0,
+  mirrorRefusalLimit: 3,
   workerQps: 50,
   workerBurst: 100,
   clusterReconnectMaxSeconds: 300,

@@ -11,7 +11,10 @@ export interface ConnectionState {
   active: boolean;
   reason: ActiveReason;
   message: string;
-  /** Failed attempts in a row (a check or the cleanup before activation). */
+  /**
+   * Failed attempts in a row (a check or the cleanup before activation), counted afresh when
+   * the reason of the failure changes.
+   */
   attempts: number;
   /** While not Active: no attempt before this time (0: at once). */
   nextAttemptAt: number;
@@ -50,6 +53,12 @@ export type ConnectionEvent =
    * the backoff, since the change may be the fix (another Secret, a retry asked by an admin).
    */
   | { type: 'spec-changed' }
+  /**
+   * This replica has just taken the lead: a failing cluster is checked again at once. What it
+   * found while following may be old (a failing cluster backs off), and a new leader that acted
+   * on it moved the Jobs of a worker that had been answering for a minute (docs/reliability.md).
+   */
+  | { type: 'took-the-lead' }
   /**
    * Every check passed and no older registration of the same cluster is connected: this one
    * claims the cluster now (activeSince), before its cleanup, which may take a while, so a
@@ -124,12 +133,18 @@ export function nextConnectionState(
   backoff: BackoffConfig,
 ): ConnectionState | undefined {
   const failed = (reason?: ActiveReason): Pick<ConnectionState, 'attempts' | 'nextAttemptAt'> => {
-    const wait = backoffMs(current.attempts + 1, backoff);
+    // Another reason is news, not more of the same: its backoff starts from the beginning. A
+    // worker apiserver that comes back answers 403 until its authorizer has synced; counted
+    // after a minute of Unreachable, that 403 waited out the long backoff of a configuration
+    // error while the worker was fine (the chaos run, docs/reliability.md).
+    const attempts = reason !== undefined && reason !== current.reason ? 1 : current.attempts + 1;
+    const wait = backoffMs(attempts, backoff);
     const cap = reason === activeReasons.unreachable ? backoff.unreachableMaxMs : undefined;
-    return { attempts: current.attempts + 1, nextAttemptAt: now + Math.min(wait, cap ?? wait) };
+    return { attempts, nextAttemptAt: now + Math.min(wait, cap ?? wait) };
   };
   switch (event.type) {
     case 'spec-changed':
+    case 'took-the-lead':
       return { ...current, nextAttemptAt: Math.min(current.nextAttemptAt, now) };
     case 'checks-passed':
       return { ...current, activeSince: current.activeSince ?? now };

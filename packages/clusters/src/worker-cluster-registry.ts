@@ -287,6 +287,24 @@ export class WorkerClusterRegistry {
     );
   }
 
+  /**
+   * Checks every cluster that is not Active now, whatever its backoff, and resolves when those
+   * checks are done. For a replica that has just taken the lead, before it acts on what it saw
+   * while following (see the `took-the-lead` event).
+   */
+  async recheckInactive(): Promise<void> {
+    const now = this.clock.now();
+    const inactive = [...this.entries.values()].filter((entry) => !entry.state.active);
+    await Promise.all(
+      inactive.map(async (entry) => {
+        // A check already running was started before the lead was taken: wait for it, then look again.
+        await entry.syncing;
+        this.transition(entry, { type: 'took-the-lead' }, now);
+        await this.sync(entry.name);
+      }),
+    );
+  }
+
   /** Every cluster with clients and mirror watches, Active or not. */
   connections(): WorkerConnection[] {
     return [...this.entries.values()].filter(isConnected).map((e) => this.view(e));

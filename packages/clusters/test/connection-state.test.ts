@@ -123,14 +123,14 @@ const rows: Row[] = [
     expected: failing(10, { nextAttemptAt: t0 + 60_000 }),
   },
   {
-    name: 'inactiveSince is kept across failures, whatever the reason',
+    name: 'inactiveSince is kept across failures, whatever the reason; a new reason restarts the backoff',
     current: failing(2),
     event: { type: 'disconnected', reason: activeReasons.unauthorized, message: 'rejected (HTTP 401)' },
     now: t0,
-    expected: failing(3, {
+    expected: failing(1, {
       reason: activeReasons.unauthorized,
       message: 'rejected (HTTP 401)',
-      nextAttemptAt: t0 + 4_000,
+      nextAttemptAt: t0 + 1_000,
     }),
   },
   // Reconnecting.
@@ -275,10 +275,33 @@ describe('nextConnectionState', () => {
       reason: activeReasons.forbidden,
       message: 'jobrelay-dispatcher may not list jobs',
     };
-    expect(nextConnectionState(failing(6), forbidden, t0, capped).nextAttemptAt).toBe(t0 + 60_000);
+    const forbiddenSixTimes = failing(6, { reason: activeReasons.forbidden });
+    expect(nextConnectionState(forbiddenSixTimes, forbidden, t0, capped).nextAttemptAt).toBe(t0 + 60_000);
     expect(nextConnectionState(failing(6), { type: 'cleanup-failed' }, t0, capped).nextAttemptAt).toBe(
       t0 + 60_000,
     );
+  });
+
+  it('starts the backoff afresh when the reason changes: a 403 after an outage is retried in 1 s, not 60', () => {
+    // A restarted worker apiserver answers 403 until its authorizer has synced.
+    const forbidden: ConnectionEvent = {
+      type: 'disconnected',
+      reason: activeReasons.forbidden,
+      message: 'jobrelay-dispatcher may not list jobs',
+    };
+    const next = nextConnectionState(failing(8), forbidden, t0, backoff);
+    expect(next).toMatchObject({ attempts: 1, nextAttemptAt: t0 + 1_000, inactiveSince: t0 - 10_000 });
+    expect(nextConnectionState(next, forbidden, t0 + 1_000, backoff)).toMatchObject({
+      attempts: 2,
+      nextAttemptAt: t0 + 3_000,
+    });
+  });
+
+  it('checks a failing cluster at once when this replica takes the lead, keeping when it was lost', () => {
+    const backedOff = failing(7, { nextAttemptAt: t0 + 50_000 });
+    const next = nextConnectionState(backedOff, { type: 'took-the-lead' }, t0, backoff);
+    expect(attemptDue(next, t0)).toBe(true);
+    expect(next).toEqual({ ...backedOff, nextAttemptAt: t0 });
   });
 
   it('follows a worker through an outage: lost, retried with backoff, a spec change, back', () => {

@@ -155,8 +155,12 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
   suspendedBeforePlacementStatus?(origin: T, now: Date): object | undefined;
   /** A final status for an origin whose outcome was decided before its mirror was lost. */
   decidedOutcomeStatus?(origin: T, now: Date): object | undefined;
-  /** A terminal failed status after waiting longer than the placement timeout (kinds that can fail). */
-  placementTimeoutStatus?(origin: T, now: Date, message: string): object | undefined;
+  /**
+   * A terminal failed status for a workload jobrelay gives up on (kinds that can fail): it fit
+   * no cluster for the placement timeout (reason PlacementTimeout), or its mirror was refused
+   * too often (MirrorRefused). Kinds without one are left waiting, with an Event saying why.
+   */
+  gaveUpStatus?(origin: T, now: Date, reason: string, message: string): object | undefined;
 
   /**
    * What the caches of mirrors keep of each mirror (the controller's and the API's), when less

@@ -41,3 +41,22 @@ export function describeApiError(err: unknown): string {
   }
   return String(err);
 }
+
+/** HTTP statuses by which an apiserver refuses the object sent, not the moment it was sent. */
+const refusalCodes = new Set([400, 403, 413, 422]);
+const refusalMessageLimit = 512;
+
+/**
+ * An apiserver refusing the object itself (400 BadRequest, 403 Forbidden by an admission
+ * policy, a quota or RBAC, 413 too large, 422 Invalid): sending it again as it is will not
+ * help. Its code and message (the apiserver's own, at most 512 characters), else undefined.
+ */
+export function refusalOf(err: unknown): { code: number; message: string } | undefined {
+  const code = statusCodeOf(err);
+  if (code === undefined || !refusalCodes.has(code)) return undefined;
+  const message = parsedBody(err)?.message ?? `HTTP ${code}`;
+  return {
+    code,
+    message: message.length > refusalMessageLimit ? `${message.slice(0, refusalMessageLimit - 1)}…` : message,
+  };
+}

@@ -4,6 +4,7 @@ export {
   isConflict,
   isNotFound,
   reasonOf,
+  refusalOf,
   statusCodeOf,
 } from './api-errors.ts';
 export { type Clock, systemClock } from './clock.ts';

@@ -6,6 +6,7 @@ import {
   isConflict,
   isNotFound,
   reasonOf,
+  refusalOf,
   statusCodeOf,
 } from '../src/api-errors.ts';
 
@@ -171,5 +172,27 @@ describe('describeApiError', () => {
       expect(description).not.toContain(TOKEN);
       expect(description).not.toMatch(/authorization|set-cookie|audit-id|headers/i);
     }
+  });
+});
+
+describe('refusalOf', () => {
+  it('names a refusal of the object itself with the apiserver’s message, and nothing else', () => {
+    const quota = status(403, 'Forbidden', 'jobs.batch "train" is forbidden: exceeded quota: jobs');
+    expect(refusalOf(apiError(403, quota))).toEqual({ code: 403, message: quota.message });
+    expect(refusalOf(apiError(422, status(422, 'Invalid', 'spec.parallelism: Invalid'), 'object'))).toEqual({
+      code: 422,
+      message: 'spec.parallelism: Invalid',
+    });
+    expect(refusalOf(apiError(413, 'request entity too large'))).toEqual({ code: 413, message: 'HTTP 413' });
+    for (const code of [401, 404, 409, 429, 500, 503]) {
+      expect(refusalOf(apiError(code, status(code, 'x', 'y')))).toBeUndefined();
+    }
+    expect(refusalOf(new Error('ECONNREFUSED'))).toBeUndefined();
+  });
+
+  it('cuts a long message to 512 characters and never carries the request’s credentials', () => {
+    const refusal = refusalOf(apiError(400, status(400, 'BadRequest', 'x'.repeat(2000))))!;
+    expect(refusal.message).toHaveLength(512);
+    expect(JSON.stringify(refusal)).not.toContain(TOKEN);
   });
 });

@@ -46,6 +46,8 @@ export interface PlacementRequest {
   namespace: string;
   /** Clusters this Job must not go to, e.g. where a foreign Job already holds its name. */
   excludedClusters: readonly string[];
+  /** Clusters whose apiserver refused this Job's mirror: chosen only when no other fits. */
+  avoidedClusters?: readonly string[];
   clusterSelector?: LabelSelector;
   pinnedCluster?: string;
   /** The pods that run at once, as groups of identical pods (a Job: one group of min(parallelism, completions)). */
@@ -235,12 +237,15 @@ export function chooseWorkerCluster(
       return { kind: 'unschedulable', message: '0/0 clusters available: no WorkerCluster is registered.' };
     return { kind: 'unschedulable', message: `0/${total} clusters available: ${reasons.join(', ')}.` };
   }
+  const avoided = (candidate: ClusterCandidate) => request.avoidedClusters?.includes(candidate.name) === true;
   const ranking = feasible
     .map((candidate) => ({ candidate, score: score(candidate, request) }))
     .sort(
-      // Weight 0 is a last resort even against a cluster that scores 0 (left full, or a GPU-only Job under binpack).
+      // Weight 0 is a last resort even against a cluster that scores 0 (left full, or a GPU-only
+      // Job under binpack); a cluster that refused this Job's mirror comes after every other.
       (a, b) =>
         Number(b.candidate.weight > 0) - Number(a.candidate.weight > 0) ||
+        Number(avoided(a.candidate)) - Number(avoided(b.candidate)) ||
         b.score - a.score ||
         a.candidate.activeJobs - b.candidate.activeJobs ||
         a.candidate.name.localeCompare(b.candidate.name),
@@ -249,11 +254,16 @@ export function chooseWorkerCluster(
   const [best, ...rest] = ranking as [ScoredCluster, ...ScoredCluster[]];
   const others = rest.length > 0 ? `; ${rest.map((r) => `${r.name} ${r.score}`).join(', ')}` : '';
   const filtered = reasons.length > 0 ? ` ${total - feasible.length} filtered: ${reasons.join(', ')}.` : '';
+  const refusedBefore = feasible.filter(avoided).map((c) => c.name);
+  const last =
+    refusedBefore.length > 0
+      ? ` Ranked last, having refused its mirror before: ${refusedBefore.join(', ')}.`
+      : '';
   return {
     kind: 'placed',
     cluster: best.name,
     ranking,
-    message: `placed on ${best.name} by ${request.policy} (score ${best.score}${others}); ${feasible.length}/${total} clusters feasible.${filtered}`,
+    message: `placed on ${best.name} by ${request.policy} (score ${best.score}${others}); ${feasible.length}/${total} clusters feasible.${filtered}${last}`,
   };
 }
 

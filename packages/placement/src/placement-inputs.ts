@@ -85,6 +85,7 @@ export function placementRequestFor<T extends Workload>(
     request: {
       namespace: workload.metadata!.namespace!,
       excludedClusters: previous?.excludedClusters ?? [],
+      ...(previous?.refusedBy?.length ? { avoidedClusters: previous.refusedBy } : {}),
       ...(clusterSelector ? { clusterSelector } : {}),
       ...(pin ? { pinnedCluster: pin } : {}),
       podGroups: demandOf(workload),

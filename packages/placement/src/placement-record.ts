@@ -28,6 +28,20 @@ const placementRecordSchema = z.object({
   lastReplacedBecause: z.string().optional(),
   /** When this attempt started waiting for a cluster (the placement timeout counts from it). */
   waitingSince: z.string().optional(),
+  /**
+   * How many times a worker's apiserver refused to create this workload's mirror (a 400, 403,
+   * 413 or 422: an admission policy, a quota, a field it does not know), over all attempts.
+   */
+  refusals: z.number().int().nonnegative().optional(),
+  /** Clusters that refused its mirror: placement prefers any other that fits. */
+  refusedBy: z.array(z.string()).optional(),
+  /** After a refusal, the workload is not placed again before this time. */
+  retryAfter: z.string().optional(),
+  /**
+   * jobrelay gave up on this workload (its mirror was refused too often) and says why; nothing
+   * more is done for it. Removing the annotation lets it be placed afresh.
+   */
+  gaveUp: z.string().optional(),
 });
 
 export type CarriedProgress = z.infer<typeof carriedProgressSchema>;

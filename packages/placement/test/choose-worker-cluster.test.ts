@@ -170,6 +170,12 @@ class JobBuilder {
     return this;
   }
 
+  /** Clusters that refused this Job's mirror before. */
+  avoiding(...clusters: string[]): this {
+    this.request = { ...this.request, avoidedClusters: clusters };
+    return this;
+  }
+
   policy(policy: ScoringPolicy): this {
     this.request = { ...this.request, policy };
     return this;
@@ -1160,5 +1166,24 @@ describe('chooseWorkerCluster: properties', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('chooseWorkerCluster: clusters that refused the Job’s mirror', () => {
+  it('ranks them after every other feasible cluster, whatever their score, and says so', () => {
+    // a is far emptier (it would win on score), but it refused this Job before.
+    const decision = expectPlaced(
+      decide(job().avoiding('a'), cluster('a').nodes(['64', '256Gi']), cluster('b').nodes(['2', '4Gi'])),
+    );
+    expect(decision.cluster).toBe('b');
+    expect(decision.ranking.map((r) => r.name)).toEqual(['b', 'a']);
+    expect(decision.message).toContain('Ranked last, having refused its mirror before: a.');
+  });
+
+  it('still chooses one when nothing else fits: a refusal may have been a passing quota', () => {
+    const decision = expectPlaced(
+      decide(job().avoiding('a'), cluster('a').nodes(roomy), cluster('b').nodes(roomy).cordoned()),
+    );
+    expect(decision.cluster).toBe('a');
   });
 });

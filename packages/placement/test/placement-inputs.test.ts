@@ -154,6 +154,20 @@ describe('placementRequestFor', () => {
     expect(result.kind === 'ok' && result.request.excludedClusters).toEqual(['worker-1']);
   });
 
+  it('asks to avoid the clusters that refused its mirror, and nothing when none did', () => {
+    const refused: PlacementRecord = {
+      attempt: 1,
+      carried: noProgress,
+      excludedClusters: [],
+      refusals: 2,
+      refusedBy: ['worker-1', 'worker-3'],
+    };
+    const result = placementRequestFor(job('refused'), refused, 'spread', jobFacts);
+    expect(result.kind === 'ok' && result.request.avoidedClusters).toEqual(['worker-1', 'worker-3']);
+    const fresh = placementRequestFor(job('fresh'), undefined, 'spread', jobFacts);
+    expect(fresh.kind === 'ok' && fresh.request).not.toHaveProperty('avoidedClusters');
+  });
+
   it('names the annotation when the selector does not parse', () => {
     const result = placementRequestFor(
       job('bad-selector', { annotations: { 'jobrelay.dev/cluster-selector': 'region in eu' } }),

@@ -49,6 +49,18 @@ class PlacementRecordBuilder {
     return this;
   }
 
+  /** A worker's apiserver refused its mirror; `retryAfter` or `gaveUp` as the planner writes them. */
+  refusedBy(cluster: string, then: { retryAfter: string } | { gaveUp: string }): this {
+    const { cluster: _cluster, placedAt: _placedAt, decision: _decision, ...rest } = this.record;
+    this.record = {
+      ...rest,
+      refusals: (rest.refusals ?? 0) + 1,
+      refusedBy: [...new Set([...(rest.refusedBy ?? []), cluster])],
+      ...then,
+    };
+    return this;
+  }
+
   build(): PlacementRecord {
     return structuredClone(this.record);
   }
@@ -91,6 +103,22 @@ describe('placement record', () => {
         .placedOn('worker-1')
         .replacedBecause('worker-1 was lost', { succeeded: 1, failed: 0 })
         .placedOn('worker-3', '2025-03-01T11:00:00Z')
+        .build(),
+    },
+    {
+      name: 'waiting out the delay after a refusal',
+      record: placement()
+        .placedOn('worker-1')
+        .refusedBy('worker-1', { retryAfter: '2025-03-01T10:00:05Z' })
+        .build(),
+    },
+    {
+      name: 'given up on after refusals',
+      record: placement()
+        .placedOn('worker-1')
+        .refusedBy('worker-1', { retryAfter: '2025-03-01T10:00:05Z' })
+        .placedOn('worker-2')
+        .refusedBy('worker-2', { gaveUp: 'its mirror was refused 2 times' })
         .build(),
     },
   ])('round-trips a record $name', ({ record }) => {

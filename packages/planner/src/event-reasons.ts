@@ -26,6 +26,12 @@ export const eventReasons = {
   nameCollision: 'NameCollision',
   /** Warning: the namespace is missing on the cluster and namespace creation is off. */
   namespaceMissing: 'NamespaceMissing',
+  /**
+   * Warning: a worker's apiserver refused the mirror (an admission policy, a quota, a field it
+   * does not know); the note quotes it. Placed again, preferring other clusters, a few times;
+   * then jobrelay gives up (reason of the Failed condition, for kinds that can fail).
+   */
+  mirrorRefused: 'MirrorRefused',
   /** Warning: the workload leaves its cluster (drain, lost worker, vanished mirror, collision). */
   replacing: 'Replacing',
   /** Normal: an outcome decided before the mirror was lost was made final without it. */

@@ -1,13 +1,15 @@
 export { classifyMirror, isDeletable, type MirrorClass, type MirrorContext } from './classify-mirror.ts';
 export { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
-export type { OriginAction } from './origin-actions.ts';
+export type { MirrorRefusal, OriginAction } from './origin-actions.ts';
 export type { ClusterSnapshot, OriginSnapshot } from './origin-snapshot.ts';
 export {
   conflictRetryMs,
+  defaultMirrorRefusalLimit,
   deletionRetryMs,
   mirrorRecorded,
   type PlannerConfig,
   planOrigin,
+  refusalRetryMs,
   replace,
   statusWrite,
   unavailableClusterRetryMs,

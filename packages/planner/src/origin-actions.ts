@@ -2,6 +2,12 @@ import type { KubeObject, StatusViolation } from '@jobrelay/kinds';
 import type { PlacementRecord } from '@jobrelay/placement';
 import type { EventAction, EventReason } from './event-reasons.ts';
 
+/** A worker's apiserver refusing a mirror: its HTTP status and its message, as it said them. */
+export interface MirrorRefusal {
+  code: number;
+  message: string;
+}
+
 /**
  * What the executor does for one origin, in order. Branches that depend on an API answer
  * (a create that collides, a mirror that may have vanished) are planned here too, so the
@@ -18,6 +24,7 @@ export type OriginAction<T extends KubeObject = KubeObject> =
    * Create `body` on `cluster`, or adopt ours of this attempt. Created or adopted: its UID is
    * recorded in `record` with an Event. Another object of that name: `onCollision`. Ours from
    * an older attempt or origin: deleted, then retried. No namespace: `onNamespaceMissing`.
+   * Refused by the worker's apiserver (admission, quota, validation): `onRefused`.
    */
   | {
       type: 'create-mirror';
@@ -26,6 +33,8 @@ export type OriginAction<T extends KubeObject = KubeObject> =
       record: PlacementRecord;
       onCollision: (owner: string) => OriginAction<T>[];
       onNamespaceMissing: OriginAction<T>[];
+      /** The worker's apiserver refused the object itself (400, 403, 413, 422). */
+      onRefused: (refusal: MirrorRefusal) => OriginAction<T>[];
     }
   /**
    * The origin shows progress of this attempt's mirror, which the cache does not hold: the
@@ -38,7 +47,7 @@ export type OriginAction<T extends KubeObject = KubeObject> =
   /** Merge-patch the mirror's spec (changes that may flow down). */
   | { type: 'patch-mirror-spec'; cluster: string; mirror: T; patch: object }
   /** Replace the origin's status over the version read; a conflict re-reads and re-plans. */
-  | { type: 'write-status'; status: object; purpose: 'sync' | 'suspended' | 'decided' | 'timeout' }
+  | { type: 'write-status'; status: object; purpose: 'sync' | 'suspended' | 'decided' | 'gave-up' }
   /** A status that breaks the kind's rules: nothing is written, the refusal is logged and counted. */
   | { type: 'refuse-status'; violations: StatusViolation[] }
   | {

@@ -3,7 +3,7 @@ import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import { noProgress, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
 import { classifyMirror } from './classify-mirror.ts';
 import { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
-import type { OriginAction } from './origin-actions.ts';
+import type { MirrorRefusal, OriginAction } from './origin-actions.ts';
 import type { ClusterSnapshot, OriginSnapshot } from './origin-snapshot.ts';
 
 export interface PlannerConfig {
@@ -15,6 +15,18 @@ export interface PlannerConfig {
   mirrorRetentionMs: number;
   /** Record a Normal Event for every mirror created (off: one write less per dispatch). */
   recordDispatchEvents?: boolean;
+  /** Refusals of a workload's mirror by worker apiservers before jobrelay gives up on it (default 3). */
+  mirrorRefusalLimit?: number;
+}
+
+export const defaultMirrorRefusalLimit = 3;
+
+/**
+ * After its n-th refusal a workload waits this long before it is placed again: a quota may
+ * free up, an admin may fix a policy; 5 s, 10 s, 20 s ... at most a minute.
+ */
+export function refusalRetryMs(refusals: number): number {
+  return Math.min(60_000, 5_000 * 2 ** Math.max(0, refusals - 1));
 }
 
 /** While a placed workload's cluster is unreachable, look again this often. */
@@ -91,13 +103,17 @@ export function planOrigin<T extends KubeObject>(
   // 3. Finished: keep the mirror for the retention time, then remove it.
   if (adapter.isFinished(origin)) return [...actions, ...retire(snapshot, adapter, record, config, now)];
 
-  // 4. Not placed: wait while suspended, else ask for a placement.
+  // 4. Not placed: wait while suspended, else ask for a placement. A workload jobrelay gave
+  //    up on stays as it is; one whose mirror was refused waits out its retry delay first.
   if (!record?.cluster) {
+    if (record?.gaveUp !== undefined) return actions;
     if (adapter.isSuspended(origin)) {
       const status = adapter.suspendedBeforePlacementStatus?.(origin, new Date(now));
       if (status) actions.push(...statusWrite(adapter, origin, status, 'suspended'));
       return actions;
     }
+    const retryInMs = record?.retryAfter === undefined ? 0 : Date.parse(record.retryAfter) - now;
+    if (retryInMs > 0) return [...actions, { type: 'requeue', afterMs: retryInMs }];
     return [...actions, { type: 'enqueue-placement' }];
   }
 
@@ -186,7 +202,7 @@ export function statusWrite<T extends KubeObject>(
   adapter: JobKindAdapter<T>,
   origin: T,
   desired: object,
-  purpose: 'sync' | 'suspended' | 'decided' | 'timeout',
+  purpose: 'sync' | 'suspended' | 'decided' | 'gave-up',
 ): Action<T>[] {
   if (adapter.sameStatus(adapter.statusOf(origin), desired)) return [];
   const violations = adapter.statusViolations(origin, desired);
@@ -226,6 +242,10 @@ export function replace<T extends KubeObject>(
     attempt: record.attempt + 1,
     carried: adapter.progress?.(origin) ?? noProgress,
     excludedClusters: [...new Set([...record.excludedClusters, ...exclude])],
+    // Refusals count over the workload's whole life, not per attempt.
+    ...(record.refusals === undefined
+      ? {}
+      : { refusals: record.refusals, refusedBy: record.refusedBy ?? [] }),
     lastReplacedBecause: because,
     waitingSince: new Date(now).toISOString(),
   };
@@ -346,7 +366,72 @@ function ensureMirror<T extends KubeObject>(
         ),
         { type: 'requeue', afterMs: 30_000 },
       ],
+      onRefused: (refusal) => refused(adapter, origin, record, cluster.name, refusal, config, now),
     },
+  ];
+}
+
+/**
+ * A worker's apiserver refused the mirror. The workload is placed again after a delay,
+ * preferring clusters that have not refused it (another worker may run a version that knows
+ * the field, or have no such policy or quota); after `mirrorRefusalLimit` refusals in all,
+ * jobrelay gives up: a Job fails with reason MirrorRefused, other kinds stay unplaced. The
+ * count lives in the placement record, so restarts do not reset it.
+ */
+export function refused<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  origin: T,
+  record: PlacementRecord,
+  cluster: string,
+  refusal: MirrorRefusal,
+  config: Pick<PlannerConfig, 'mirrorRefusalLimit'>,
+  now: number,
+): Action<T>[] {
+  const kind = adapter.resource.kind;
+  const refusals = (record.refusals ?? 0) + 1;
+  const limit = config.mirrorRefusalLimit ?? defaultMirrorRefusalLimit;
+  const said = `cluster ${cluster} refused the mirror ${kind} (HTTP ${refusal.code}): ${refusal.message}`;
+  const { cluster: _placedOn, placedAt: _placedAt, decision: _decision, ...unplaced } = record;
+  const next: PlacementRecord = {
+    ...unplaced,
+    refusals,
+    refusedBy: [...new Set([...(record.refusedBy ?? []), cluster])],
+    lastReplacedBecause: said,
+  };
+  if (refusals >= limit) {
+    const gaveUp = `its mirror was refused ${refusals} times; the last time: ${said}`;
+    const failed = adapter.gaveUpStatus?.(origin, new Date(now), eventReasons.mirrorRefused, gaveUp);
+    const { retryAfter: _retryAfter, waitingSince: _waitingSince, ...settled } = next;
+    return [
+      { type: 'patch-placement', record: { ...settled, gaveUp } },
+      event(
+        'Warning',
+        eventReasons.mirrorRefused,
+        'Create',
+        failed
+          ? `${said}. Giving up after ${refusals} refusals: the ${kind} fails`
+          : `${said}. Giving up after ${refusals} refusals: the ${kind} stays unplaced; fix it, then remove annotation ${placementAnnotation} to place it again`,
+      ),
+      ...(failed ? statusWrite(adapter, origin, failed, 'gave-up') : []),
+    ];
+  }
+  const waitMs = refusalRetryMs(refusals);
+  return [
+    {
+      type: 'patch-placement',
+      record: {
+        ...next,
+        retryAfter: new Date(now + waitMs).toISOString(),
+        waitingSince: new Date(now).toISOString(),
+      },
+    },
+    event(
+      'Warning',
+      eventReasons.mirrorRefused,
+      'Create',
+      `${said}. Placing it again in ${waitMs / 1000}s, preferring other clusters (refusal ${refusals} of ${limit})`,
+    ),
+    { type: 'requeue', afterMs: waitMs },
   ];
 }
 

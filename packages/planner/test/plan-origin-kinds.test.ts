@@ -87,4 +87,16 @@ describe('planOrigin for a RayCluster', () => {
     const actions = plan(o, placed(), [cluster('worker-1', { mirror: mirrorOf(running) as never })]);
     expect(actions.find((a) => a.type === 'patch-mirror-spec')).toMatchObject({ patch: { suspend: true } });
   });
+
+  it('leaves a kind with no failed state unplaced when its mirror is refused too often, and says how to retry', () => {
+    const o = origin();
+    const actions = plan(o, placed({ refusals: 2, refusedBy: ['worker-2'] }), [cluster('worker-1')]);
+    const create = actions[0] as Extract<OriginAction<RayCluster>, { type: 'create-mirror' }>;
+    const branch = create.onRefused({ code: 422, message: 'spec.unknownField: Invalid value' });
+    expect(types(branch)).toEqual(['patch-placement', 'record-event']);
+    const note = (branch[1] as { note: string }).note;
+    expect(note).toContain('the RayCluster stays unplaced');
+    expect(note).toContain('remove annotation jobrelay.dev/placement');
+    expect((branch[0] as { record: PlacementRecord }).record.gaveUp).toContain('HTTP 422');
+  });
 });

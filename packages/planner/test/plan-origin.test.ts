@@ -5,7 +5,7 @@ import {
   placementAnnotation,
   placementAttemptAnnotation,
 } from '@jobrelay/mirror';
-import type { PlacementRecord } from '@jobrelay/placement';
+import { noProgress, type PlacementRecord } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { mirrorRecorded, type OriginAction, planOrigin } from '../src/index.ts';
@@ -235,6 +235,113 @@ describe('5. placed on an Active cluster', () => {
     const create = only(plan(present(origin, record(), [cluster('worker-1')])), 'create-mirror')[0]!;
     expect(reasons(create.onNamespaceMissing)).toEqual(['NamespaceMissing']);
     expect(create.onNamespaceMissing.at(-1)).toEqual({ type: 'requeue', afterMs: 30_000 });
+  });
+});
+
+describe('5. a mirror the worker refuses', () => {
+  const origin = originJob();
+  const refusal = { code: 403, message: 'jobs.batch "train" is forbidden: exceeded quota: jobs' };
+  const refusedBranch = (placed: PlacementRecord, limit?: number) => {
+    const create = only(
+      planOrigin(
+        present(origin, placed, [cluster('worker-1')]),
+        adapter,
+        limit === undefined ? config : { ...config, mirrorRefusalLimit: limit },
+        now,
+      ),
+      'create-mirror',
+    )[0]!;
+    return create.onRefused(refusal);
+  };
+
+  it('records the refusal, quotes the apiserver in a Warning, and waits 5 s before placing it again', () => {
+    const branch = refusedBranch(
+      record({ placedAt: seconds(-1).toISOString(), decision: 'placed on worker-1' }),
+    );
+    expect(types(branch)).toEqual(['patch-placement', 'record-event', 'requeue']);
+    expect(reasons(branch)).toEqual(['MirrorRefused']);
+    const note = only(branch, 'record-event')[0]!.note;
+    expect(note).toContain(
+      'cluster worker-1 refused the mirror Job (HTTP 403): jobs.batch "train" is forbidden',
+    );
+    expect(note).toContain('refusal 1 of 3');
+    const next = only(branch, 'patch-placement')[0]!.record;
+    expect(next).toEqual({
+      attempt: 1,
+      carried: noProgress,
+      excludedClusters: [],
+      refusals: 1,
+      refusedBy: ['worker-1'],
+      lastReplacedBecause: expect.stringContaining('HTTP 403'),
+      retryAfter: seconds(5).toISOString(),
+      waitingSince: seconds(0).toISOString(),
+    });
+    expect(branch.at(-1)).toEqual({ type: 'requeue', afterMs: 5_000 });
+  });
+
+  it('waits twice as long after the second refusal, and lists each refusing cluster once', () => {
+    const branch = refusedBranch(record({ refusals: 1, refusedBy: ['worker-1'] }));
+    const next = only(branch, 'patch-placement')[0]!.record;
+    expect(next.refusals).toBe(2);
+    expect(next.refusedBy).toEqual(['worker-1']);
+    expect(branch.at(-1)).toEqual({ type: 'requeue', afterMs: 10_000 });
+  });
+
+  it('gives up at the limit: the Job fails with reason MirrorRefused and is never placed again', () => {
+    const branch = refusedBranch(record({ refusals: 2, refusedBy: ['worker-2'] }));
+    expect(types(branch)).toEqual(['patch-placement', 'record-event', 'write-status']);
+    const next = only(branch, 'patch-placement')[0]!.record;
+    expect(next.cluster).toBeUndefined();
+    expect(next.retryAfter).toBeUndefined();
+    expect(next.refusedBy).toEqual(['worker-2', 'worker-1']);
+    expect(next.gaveUp).toContain('refused 3 times');
+    const status = only(branch, 'write-status')[0]!;
+    expect(status.purpose).toBe('gave-up');
+    const conditions = (status.status as V1Job['status'])?.conditions ?? [];
+    expect(conditions.map((c) => [c.type, c.reason])).toEqual([
+      ['FailureTarget', 'MirrorRefused'],
+      ['Failed', 'MirrorRefused'],
+    ]);
+    expect(conditions[1]!.message).toContain('exceeded quota');
+    expect(only(branch, 'record-event')[0]!.note).toContain('Giving up after 3 refusals');
+  });
+
+  it('honours a configured limit of 1: the first refusal is final', () => {
+    expect(types(refusedBranch(record(), 1))).toEqual(['patch-placement', 'record-event', 'write-status']);
+  });
+
+  it('keeps counting refusals when the Job moves to another cluster', () => {
+    const actions = plan(
+      present(origin, record({ refusals: 1, refusedBy: ['worker-2'] }), [
+        cluster('worker-1', { drain: true }),
+      ]),
+    );
+    const next = only(actions, 'patch-placement')[0]!.record;
+    expect(next).toMatchObject({ attempt: 2, refusals: 1, refusedBy: ['worker-2'] });
+  });
+});
+
+describe('4. not placed after a refusal', () => {
+  const origin = originJob();
+  const unplaced = (overrides: Partial<PlacementRecord>) => {
+    const { cluster: _cluster, ...rest } = record({ refusals: 1, refusedBy: ['worker-1'], ...overrides });
+    return rest;
+  };
+
+  it('waits out the retry delay before asking for a placement', () => {
+    expect(
+      plan(present(origin, unplaced({ retryAfter: seconds(4).toISOString() }), [cluster('worker-1')])),
+    ).toEqual([{ type: 'requeue', afterMs: 4_000 }]);
+  });
+
+  it('asks for a placement once the delay is over', () => {
+    expect(
+      plan(present(origin, unplaced({ retryAfter: seconds(-1).toISOString() }), [cluster('worker-1')])),
+    ).toEqual([{ type: 'enqueue-placement' }]);
+  });
+
+  it('does nothing more for a workload jobrelay gave up on', () => {
+    expect(plan(present(origin, unplaced({ gaveUp: 'refused 3 times' }), [cluster('worker-1')]))).toEqual([]);
   });
 });
 

@@ -147,12 +147,12 @@ export const batchJobAdapter = {
       ? [{ labelSelector: `batch.kubernetes.io/job-name=${name}`, description: "the Job's pods" }]
       : [];
   },
-  placementTimeoutStatus: (job, now, message) => {
+  gaveUpStatus: (job, now, reason, message) => {
     const at = wholeSeconds(now);
     const failure = (type: string): V1JobCondition => ({
       type,
       status: 'True',
-      reason: 'PlacementTimeout',
+      reason,
       message,
       lastProbeTime: at,
       lastTransitionTime: at,

@@ -356,7 +356,7 @@ describe('rayClusterAdapter predicates', () => {
       'isSeedApplied',
       'mirrorIncludesCarried',
       'decidedOutcomeStatus',
-      'placementTimeoutStatus',
+      'gaveUpStatus',
     ]) {
       expect(adapter[member]).toBeUndefined();
     }

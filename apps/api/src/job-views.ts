@@ -77,6 +77,18 @@ export function waitingSince(object: Dispatched): string | null {
   return attemptWaitingSince(object, record)?.toISOString() ?? null;
 }
 
+/**
+ * Why an unplaced workload waits, as the controller last said it: given up on (its mirror was
+ * refused too often), refused by a worker and waiting out the delay, or fitting no cluster.
+ */
+export function waitingReason(object: Dispatched): string | null {
+  const record = placementOf(object);
+  if (record?.gaveUp !== undefined) return `jobrelay gave up on it: ${record.gaveUp}`;
+  if (record?.retryAfter && !record.cluster && Date.parse(record.retryAfter) > Date.now())
+    return `${record.lastReplacedBecause ?? 'a worker refused its mirror'}; placed again after ${record.retryAfter}`;
+  return object.metadata?.annotations?.[unschedulableAnnotation] ?? null;
+}
+
 const summaries = new WeakMap<V1Job, JobSummary>();
 
 /** What lists show of a dispatched Job; computed once per object version. */
@@ -101,9 +113,7 @@ export function jobSummary(job: V1Job): JobSummary {
     active: job.status?.active ?? 0,
     succeeded: job.status?.succeeded ?? 0,
     failed: job.status?.failed ?? 0,
-    reason:
-      terminal?.reason ??
-      (phase === 'pending' ? (job.metadata?.annotations?.[unschedulableAnnotation] ?? null) : null),
+    reason: terminal?.reason ?? (phase === 'pending' ? waitingReason(job) : null),
     labels: job.metadata?.labels ?? {},
   };
   summaries.set(job, summary);

@@ -19,6 +19,7 @@ export const placementReasons: ReadonlySet<string> = new Set([
   'NamespaceMissing',
   'FinishedWithoutMirror',
   'PlacementUnreadable',
+  'MirrorRefused',
 ]);
 
 /** The `source` of a history entry no Event recorded: it is read from the placement record. */
@@ -148,7 +149,7 @@ export function placedDetailFields(words: { mirror: string; status: string; even
       .record(z.string(), z.unknown())
       .nullable()
       .describe(
-        'The jobrelay.dev/placement record: cluster, attempt, placedAt, decision (why that cluster), carried progress, excluded clusters.',
+        'The jobrelay.dev/placement record: cluster, attempt, placedAt, decision (why that cluster), carried progress, excluded clusters; after a worker refused its mirror, refusals, refusedBy and retryAfter, and gaveUp once jobrelay gave up on it.',
       ),
     history: z
       .array(eventSchema)

@@ -2,10 +2,9 @@
 // the origin's placement record; nothing here knows a kind. batch/v1 Jobs keep their own,
 // richer view on the /api/v1/jobs routes (job-views.ts).
 import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
-import { unschedulableAnnotation } from '@jobrelay/mirror';
 import type { PlacementRecord, PodGroup } from '@jobrelay/placement';
 import { z } from 'zod';
-import { placementOf, waitingSince } from './job-views.ts';
+import { placementOf, waitingReason, waitingSince } from './job-views.ts';
 
 /**
  * One vocabulary for every kind, derived from the adapter and the placement record:
@@ -120,7 +119,7 @@ export function workloadSummary(
     ...base,
     phase,
     waitingSince: phase === 'pending' ? waitingSince(object) : null,
-    reason: phase === 'pending' ? (object.metadata?.annotations?.[unschedulableAnnotation] ?? null) : null,
+    reason: phase === 'pending' ? waitingReason(object) : null,
   };
 }
 

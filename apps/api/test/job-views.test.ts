@@ -42,6 +42,40 @@ describe('jobPhase and jobSummary', () => {
     });
   });
 
+  it('says why a Job whose mirror was refused waits: the refusal until its retry, then why nothing fits', () => {
+    const refusedRecord = (retryAfter: string, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        attempt: 1,
+        carried: { succeeded: 0, failed: 0 },
+        excludedClusters: [],
+        refusals: 1,
+        refusedBy: ['w1'],
+        retryAfter,
+        lastReplacedBecause: 'cluster w1 refused the mirror Job (HTTP 403): exceeded quota',
+        ...extra,
+      });
+    const unschedulable = { 'jobrelay.dev/unschedulable': '0/1 clusters available: 1 cordoned.' };
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    expect(
+      jobSummary(job({ annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(soon) } }))
+        .reason,
+    ).toBe(`cluster w1 refused the mirror Job (HTTP 403): exceeded quota; placed again after ${soon}`);
+    const past = '2026-12-01T10:00:05Z';
+    expect(
+      jobSummary(job({ annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(past) } }))
+        .reason,
+    ).toBe('0/1 clusters available: 1 cordoned.');
+    const gaveUp = job({
+      annotations: {
+        'jobrelay.dev/placement': refusedRecord(past, { gaveUp: 'its mirror was refused 3 times' }),
+      },
+    });
+    expect(jobSummary(gaveUp)).toMatchObject({
+      phase: 'pending',
+      reason: 'jobrelay gave up on it: its mirror was refused 3 times',
+    });
+  });
+
   it('running once placed; succeeded or failed by the terminal condition; suspended by spec', () => {
     expect(jobSummary(job({ annotations: { 'jobrelay.dev/placement': placed } }))).toMatchObject({
       phase: 'running',

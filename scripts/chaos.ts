@@ -12,10 +12,11 @@ import { type ChaosReport, runChaos } from '../e2e/src/chaos-run.ts';
 import { fullRunCounts } from '../e2e/src/chaos-schedule.ts';
 import { integerOption } from './cli-arguments.ts';
 
-const usage = `usage: npm run chaos -- [--seed N] [--jobs N] [--window-seconds N] [--controller-kills N] [--out FILE] [--sandbox-dir DIR]
+const usage = `usage: npm run chaos -- [--seed N] [--jobs N] [--ray N] [--window-seconds N] [--controller-kills N] [--out FILE] [--sandbox-dir DIR]
 
   --seed             the seed of the Job mix and of the fault schedule (default: a random one, printed)
   --jobs             Jobs dispatched (default 500); each also runs once directly on worker-1, without faults
+  --ray              KubeRay workloads (RayClusters and RayJobs) among them (default: one per 50 Jobs, at least 2)
   --window-seconds   Jobs arrive and faults start within this window (default 600)
   --controller-kills SIGKILLs of a controller replica, a third of them of the leader (default 12)
   --lost-timeout     the controllers' --worker-lost-timeout-seconds (default 15)
@@ -26,6 +27,7 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string' },
     jobs: { type: 'string' },
+    ray: { type: 'string' },
     'window-seconds': { type: 'string' },
     'controller-kills': { type: 'string' },
     'lost-timeout': { type: 'string' },
@@ -40,6 +42,7 @@ if (values.help) {
 }
 const seed = integerOption('seed', values.seed, Math.floor(Math.random() * 2 ** 31), { min: 0, usage });
 const jobs = integerOption('jobs', values.jobs, 500, { min: 1, usage });
+const rayWorkloads = integerOption('ray', values.ray, Math.max(2, Math.floor(jobs / 50)), { min: 0, usage });
 const windowSeconds = integerOption('window-seconds', values['window-seconds'], 600, { min: 60, usage });
 const kills = integerOption('controller-kills', values['controller-kills'], 12, { min: 0, usage });
 const lostTimeoutSeconds = integerOption('lost-timeout', values['lost-timeout'], 15, { min: 1, usage });
@@ -47,7 +50,7 @@ const dir = resolve(values['sandbox-dir'] ?? join(repositoryRoot, '.sandbox-chao
 const counts = fullRunCounts(kills);
 
 console.log(
-  `chaos: seed ${seed}, ${jobs} Jobs, ${windowSeconds} s (replay: npm run chaos -- --seed ${seed} --jobs ${jobs} --window-seconds ${windowSeconds})`,
+  `chaos: seed ${seed}, ${jobs} Jobs and ${rayWorkloads} Ray workloads, ${windowSeconds} s (replay: npm run chaos -- --seed ${seed} --jobs ${jobs} --ray ${rayWorkloads} --window-seconds ${windowSeconds})`,
 );
 const wasRunning = existsSync(join(dir, 'state.json'));
 const { sandbox } = await sandboxUp({ dir, workers: 3, log: (line) => console.log(`[sandbox] ${line}`) });
@@ -58,6 +61,7 @@ try {
     sandbox,
     seed,
     jobs,
+    rayWorkloads,
     windowMs: windowSeconds * 1000,
     lostTimeoutSeconds,
     counts,
@@ -106,7 +110,7 @@ for (const d of report.duplicates)
 const output = {
   date: new Date().toISOString(),
   machine: { cores: cpus().length, model: cpus()[0]?.model },
-  command: `npm run chaos -- --seed ${seed} --jobs ${jobs} --window-seconds ${windowSeconds} --controller-kills ${kills} --lost-timeout ${lostTimeoutSeconds}`,
+  command: `npm run chaos -- --seed ${seed} --jobs ${jobs} --ray ${rayWorkloads} --window-seconds ${windowSeconds} --controller-kills ${kills} --lost-timeout ${lostTimeoutSeconds}`,
   ...report,
 };
 const files = values.out

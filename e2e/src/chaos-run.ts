@@ -7,7 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { mergePatch } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
-import { type Sandbox, sandboxStatus, startSandboxProcess, stopSandboxProcess } from '@jobrelay/sandbox';
+import {
+  kuberayManagedBy,
+  type Sandbox,
+  sandboxStatus,
+  startSandboxProcess,
+  stopSandboxProcess,
+} from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { type FaultKind, type PlannedFault, planFaults } from './chaos-schedule.ts';
@@ -22,7 +28,16 @@ import {
   dispatcherManagedBy,
   sandboxJob,
 } from './kube-test-helpers.ts';
-import { placementOf } from './ray-fixtures.ts';
+import {
+  comparableRayStatus,
+  createRay,
+  deleteRay,
+  generateRayMix,
+  listRay,
+  type MixedRay,
+  placementOf,
+  type RayObject,
+} from './ray-fixtures.ts';
 import {
   diffJson,
   finishedCondition,
@@ -39,6 +54,8 @@ export interface ChaosOptions {
   seed: number;
   /** Jobs dispatched through jobrelay (and run once more directly, as the control). */
   jobs: number;
+  /** KubeRay workloads (RayClusters and RayJobs) among them, also run once directly (default: none). */
+  rayWorkloads?: number;
   /** Jobs are created, and faults start, within this window. */
   windowMs: number;
   /** The controllers' --worker-lost-timeout-seconds. */
@@ -62,6 +79,8 @@ export interface InjectedFault extends PlannedFault {
 export interface ChaosReport {
   seed: number;
   jobs: number;
+  /** KubeRay workloads dispatched beside the Jobs; every count below covers them too. */
+  rayWorkloads: number;
   windowSeconds: number;
   lostTimeoutSeconds: number;
   faultsInjected: number;
@@ -221,6 +240,75 @@ class JobDriver {
   }
 }
 
+/**
+ * Creates KubeRay workloads in one namespace and lists them. Settled is the mix's final state
+ * (a RayCluster ready with every worker, a RayJob Complete or Failed), read at each poll: a
+ * RayCluster may leave it again when its worker is lost, so only the last reading counts.
+ */
+class RayDriver {
+  readonly latest = new Map<string, RayObject>();
+  private readonly clients: ClusterClients;
+  readonly namespace: string;
+  private readonly mix: Map<string, MixedRay>;
+
+  constructor(clients: ClusterClients, namespace: string, mix: MixedRay[]) {
+    this.clients = clients;
+    this.namespace = namespace;
+    this.mix = new Map(mix.map((m) => [m.name, m]));
+  }
+
+  async create(item: MixedRay, managedBy?: string): Promise<void> {
+    await persistently(`create ${this.namespace}/${item.name}`, () =>
+      createRay(this.clients, this.namespace, item.manifest(managedBy)).catch((err: unknown) => {
+        if ((err as { code?: number }).code !== 409) throw err;
+      }),
+    );
+  }
+
+  async poll(): Promise<void> {
+    for (const plural of ['rayclusters', 'rayjobs'] as const) {
+      const items = await listRay(this.clients, plural, this.namespace).catch(() => undefined);
+      for (const object of items ?? []) this.latest.set(object.metadata!.name!, object);
+    }
+  }
+
+  settled(name: string): boolean {
+    const object = this.latest.get(name);
+    return object !== undefined && this.mix.get(name)!.settled(object);
+  }
+
+  /** The names not settled when every one was, or the timeout passed. */
+  async untilSettled(timeoutMs: number): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await this.poll();
+      const open = [...this.mix.keys()].filter((name) => !this.settled(name));
+      if (open.length === 0 || Date.now() > deadline) return open;
+      await sleep(2_000);
+    }
+  }
+
+  async deleteAll(): Promise<void> {
+    for (const item of this.mix.values())
+      await persistently(`delete ${this.namespace}/${item.name}`, () =>
+        deleteRay(this.clients, item.plural, this.namespace, item.name).catch((err: unknown) => {
+          if ((err as { code?: number }).code !== 404) throw err;
+        }),
+      );
+  }
+}
+
+/** What is compared of a moved Ray workload: where it ended, not how it got there. */
+function rayOutcomeView(status: Record<string, unknown> | undefined): Json {
+  const s = status ?? {};
+  return {
+    state: (s.state as Json) ?? null,
+    readyWorkerReplicas: (s.readyWorkerReplicas as Json) ?? null,
+    jobDeploymentStatus: (s.jobDeploymentStatus as Json) ?? null,
+    jobStatus: (s.jobStatus as Json) ?? null,
+  };
+}
+
 /** The Jobs of a chaos run: the mix's, without the families that need a user's step midway. */
 export function chaosMix(seed: number, jobs: number): MixedJob[] {
   const mix: MixedJob[] = [];
@@ -374,7 +462,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   // 1. The control: every Job run directly on one worker, no faults, at most 150 at once.
   const control = new JobDriver(controlClients, await createTestNamespace(controlClients, 'chaos-control'));
-  log(`seed ${seed}: ${mix.length} Jobs; control run directly on ${controlWorker} (${control.namespace})`);
+  log(
+    `seed ${seed}: ${mix.length} Jobs and ${options.rayWorkloads ?? 0} Ray workloads; control run directly on ${controlWorker} (${control.namespace})`,
+  );
   for (const job of mix) {
     while (control.unfinished >= 150) {
       await control.poll();
@@ -382,17 +472,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     await control.create(sandboxJob({ name: job.name, spec: job.spec, pod: job.pod }));
   }
-  const controlOpen = await control.untilFinished(
-    mix.map((j) => j.name),
-    options.finishTimeoutMs,
-  );
+  // Ray workloads in the same namespace, once the Jobs are in.
+  const rayMix = generateRayMix(seed, options.rayWorkloads ?? 0, 'ray');
+  const rayControl = new RayDriver(controlClients, control.namespace, rayMix);
+  for (const item of rayMix) await rayControl.create(item);
+  const controlOpen = [
+    ...(await control.untilFinished(
+      mix.map((j) => j.name),
+      options.finishTimeoutMs,
+    )),
+    ...(await rayControl.untilSettled(options.finishTimeoutMs)),
+  ];
   if (controlOpen.length > 0) throw new Error(`the control run did not finish: ${controlOpen.join(', ')}`);
+  // Settled is final for the direct twins: nothing moves them. The RayClusters would run on.
+  await rayControl.deleteAll();
   log(`control run finished in ${((Date.now() - began) / 1000).toFixed(0)} s`);
 
   // 2. The chaos phase.
   const origins = new JobDriver(management, await createTestNamespace(management, 'chaos'));
+  const rayOrigins = new RayDriver(management, origins.namespace, rayMix);
   const fleet = fleetOf(sandbox);
-  const sampler = await startFleetSampler(fleet, { namespaces: [origins.namespace], intervalMs: 500 });
+  const sampler = await startFleetSampler(fleet, {
+    namespaces: [origins.namespace],
+    intervalMs: 500,
+    rayMirrors: rayMix.length > 0,
+  });
   const replicas = new Replicas(sandbox, [
     `--worker-lost-timeout-seconds=${options.lostTimeoutSeconds}`,
     `--mirror-retention-seconds=${retentionSeconds}`,
@@ -455,22 +559,37 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }
       }),
     );
-    // Jobs arrive over the first 70 % of the window, in the mix's order.
+    // Jobs arrive over the first 70 % of the window, in the mix's order; the Ray workloads
+    // among them, evenly spaced.
     const spacing = (options.windowMs * 0.7) / mix.length;
+    const rayEvery = rayMix.length > 0 ? Math.max(1, Math.floor(mix.length / rayMix.length)) : 0;
+    let rayCreated = 0;
     for (const [i, job] of mix.entries()) {
       await sleep(Math.max(0, phaseStart + i * spacing - Date.now()));
       void origins
         .create(sandboxJob({ name: job.name, managedBy: dispatcherManagedBy, spec: job.spec, pod: job.pod }))
         .catch((err: unknown) => log(`creating ${job.name} failed: ${String(err)}`));
+      if (rayEvery > 0 && i % rayEvery === 0 && rayCreated < rayMix.length) {
+        const item = rayMix[rayCreated++]!;
+        void rayOrigins
+          .create(item, kuberayManagedBy.multiKueue)
+          .catch((err: unknown) => log(`creating ${item.name} failed: ${String(err)}`));
+      }
     }
+    for (const item of rayMix.slice(rayCreated))
+      await rayOrigins.create(item, kuberayManagedBy.multiKueue).catch(() => undefined);
     await faultsDone;
     log(`faults done at ${((Date.now() - phaseStart) / 1000).toFixed(0)} s; waiting for every Job to finish`);
-    const open = await origins.untilFinished(
-      [...mix.map((j) => j.name), ...canaries],
-      options.finishTimeoutMs,
-    );
+    const open = [
+      ...(await origins.untilFinished([...mix.map((j) => j.name), ...canaries], options.finishTimeoutMs)),
+      ...(await rayOrigins.untilSettled(options.finishTimeoutMs)),
+    ];
+    // Final Ray statuses are read now: the RayClusters never finish, and are deleted next.
+    const rayFinal = new Map(rayOrigins.latest);
 
     // 3. After one retention and one GC interval, nothing of ours may be left on the workers.
+    // Running RayClusters are deleted first: their mirrors must go with them.
+    await rayOrigins.deleteAll();
     await sleep((retentionSeconds + gcIntervalSeconds + 5) * 1000);
     await sampler.settle();
     const report = await sampler.stop();
@@ -479,11 +598,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const mirrors = await persistently(`list mirrors on ${cluster}`, () =>
         clients.batch.listNamespacedJob({ namespace: origins.namespace, labelSelector: originUidLabel }),
       );
-      for (const mirror of mirrors.items) leftovers.push(`${cluster}/${mirror.metadata!.name}`);
+      const rayMirrors = [];
+      for (const plural of rayMix.length > 0 ? (['rayclusters', 'rayjobs'] as const) : [])
+        rayMirrors.push(
+          ...(await persistently(`list ${plural} on ${cluster}`, () =>
+            listRay(clients, plural, origins.namespace, originUidLabel),
+          )),
+        );
+      for (const mirror of [...mirrors.items, ...rayMirrors]) {
+        // A RayJob's submitter Job and RayCluster are its operator's, not mirrors.
+        if (mirror.metadata?.ownerReferences?.some((o) => o.controller)) continue;
+        leftovers.push(`${cluster}/${mirror.kind ?? 'Job'}/${mirror.metadata!.name}`);
+      }
     }
     const originsNow = await origins.poll();
     const controlNow = new Map((await control.poll()).map((j) => [j.metadata.name, j]));
-    const nameByUid = new Map(originsNow.map((j) => [j.metadata.uid ?? '', j.metadata.name]));
+    const nameByUid = new Map([
+      ...originsNow.map((j) => [j.metadata.uid ?? '', j.metadata.name] as const),
+      ...[...rayFinal.values()].map((o) => [o.metadata?.uid ?? '', o.metadata?.name ?? ''] as const),
+    ]);
 
     // 4. Final statuses against the control's.
     const wrong: ChaosReport['wrong'] = [];
@@ -524,6 +657,30 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         });
       }
     }
+    const rayDirect = rayControl.latest;
+    for (const item of rayMix) {
+      const origin = rayFinal.get(item.name);
+      const direct = rayDirect.get(item.name);
+      if (!origin || !direct || !item.settled(origin)) continue;
+      const wasMoved = (placementOf(origin)?.attempt ?? 1) > 1;
+      if (wasMoved) moved++;
+      const originStatus = comparableRayStatus(origin.status, origins.namespace, item.name);
+      const directStatus = comparableRayStatus(direct.status, control.namespace, item.name);
+      const differences = wasMoved
+        ? diffJson(rayOutcomeView(origin.status), rayOutcomeView(direct.status))
+        : diffJson(originStatus as Json, directStatus as Json);
+      if (differences.length > 0) {
+        wrong.push({
+          job: item.name,
+          summary: item.describe,
+          moved: wasMoved,
+          differences: differences.map(
+            (d) =>
+              `${d.path}: jobrelay ${JSON.stringify(d.a) ?? '(absent)'}, direct ${JSON.stringify(d.b) ?? '(absent)'}`,
+          ),
+        });
+      }
+    }
     // An overlap is the lost-worker case when every mirror but the newest attempt's is on a
     // worker whose loss was ending (SIGCONT, or its apiserver started again) before that
     // worker's list answered, within the minute before.
@@ -554,6 +711,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     return {
       seed,
       jobs: mix.length,
+      rayWorkloads: rayMix.length,
       windowSeconds: options.windowMs / 1000,
       lostTimeoutSeconds: options.lostTimeoutSeconds,
       faultsInjected: injected.filter((f) => !f.error).length,

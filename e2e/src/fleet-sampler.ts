@@ -2,7 +2,7 @@
 // observed rather than inferred from a final status. Mirrors and their pods are deleted a few
 // seconds after the origin finishes, so looking afterwards proves little.
 import { originUidLabel, placementAttemptAnnotation } from '@jobrelay/mirror';
-import { type V1Job, type V1Pod, Watch } from '@kubernetes/client-node';
+import { CustomObjectsApi, type V1Job, type V1Pod, Watch } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { Fleet } from './dispatch-fixtures.ts';
 
@@ -88,6 +88,15 @@ export interface FleetSamplerOptions {
   intervalMs?: number;
   /** Only mirrors and pods in these namespaces (default: every namespace). */
   namespaces?: string[];
+  /** Samples count KubeRay mirrors (RayClusters and RayJobs) beside the Jobs (default: Jobs only). */
+  rayMirrors?: boolean;
+}
+
+/** Objects a controller made (a RayJob's RayCluster, its submitter Job) are never mirrors, whatever labels they copied. */
+function controllerOwned(object: {
+  metadata?: { ownerReferences?: Array<{ controller?: boolean }> };
+}): boolean {
+  return object.metadata?.ownerReferences?.some((owner) => owner.controller === true) ?? false;
 }
 
 type Kind = 'mirrors' | 'pods';
@@ -126,7 +135,8 @@ export async function startFleetSampler(
   function recordMirror(cluster: string, job: V1Job): void {
     const originUid = job.metadata?.labels?.[originUidLabel];
     const uid = job.metadata?.uid;
-    if (!originUid || !uid || !inScope(job.metadata?.namespace) || mirrors.has(uid)) return;
+    if (!originUid || !uid || !inScope(job.metadata?.namespace) || mirrors.has(uid) || controllerOwned(job))
+      return;
     mirrors.set(uid, {
       cluster,
       namespace: job.metadata!.namespace!,
@@ -222,15 +232,36 @@ export async function startFleetSampler(
     }
   }
 
+  /** Every mirror on `cluster`: its Jobs, and with `rayMirrors` its RayClusters and RayJobs. */
+  async function listSampledMirrors(cluster: string): Promise<{ items: V1Job[] }> {
+    const jobs = (await list(cluster, 'mirrors')) as { items: V1Job[] };
+    if (!options.rayMirrors) return jobs;
+    const custom = fleet.workers.get(cluster)!.kubeConfig.makeApiClient(CustomObjectsApi);
+    const ray = await Promise.all(
+      (['rayclusters', 'rayjobs'] as const).map(
+        async (plural) =>
+          (
+            (await custom.listClusterCustomObject({
+              group: 'ray.io',
+              version: 'v1',
+              plural,
+              labelSelector: originUidLabel,
+            })) as { items: V1Job[] }
+          ).items,
+      ),
+    );
+    return { items: [...jobs.items, ...ray.flat()] };
+  }
+
   async function sampleOnce(): Promise<void> {
     const began = Date.now();
     const answeredAt = new Map<string, number>();
     const results = await Promise.all(
       clusters.map((cluster) =>
-        list(cluster, 'mirrors').then(
+        listSampledMirrors(cluster).then(
           (result) => {
             answeredAt.set(cluster, Date.now());
-            return result as { items: V1Job[] };
+            return result;
           },
           () => {
             failures[cluster] = (failures[cluster] ?? 0) + 1;
@@ -245,7 +276,7 @@ export async function startFleetSampler(
     results.forEach((result, i) => {
       for (const job of result?.items ?? []) {
         const originUid = job.metadata?.labels?.[originUidLabel];
-        if (!originUid || !inScope(job.metadata?.namespace)) continue;
+        if (!originUid || !inScope(job.metadata?.namespace) || controllerOwned(job)) continue;
         recordMirror(clusters[i]!, job);
         live.set(originUid, (live.get(originUid) ?? 0) + 1);
         if (!job.metadata?.deletionTimestamp) {

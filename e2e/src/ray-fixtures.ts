@@ -1,8 +1,10 @@
 // Reading and writing KubeRay objects in e2e tests, and the parts of their status that must
 // agree between a dispatched object and the same object run directly on one cluster.
 import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { sandboxRayCluster, sandboxRayJob } from '@jobrelay/sandbox';
 import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
 import type { Fleet } from './dispatch-fixtures.ts';
+import { seededRandom } from './job-mix.ts';
 import { type ClusterClients, eventually } from './kube-test-helpers.ts';
 
 export type RayPlural = 'rayclusters' | 'rayjobs';
@@ -169,4 +171,61 @@ export function comparableRayStatus(
     );
   }
   return masked;
+}
+
+/** One Ray workload of a seeded mix: how to make it (with or without a managedBy) and when it has settled. */
+export interface MixedRay {
+  name: string;
+  plural: RayPlural;
+  manifest: (managedBy?: string) => KubernetesObject;
+  /** Final: a RayCluster ready with every worker, a RayJob Complete or Failed. */
+  settled: (object: RayObject) => boolean;
+  describe: string;
+}
+
+/**
+ * `count` Ray workloads drawn from `seed`: RayClusters of 0 to 3 workers, RayJobs in either
+ * submission mode that succeed or fail, of 1 to 3 seconds. Only outcomes the spec decides.
+ */
+export function generateRayMix(seed: number, count: number, prefix = 'mix'): MixedRay[] {
+  const random = seededRandom(seed);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
+  return Array.from({ length: count }, (_, i) => {
+    const requests = { cpu: pick(['100m', '200m', '300m']), memory: pick(['128Mi', '256Mi']) };
+    if (random() < 0.5) {
+      const workers = pick([0, 1, 2, 3]);
+      const name = `${prefix}-rc-${i}`;
+      return {
+        name,
+        plural: 'rayclusters' as const,
+        manifest: (managedBy?: string) =>
+          sandboxRayCluster({ name, workerReplicas: workers, requests, ...(managedBy ? { managedBy } : {}) }),
+        settled: (o: RayObject) =>
+          o.status?.state === 'ready' && (o.status.readyWorkerReplicas ?? 0) === workers,
+        describe: `RayCluster, ${workers} workers of ${requests.cpu}`,
+      };
+    }
+    const exitCode = pick([0, 0, 1]);
+    const submissionMode = pick(['K8sJobMode', 'HTTPMode'] as const);
+    const runSeconds = pick([1, 2, 3]);
+    // Drawn once: the dispatched object and its direct twin must be the same workload.
+    const clusterWorkers = pick([0, 1]);
+    const name = `${prefix}-rj-${i}`;
+    return {
+      name,
+      plural: 'rayjobs' as const,
+      manifest: (managedBy?: string) =>
+        sandboxRayJob({
+          name,
+          submissionMode,
+          runSeconds,
+          exitCode,
+          cluster: { workerReplicas: clusterWorkers, requests },
+          ...(managedBy ? { managedBy } : {}),
+        }),
+      settled: (o: RayObject) =>
+        o.status?.jobDeploymentStatus === 'Complete' || o.status?.jobDeploymentStatus === 'Failed',
+      describe: `RayJob ${submissionMode}, ${runSeconds}s, exit ${exitCode}`,
+    };
+  });
 }

@@ -1,5 +1,5 @@
 // The chaos run's short variant (npm run chaos runs 500 Jobs; docs/reliability.md): a fixed seed,
-// 40 Jobs of every mode without mid-run steps, and at least one fault of every kind, several at
+// 40 Jobs of every mode without mid-run steps and 2 Ray workloads, and at least one fault of every kind, several at
 // once, against two controller replicas. Every invariant figure must be 0.
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../src/chaos-run.ts';
@@ -16,6 +16,8 @@ describe('chaos (short)', () => {
         sandbox: testSandbox(),
         seed,
         jobs: 40,
+        // A RayCluster and a RayJob (seed 20261201 draws one of each), on KubeRay's real operator.
+        rayWorkloads: 2,
         windowMs: 150_000,
         lostTimeoutSeconds: 15,
         counts: {
@@ -34,6 +36,7 @@ describe('chaos (short)', () => {
       console.log(JSON.stringify({ ...report, faults: report.faults.length }, null, 1));
       expect(report.faults.filter((f) => f.error)).toEqual([]);
       expect(report.faultsInjected).toBe(9);
+      expect(report.rayWorkloads).toBe(2);
       expect(report.lostJobs).toEqual([]);
       expect(report.duplicates).toEqual([]);
       expect(report.rejectedStatusWrites).toBe(0);

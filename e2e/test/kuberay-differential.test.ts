@@ -3,82 +3,27 @@
 // status must equal its direct twin's, field by field (times, head pod names and IPs, and a
 // RayJob's generated cluster name masked). JOBRELAY_RAY_MIX_SEED picks the mix.
 import { isDeepStrictEqual } from 'node:util';
-import { kuberayManagedBy, sandboxRayCluster, sandboxRayJob } from '@jobrelay/sandbox';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import { kuberayManagedBy } from '@jobrelay/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
-import { seededRandom } from '../src/job-mix.ts';
 import { createTestNamespace, eventually, testSandbox } from '../src/kube-test-helpers.ts';
 import {
   comparableRayStatus,
   createRay,
   deleteRay,
+  generateRayMix,
   listRay,
-  type RayObject,
-  type RayPlural,
   waitForRay,
 } from '../src/ray-fixtures.ts';
 
 const seed = Number(process.env.JOBRELAY_RAY_MIX_SEED ?? 20261201);
 const count = 6;
 
-interface MixedRay {
-  name: string;
-  plural: RayPlural;
-  manifest: (managedBy?: string) => KubernetesObject;
-  /** Final: a RayCluster ready with every worker, a RayJob Complete or Failed. */
-  settled: (object: RayObject) => boolean;
-  describe: string;
-}
-
-function generateRayMix(): MixedRay[] {
-  const random = seededRandom(seed);
-  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
-  return Array.from({ length: count }, (_, i) => {
-    const requests = { cpu: pick(['100m', '200m', '300m']), memory: pick(['128Mi', '256Mi']) };
-    if (random() < 0.5) {
-      const workers = pick([0, 1, 2, 3]);
-      const name = `mix-rc-${i}`;
-      return {
-        name,
-        plural: 'rayclusters' as const,
-        manifest: (managedBy?: string) =>
-          sandboxRayCluster({ name, workerReplicas: workers, requests, ...(managedBy ? { managedBy } : {}) }),
-        settled: (o: RayObject) =>
-          o.status?.state === 'ready' && (o.status.readyWorkerReplicas ?? 0) === workers,
-        describe: `RayCluster, ${workers} workers of ${requests.cpu}`,
-      };
-    }
-    const exitCode = pick([0, 0, 1]);
-    const submissionMode = pick(['K8sJobMode', 'HTTPMode'] as const);
-    const runSeconds = pick([1, 2, 3]);
-    // Drawn once: the dispatched object and its direct twin must be the same workload.
-    const clusterWorkers = pick([0, 1]);
-    const name = `mix-rj-${i}`;
-    return {
-      name,
-      plural: 'rayjobs' as const,
-      manifest: (managedBy?: string) =>
-        sandboxRayJob({
-          name,
-          submissionMode,
-          runSeconds,
-          exitCode,
-          cluster: { workerReplicas: clusterWorkers, requests },
-          ...(managedBy ? { managedBy } : {}),
-        }),
-      settled: (o: RayObject) =>
-        o.status?.jobDeploymentStatus === 'Complete' || o.status?.jobDeploymentStatus === 'Failed',
-      describe: `RayJob ${submissionMode}, ${runSeconds}s, exit ${exitCode}`,
-    };
-  });
-}
-
 const sandbox = testSandbox();
 const fleet: Fleet = fleetOf(sandbox);
 const controller = startController(sandbox);
-const mix = generateRayMix();
+const mix = generateRayMix(seed, count);
 let originNs: string;
 let directNs: string;
 

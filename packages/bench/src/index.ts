@@ -4,4 +4,5 @@ export * from './bench-jobs.ts';
 export * from './job-watch.ts';
 export * from './process-usage.ts';
 export * from './scenarios.ts';
+export * from './soak.ts';
 export * from './statistics.ts';

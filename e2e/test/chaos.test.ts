@@ -34,6 +34,11 @@ describe('chaos (short)', () => {
         log: (line) => console.log(`[chaos] ${line}`),
       });
       console.log(JSON.stringify({ ...report, faults: report.faults.length }, null, 1));
+      // Each fault with its recovery: the figure maxRecoverySeconds is the worst of.
+      for (const fault of report.faults)
+        console.log(
+          `[chaos] ${(fault.atMs / 1000).toFixed(0)} s ${fault.kind}${fault.worker ? ` ${fault.worker}` : ''}: ${(fault.durationMs / 1000).toFixed(1)} s, recovered in ${fault.recoverySeconds?.toFixed(1) ?? 'never'} s`,
+        );
       expect(report.faults.filter((f) => f.error)).toEqual([]);
       expect(report.faultsInjected).toBe(9);
       expect(report.rayWorkloads).toBe(2);

@@ -1,6 +1,7 @@
 import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
 import { type Sandbox, sandboxStatus } from '@jobrelay/sandbox';
-import type { V1Job } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Job } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import {
   type ClusterClients,
@@ -48,6 +49,14 @@ export function fleetOf(sandbox: Sandbox): Fleet {
 export function placedCluster(origin: V1Job): string | undefined {
   const raw = origin.metadata?.annotations?.[placementAnnotation];
   return raw ? (JSON.parse(raw) as { cluster?: string }).cluster : undefined;
+}
+
+/** The origin's placement record, parsed and checked as the controller reads it; throws when it has none. */
+export function placementRecordOf(origin: KubernetesObject): PlacementRecord {
+  const parsed = parsePlacementRecord(origin.metadata?.annotations?.[placementAnnotation]);
+  if (parsed.kind !== 'ok')
+    throw new Error(`${origin.metadata?.name} has no readable placement record (${parsed.kind})`);
+  return parsed.record;
 }
 
 /** The mirror of `origin` on whichever worker holds it, found by the origin-uid label. */

@@ -3,14 +3,12 @@
 // the Job stays where it is until the lost timeout (the worker still runs it); fixed in time,
 // the Job finishes where it was. Left broken past the timeout, the Job moves, once.
 
-import { placementAnnotation } from '@jobrelay/mirror';
-import type { PlacementRecord } from '@jobrelay/placement';
 import { systemNamespace } from '@jobrelay/sandbox';
 import { EventsV1Api, type V1Job, type V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
-import { type Fleet, fleetOf, waitForMirror } from '../src/dispatch-fixtures.ts';
+import { type Fleet, fleetOf, placementRecordOf, waitForMirror } from '../src/dispatch-fixtures.ts';
 import {
   createTestNamespace,
   dispatcherManagedBy,
@@ -81,10 +79,6 @@ async function restore(worker: string): Promise<void> {
   await admin.activeCondition(worker, (c) => c.status === 'True');
 }
 
-function placementOf(job: V1Job): PlacementRecord {
-  return JSON.parse(job.metadata!.annotations![placementAnnotation]!) as PlacementRecord;
-}
-
 async function read(name: string): Promise<V1Job> {
   return fleet.management.batch.readNamespacedJob({ name, namespace });
 }
@@ -123,7 +117,7 @@ describe('a kubeconfig Secret that changes to a bad one', () => {
 
     // Watched for most of the lost timeout: the Job stays on its worker, where it still runs.
     while (Date.now() - brokenAt < (lostTimeoutSeconds - 8) * 1000) {
-      const record = placementOf(await read(name));
+      const record = placementRecordOf(await read(name));
       expect(record).toMatchObject({ cluster, attempt: 1 });
       expect(await mirrorClusters(created)).toEqual([cluster]);
       await new Promise((r) => setTimeout(r, 1_000));
@@ -131,7 +125,7 @@ describe('a kubeconfig Secret that changes to a bad one', () => {
     await restore(cluster);
     const finished = await waitForFinishedJob(fleet.management, namespace, name);
     expect(isTrue(finished, 'Complete')).toBe(true);
-    expect(placementOf(finished)).toMatchObject({ cluster, attempt: 1 });
+    expect(placementRecordOf(finished)).toMatchObject({ cluster, attempt: 1 });
     expect(finished.status?.succeeded).toBe(1);
   });
 
@@ -144,12 +138,12 @@ describe('a kubeconfig Secret that changes to a bad one', () => {
       'the Job to move',
       async () => {
         const job = await read(name);
-        return placementOf(job).attempt === 2 && placementOf(job).cluster ? job : undefined;
+        return placementRecordOf(job).attempt === 2 && placementRecordOf(job).cluster ? job : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 250 },
     );
     expect(Date.now() - brokenAt).toBeGreaterThanOrEqual(lostTimeoutSeconds * 1000);
-    expect(placementOf(moved).cluster).not.toBe(cluster);
+    expect(placementRecordOf(moved).cluster).not.toBe(cluster);
     const events = await fleet.management.kubeConfig
       .makeApiClient(EventsV1Api)
       .listNamespacedEvent({ namespace, fieldSelector: `regarding.uid=${created.metadata!.uid}` });
@@ -163,10 +157,13 @@ describe('a kubeconfig Secret that changes to a bad one', () => {
     await restore(cluster);
     await eventually('the stale mirror to be removed', async () => {
       const clusters = await mirrorClusters(created);
-      return clusters.length === 1 && clusters[0] === placementOf(moved).cluster ? true : undefined;
+      return clusters.length === 1 && clusters[0] === placementRecordOf(moved).cluster ? true : undefined;
     });
     const finished = await waitForFinishedJob(fleet.management, namespace, name);
     expect(isTrue(finished, 'Complete')).toBe(true);
-    expect(placementOf(finished)).toMatchObject({ cluster: placementOf(moved).cluster, attempt: 2 });
+    expect(placementRecordOf(finished)).toMatchObject({
+      cluster: placementRecordOf(moved).cluster,
+      attempt: 2,
+    });
   });
 });

@@ -3,12 +3,10 @@
 // the worker, placement on a cluster that accepts it, or, after a bounded number of refusals, a
 // terminal Failed condition with reason MirrorRefused. Never a loop.
 
-import { placementAnnotation } from '@jobrelay/mirror';
-import type { PlacementRecord } from '@jobrelay/placement';
 import { AdmissionregistrationV1Api, EventsV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
-import { type Fleet, findMirror, fleetOf } from '../src/dispatch-fixtures.ts';
+import { type Fleet, findMirror, fleetOf, placementRecordOf } from '../src/dispatch-fixtures.ts';
 import {
   type ClusterClients,
   condition,
@@ -46,10 +44,6 @@ afterAll(async () => {
     await admission.deleteValidatingAdmissionPolicy({ name }).catch(() => {});
   }
 });
-
-function placementOf(job: V1Job): PlacementRecord {
-  return JSON.parse(job.metadata!.annotations![placementAnnotation]!) as PlacementRecord;
-}
 
 async function refusalNotes(namespace: string, job: V1Job): Promise<string[]> {
   const events = await fleet.management.kubeConfig
@@ -113,7 +107,7 @@ describe('a mirror refused by every worker', () => {
     expect(condition(failed, 'Failed')?.message).toContain('exceeded quota');
     expect(failed.status?.active ?? 0).toBe(0);
 
-    const record = placementOf(failed);
+    const record = placementRecordOf(failed);
     expect(record.refusals).toBe(3);
     // Each refusal sent the next try to a cluster that had not refused it yet.
     expect([...(record.refusedBy ?? [])].sort()).toEqual([...workers].sort());
@@ -132,7 +126,7 @@ describe('a mirror refused by every worker', () => {
     await new Promise((r) => setTimeout(r, 6_000));
     expect(await refusalNotes(namespace, created)).toHaveLength(3);
     const later = await fleet.management.batch.readNamespacedJob({ name, namespace });
-    expect(placementOf(later)).toEqual(record);
+    expect(placementRecordOf(later)).toEqual(record);
   });
 });
 
@@ -186,7 +180,7 @@ describe('a mirror refused by some workers', () => {
       'two refusals',
       async () => {
         const job = await fleet.management.batch.readNamespacedJob({ name, namespace });
-        return placementOf(job).refusals === 2 ? placementOf(job) : undefined;
+        return placementRecordOf(job).refusals === 2 ? placementRecordOf(job) : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 250 },
     );
@@ -197,7 +191,7 @@ describe('a mirror refused by some workers', () => {
     const finished = await waitForFinishedJob(fleet.management, namespace, name, 120_000);
     expect(isTrue(finished, 'Complete')).toBe(true);
     expect(finished.status?.succeeded).toBe(1);
-    const record = placementOf(finished);
+    const record = placementRecordOf(finished);
     expect(record.cluster).toBe(accepting);
     expect(record.refusals).toBe(2);
     expect(record.gaveUp).toBeUndefined();

@@ -7,6 +7,7 @@ import {
   loadFlagConfig,
 } from '@jobrelay/kube';
 import { redisUrlProblem } from '@jobrelay/placement';
+import { defaultMirrorRefusalLimit } from '@jobrelay/planner';
 import { z } from 'zod';
 
 const seconds = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
@@ -41,7 +42,7 @@ export const controllerConfigSchema = z.object({
   /** Fail a Job that fits no cluster for this long; 0 waits forever. */
   placementTimeoutSeconds: seconds(0),
   /** Give up on a workload (a Job fails, reason MirrorRefused) once worker apiservers refused its mirror this often. */
-  mirrorRefusalLimit: z.coerce.number().int().min(1).max(100).default(3),
+  mirrorRefusalLimit: z.coerce.number().int().min(1).max(100).default(defaultMirrorRefusalLimit),
   /** Client-side rate limit per worker cluster (requests per second, and burst). */
   workerQps: z.coerce.number().positive().max(10_000).default(50),
   workerBurst: z.coerce.number().int().min(1).max(10_000).default(100),

@@ -9,11 +9,15 @@ export const benchLabel = 'jobrelay.dev/bench-run';
  * execution on the same two cores. The worker's Job controller still syncs each mirror
  * once (it sets startTime), so every idle Job also costs one status change to write back.
  * `short` Jobs run one KWOK pod for a second, for the end-to-end and latency runs.
+ * `finishing` Jobs have completions 0 (valid; the worker's Job controller marks them Complete
+ * without a pod) and ttlSecondsAfterFinished 0, so the management cluster's TTL controller
+ * deletes the origin once its Complete status is synced back: the soak's whole life cycle at
+ * almost no cost in pods.
  */
 export function benchJob(options: {
   name: string;
   run: string;
-  shape: 'idle' | 'short';
+  shape: 'idle' | 'short' | 'finishing';
   dispatched: boolean;
 }): V1Job {
   return {
@@ -23,8 +27,9 @@ export function benchJob(options: {
     spec: {
       ...(options.dispatched ? { managedBy: defaultManagedBy } : {}),
       parallelism: options.shape === 'idle' ? 0 : 1,
-      completions: 1,
+      completions: options.shape === 'finishing' ? 0 : 1,
       backoffLimit: 0,
+      ...(options.shape === 'finishing' ? { ttlSecondsAfterFinished: 0 } : {}),
       template: {
         metadata: { annotations: { 'sandbox.jobrelay.dev/run-seconds': '1' } },
         spec: {

@@ -1,9 +1,7 @@
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { defaultManagedBy } from '@jobrelay/mirror';
-import type { V1Job } from '@kubernetes/client-node';
 import type { BenchFleet } from './bench-fleet.ts';
-import { benchJobNames, benchLabel } from './bench-jobs.ts';
+import { benchJob, benchJobNames } from './bench-jobs.ts';
 import { JobWatch } from './job-watch.ts';
 import { type BenchSettings, startController } from './scenarios.ts';
 import { withConcurrency } from './statistics.ts';
@@ -31,39 +29,6 @@ export interface SoakResult {
   lost: number;
   /** The last sample, taken after every origin was gone and one resync had run. */
   settled: SoakSample;
-}
-
-/**
- * A Job that finishes as soon as it is synced: `completions: 0` (valid; the worker's Job
- * controller marks it Complete without a pod) and `ttlSecondsAfterFinished: 0`, so the
- * management cluster's TTL controller deletes the origin once its Complete status is synced
- * back. Each one goes the whole way (placed, mirrored, synced, finished, retired, forgotten)
- * at almost no cost in pods, so a long run measures what the controller and Redis keep.
- */
-export function soakJob(name: string, run: string): V1Job {
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name, labels: { [benchLabel]: run } },
-    spec: {
-      managedBy: defaultManagedBy,
-      completions: 0,
-      parallelism: 1,
-      ttlSecondsAfterFinished: 0,
-      template: {
-        spec: {
-          restartPolicy: 'Never',
-          containers: [
-            {
-              name: 'main',
-              image: 'registry.invalid/sandbox:fake',
-              resources: { requests: { cpu: '10m', memory: '16Mi' } },
-            },
-          ],
-        },
-      },
-    },
-  };
 }
 
 /**
@@ -140,7 +105,10 @@ export async function soak(
       const due = start + index * intervalMs;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await fleet.management.batch.createNamespacedJob({ namespace, body: soakJob(name, options.run) });
+      await fleet.management.batch.createNamespacedJob({
+        namespace,
+        body: benchJob({ name, run: options.run, shape: 'finishing', dispatched: true }),
+      });
       created += 1;
       if (created % options.sampleEvery === 0) await sample();
     });

@@ -9,7 +9,6 @@ export {
   mirrorRecorded,
   type PlannerConfig,
   planOrigin,
-  refusalRetryMs,
   replace,
   statusWrite,
   unavailableClusterRetryMs,

@@ -25,7 +25,7 @@ export const defaultMirrorRefusalLimit = 3;
  * After its n-th refusal a workload waits this long before it is placed again: a quota may
  * free up, an admin may fix a policy; 5 s, 10 s, 20 s ... at most a minute.
  */
-export function refusalRetryMs(refusals: number): number {
+function refusalRetryMs(refusals: number): number {
   return Math.min(60_000, 5_000 * 2 ** Math.max(0, refusals - 1));
 }
 
@@ -378,7 +378,7 @@ function ensureMirror<T extends KubeObject>(
  * jobrelay gives up: a Job fails with reason MirrorRefused, other kinds stay unplaced. The
  * count lives in the placement record, so restarts do not reset it.
  */
-export function refused<T extends KubeObject>(
+function refused<T extends KubeObject>(
   adapter: JobKindAdapter<T>,
   origin: T,
   record: PlacementRecord,

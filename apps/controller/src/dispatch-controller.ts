@@ -32,6 +32,7 @@ import { LeaderElector } from './leader-election.ts';
 
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
+import { OwnOriginWrites } from './own-origin-writes.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
 import { WrittenPlacements } from './written-placements.ts';
 
@@ -78,14 +79,18 @@ export class DispatchController {
    * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
    * a reconcile in between does not try to create them again (one wasted POST and a GET per
    * occurrence; cf. client-go's ControllerExpectations). Dropped when the cache shows the
-   * mirror, or after a while, when the create-or-adopt path settles it anyway.
+   * mirror, or after a while, when the create-or-adopt path settles it anyway. `planned`: a
+   * plan with this very mirror found nothing to do, so its arrival in the cache (the create's
+   * echo, same version) need not be reconciled.
    */
   private readonly expectedMirrors = new Map<
     string,
-    { cluster: string; mirror: KubeObject; until: number }
+    { cluster: string; mirror: KubeObject; until: number; planned?: boolean }
   >();
   /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
   private readonly writtenPlacements = new WrittenPlacements();
+  /** Origin writes whose watch echo need not be reconciled (see OwnOriginWrites). */
+  private readonly ownWrites = new OwnOriginWrites();
   /** Per origin key: when a mirror change not yet written back to the origin was first seen. */
   private readonly mirrorChangeSeenAt = new Map<string, number>();
   /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
@@ -138,6 +143,8 @@ export class DispatchController {
           return result;
         } catch (err) {
           this.metrics.reconciles.inc({ result: 'error' });
+          // Retried with backoff, from the cache: an echo held back for it is not needed.
+          this.ownWrites.forget(key);
           throw err;
         }
       },
@@ -160,8 +167,17 @@ export class DispatchController {
         log,
         onEvent: (event) => {
           const key = originKey(adapter.name, objectKey(event.object));
-          if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
+          if (event.type === 'delete') {
+            this.deletedOrigins.set(key, event.object.metadata!.uid!);
+            this.ownWrites.forget(key);
+          }
           this.placer.observe(this.kinds.get(adapter.name)!, event);
+          // Our own write coming back, which a reconcile has planned from (or will): nothing new.
+          if (
+            event.type === 'upsert' &&
+            !this.ownWrites.needsReconcile(key, event.object.metadata?.resourceVersion)
+          )
+            return;
           // A workload seen for the first time goes ahead of status syncs: it needs a placement.
           this.reconciles.add(key, event.type === 'upsert' && event.previous === undefined);
         },
@@ -189,11 +205,21 @@ export class DispatchController {
         this.metrics.workerApiRequests.inc({ cluster, verb, code: String(code) }),
       onMirrorEvent: (cluster, kind, event) => {
         const key = originKey(kind, objectKey(event.object));
+        const expected = this.expectedMirrors.get(key);
+        if (expected?.cluster === cluster) {
+          this.expectedMirrors.delete(key);
+          // The mirror as created, already planned with: nothing changed.
+          if (
+            expected.planned &&
+            event.type === 'upsert' &&
+            event.object.metadata?.resourceVersion === expected.mirror.metadata?.resourceVersion
+          )
+            return;
+        }
         // The first change not yet written back: the status lag is measured from it (by the
         // leader, which writes it back).
         if (this.leading && !this.mirrorChangeSeenAt.has(key))
           this.mirrorChangeSeenAt.set(key, this.clock.now());
-        if (this.expectedMirrors.get(key)?.cluster === cluster) this.expectedMirrors.delete(key);
         // A mirror's status changes come in bursts (a pod created, then ready; it succeeds, then
         // the Job completes): waiting a moment lets one origin status write carry a burst.
         if (config.statusCoalesceMs > 0) this.reconciles.addAfter(key, config.statusCoalesceMs);
@@ -236,6 +262,7 @@ export class DispatchController {
         // reconciles read (and so drop) what is recorded here.
         if (!this.leading) return;
         this.writtenPlacements.record(key, over, written);
+        this.ownWrites.wrote(key, written.metadata?.resourceVersion);
         this.reconciles.add(key, true);
       },
     });
@@ -261,6 +288,8 @@ export class DispatchController {
           until: this.clock.now() + expectedMirrorMs,
         }),
       metrics: this.metrics,
+      originWritten: (kind, origin) =>
+        this.ownWrites.wrote(originKey(kind, objectKey(origin)), origin.metadata?.resourceVersion),
       statusWritten: (kind, origin) => {
         const seenAt = this.mirrorChangeSeenAt.get(originKey(kind, objectKey(origin)));
         if (seenAt !== undefined) this.metrics.statusLag.observe((this.clock.now() - seenAt) / 1000);
@@ -448,12 +477,40 @@ export class DispatchController {
       worker: (cluster) => this.workerTarget(cluster, kindName),
     });
     if (snapshot.kind === 'gone' && result.failedDeletions === 0) this.deletedOrigins.delete(key);
+    // Ended at a version this process wrote: plan once more from it, as the write's echo would.
+    const endedAt = result.origin?.metadata?.resourceVersion;
+    if (snapshot.kind === 'present' && endedAt !== undefined && this.ownWrites.awaits(key, endedAt)) {
+      let settled = result.requeueAfterMs !== undefined;
+      if (!settled) {
+        const ended = this.snapshotOf(kind, key, objectName, result.origin);
+        settled = planOrigin(ended, kind.adapter, this.plannerConfig, this.clock.now()).length === 0;
+        // A mirror created in this run was part of that plan: its own echo is covered too.
+        const expected = this.expectedMirrors.get(key);
+        if (settled && expected && ended.clusters.some((c) => c.mirror === expected.mirror))
+          expected.planned = true;
+      }
+      if (this.ownWrites.planned(key, endedAt, settled)) this.reconciles.add(key);
+    }
     return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
   }
 
   /** What one reconcile decides from, read from the caches at one instant. */
   private snapshot(kind: AnyDispatchedKind, key: string, objectName: string): OriginSnapshot<KubeObject> {
-    const origin = this.writtenPlacements.newest(key, kind.origins.get(objectName));
+    return this.snapshotOf(
+      kind,
+      key,
+      objectName,
+      this.writtenPlacements.newest(key, kind.origins.get(objectName)),
+    );
+  }
+
+  /** The snapshot of `origin` as given, with the clusters as cached now. */
+  private snapshotOf(
+    kind: AnyDispatchedKind,
+    key: string,
+    objectName: string,
+    origin: KubeObject | undefined,
+  ): OriginSnapshot<KubeObject> {
     const clusters = this.clusterSnapshots(kind.adapter.name, objectName);
     if (!origin || origin.metadata?.deletionTimestamp) {
       return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };

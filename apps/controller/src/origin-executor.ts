@@ -41,12 +41,16 @@ export interface OriginExecutorOptions {
   metrics: ControllerMetrics;
   /** An origin's status was written (for the status-lag histogram). */
   statusWritten?: (kind: string, origin: KubeObject) => void;
+  /** The origin was written (its placement or its status): the apiserver's answer. */
+  originWritten?: (kind: string, origin: KubeObject) => void;
   log: Logger;
 }
 
 /** What an execution ended with. */
-export interface ExecutionResult {
+export interface ExecutionResult<T extends KubeObject = KubeObject> {
   requeueAfterMs: number | undefined;
+  /** The origin as the run left it: as read, or as its last write answered. */
+  origin: T | undefined;
   /** Mirrors that could not be deleted yet (logged; retried by the next reconcile). */
   failedDeletions: number;
 }
@@ -66,10 +70,15 @@ export class OriginExecutor {
   async execute<T extends KubeObject>(
     actions: OriginAction<T>[],
     target: ExecutionTarget<T>,
-  ): Promise<ExecutionResult> {
-    const result: ExecutionResult = { requeueAfterMs: undefined, failedDeletions: 0 };
+  ): Promise<ExecutionResult<T>> {
+    const result: ExecutionResult<T> = {
+      requeueAfterMs: undefined,
+      origin: target.origin,
+      failedDeletions: 0,
+    };
     await this.run(actions, target, result);
     if (result.failedDeletions > 0) result.requeueAfterMs ??= deletionRetryMs;
+    result.origin = target.origin;
     return result;
   }
 
@@ -77,7 +86,7 @@ export class OriginExecutor {
   private async run<T extends KubeObject>(
     actions: OriginAction<T>[],
     target: ExecutionTarget<T>,
-    result: ExecutionResult,
+    result: ExecutionResult<T>,
   ): Promise<boolean> {
     for (const action of actions) {
       if (!(await this.step(action, target, result))) return false;
@@ -88,7 +97,7 @@ export class OriginExecutor {
   private async step<T extends KubeObject>(
     action: OriginAction<T>,
     target: ExecutionTarget<T>,
-    result: ExecutionResult,
+    result: ExecutionResult<T>,
   ): Promise<boolean> {
     const { adapter } = target;
     const { log, metrics } = this.options;
@@ -141,6 +150,7 @@ export class OriginExecutor {
         }
         // Later writes in this run go over the version this one produced.
         target.origin = written.value;
+        this.options.originWritten?.(adapter.name, written.value);
         if (action.record.cluster === undefined) {
           log.warn(
             { kind: adapter.name, job, because: action.record.lastReplacedBecause },
@@ -173,6 +183,7 @@ export class OriginExecutor {
           return false;
         }
         target.origin = written.value;
+        this.options.originWritten?.(adapter.name, written.value);
         this.options.statusWritten?.(adapter.name, written.value);
         if (adapter.isFinished(written.value) && !adapter.isFinished(origin)) {
           log.info({ kind: adapter.name, job, purpose: action.purpose }, 'origin finished');

@@ -1,3 +1,4 @@
+import type { AgentOptions, RequestOptions } from 'node:https';
 import {
   type ApiType,
   BatchV1Api,
@@ -13,6 +14,7 @@ import {
   VersionApi,
   wrapHttpLibrary,
 } from '@kubernetes/client-node';
+import { Agent } from 'undici';
 import { requestVerb } from './request-verb.ts';
 import { TokenBucket } from './token-bucket.ts';
 import { undiciHttpLibrary } from './undici-http-library.ts';
@@ -84,8 +86,9 @@ export function makeClusterApiClients(
 }
 
 /**
- * A client-node configuration whose requests all share the first request's connection pool
- * and go through undici's `request`; each is abandoned after `requestTimeoutMs`.
+ * A client-node configuration whose requests all share one connection pool (see
+ * `requestDispatcher`; else the first request's) and go through undici's `request`; each is
+ * abandoned after `requestTimeoutMs`.
  */
 export function sharedPoolConfiguration(
   kubeConfig: KubeConfig,
@@ -98,6 +101,7 @@ export function sharedPoolConfiguration(
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   let shared: Dispatcher | undefined;
+  let own: Promise<Dispatcher | undefined> | undefined;
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: kubeConfig },
@@ -107,8 +111,9 @@ export function sharedPoolConfiguration(
         async pre(context: RequestContext): Promise<RequestContext> {
           await options.beforeRequest?.();
           context.setSignal(AbortSignal.timeout(options.requestTimeoutMs));
+          own ??= requestDispatcher(kubeConfig);
+          shared ??= (await own) ?? context.getDispatcher();
           if (shared) context.setDispatcher(shared);
-          else shared = context.getDispatcher();
           context.setHeaderParam('User-Agent', 'jobrelay');
           return context;
         },
@@ -135,4 +140,39 @@ function observedHttpLibrary(onResponse: (verb: string, code: number) => void) {
       }
     },
   });
+}
+
+/** Connections per apiserver: enough for every reconcile and placement running at once. */
+const connectionsPerApiserver = 32;
+
+/**
+ * A pool of HTTP/1.1 keep-alive connections with the kubeconfig's TLS settings, for requests
+ * (watches keep client-node's pool: a watch holds its connection open). undici speaks HTTP/2 to
+ * an apiserver by default, and Node's HTTP/2 core costs more CPU per small request than
+ * undici's HTTP/1.1 parser: in the dispatch benchmark's drain, 4 of 4 runs in alternation used
+ * less controller CPU per Job over HTTP/1.1 (docs/benchmarks.md, sixth round). Undefined when
+ * the kubeconfig goes through a proxy or has no TLS settings: client-node's own pool is used.
+ */
+async function requestDispatcher(kubeConfig: KubeConfig): Promise<Dispatcher | undefined> {
+  const tls: RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(tls);
+  const agentOptions: AgentOptions = {};
+  for (const field of [
+    'ca',
+    'cert',
+    'key',
+    'pfx',
+    'passphrase',
+    'rejectUnauthorized',
+    'servername',
+  ] as const) {
+    if (tls[field] !== undefined) Object.assign(agentOptions, { [field]: tls[field] });
+  }
+  const options = kubeConfig.createDispatcherOptions(kubeConfig.getCurrentCluster(), agentOptions);
+  if (options.type !== 'agent') return undefined;
+  return new Agent({
+    connect: options.connect,
+    allowH2: false,
+    connections: connectionsPerApiserver,
+  }) as unknown as Dispatcher;
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createSecureServer } from 'node:http2';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -98,5 +99,75 @@ describe('makeClusterApiClients', () => {
     expect(outcome).toBe('TimeoutError');
     // The pool still serves the next request.
     expect((await clients.version.getCode()).gitVersion).toBe('v1.35.4');
+  });
+
+  it('speaks HTTP/1.1 to a server that offers HTTP/2 too, verifying it with the kubeconfig CA', async () => {
+    // An apiserver offers h2 in ALPN; the request pool asks for HTTP/1.1 (cheaper per request).
+    const versions: string[] = [];
+    const h2 = createSecureServer(
+      {
+        key: readFileSync(join(dir, 'key.pem')),
+        cert: readFileSync(join(dir, 'cert.pem')),
+        allowHTTP1: true,
+      },
+      (request, res) => {
+        versions.push(request.httpVersion);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ major: '1', minor: '35', gitVersion: 'v1.35.4' }));
+      },
+    );
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    const { port } = h2.address() as AddressInfo;
+    const config = (caData: string) => {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData }],
+        users: [{ name: 'u', token: 'test-token' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      return kc;
+    };
+    try {
+      const clients = makeClusterApiClients(config(readFileSync(join(dir, 'cert.pem')).toString('base64')), {
+        qps: 1000,
+        burst: 1000,
+      });
+      for (let i = 0; i < 3; i++) expect((await clients.version.getCode()).gitVersion).toBe('v1.35.4');
+      expect(versions).toEqual(['1.1', '1.1', '1.1']);
+      // Another CA than the server's: refused, as client-node's own pool would.
+      const otherCa = mkdtempSync(join(tmpdir(), 'jobrelay-ca-'));
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          'k.pem',
+          '-out',
+          'c.pem',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=other',
+        ],
+        { cwd: otherCa, stdio: 'pipe' },
+      );
+      const untrusted = makeClusterApiClients(
+        config(readFileSync(join(otherCa, 'c.pem')).toString('base64')),
+        {
+          qps: 1000,
+          burst: 1000,
+        },
+      );
+      await expect(untrusted.version.getCode()).rejects.toThrow();
+      expect(versions).toHaveLength(3);
+      rmSync(otherCa, { recursive: true, force: true });
+    } finally {
+      await new Promise((resolve) => h2.close(resolve));
+    }
   });
 });

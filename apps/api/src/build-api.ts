@@ -28,9 +28,12 @@ import { ApiMetrics } from './api-metrics.ts';
 import type { FleetView } from './fleet-view.ts';
 import { ApiProblem, type ProblemCode, problemContentType } from './problems.ts';
 import { registerClusterRoutes } from './routes/cluster-routes.ts';
+import { registerDashboardRoutes } from './routes/dashboard-routes.ts';
+import { registerIdentityRoutes } from './routes/identity-routes.ts';
 import { registerJobRoutes } from './routes/job-routes.ts';
 import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
+import { registerStatsRoutes } from './routes/stats-routes.ts';
 import { registerWorkloadRoutes } from './routes/workload-routes.ts';
 import { upstreamProblem } from './upstream-errors.ts';
 
@@ -66,8 +69,11 @@ export interface ApiDependencies {
   tls?: { cert: string; key: string };
 }
 
-/** Reachable without a token: they describe the API, or say whether the process is up; no data. */
-const publicPaths = ['/healthz', '/readyz', '/openapi.json', '/docs'];
+/**
+ * Reachable without a token: they describe the API, say whether the process is up, or are the
+ * dashboard's page and bundle (its data calls carry the token); no data.
+ */
+const publicPaths = ['/healthz', '/readyz', '/openapi.json', '/docs', '/dashboard'];
 function isPublic(url: string): boolean {
   const path = url.split('?')[0]!;
   return publicPaths.some((p) => path === p || path.startsWith(`${p}/`));
@@ -251,6 +257,9 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
   registerJobRoutes(app, deps);
   registerWorkloadRoutes(app, deps);
   registerQueueRoutes(app, deps);
+  registerStatsRoutes(app, deps);
+  registerIdentityRoutes(app, deps);
+  registerDashboardRoutes(app, deps);
   return app;
 }
 

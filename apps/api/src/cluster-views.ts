@@ -21,6 +21,11 @@ export const clusterSchema = z
         free: z.record(z.string(), z.string()),
       })
       .nullable(),
+    assumed: z
+      .record(z.string(), z.string())
+      .describe(
+        'Requests of the workloads placed here whose pods do not exist yet (placement assumes them, as kube-scheduler does); capacity.free already leaves them out, so used = allocatable - free - assumed.',
+      ),
     jobsPlaced: z
       .number()
       .int()
@@ -57,6 +62,8 @@ export function clusterView(
     /** The unfinished workloads placed there, each with its kind's adapter. */
     placed: ReadonlyArray<{ adapter: { name: string } }>;
     placementsPerMinute: number;
+    /** Requests assumed on the cluster, as quantities (cpu "500m", memory "1Gi"). */
+    assumed?: Record<string, string>;
   },
 ): ClusterView {
   const placedByKind: Record<string, number> = {};
@@ -79,6 +86,7 @@ export function clusterView(
     capacity: capacity
       ? { nodes: capacity.nodes ?? 0, allocatable: capacity.allocatable ?? {}, free: capacity.free ?? {} }
       : null,
+    assumed: counts.assumed ?? {},
     jobsPlaced: counts.placed.length,
     placedByKind,
     servedKinds: wc.status?.servedKinds ?? null,

@@ -16,6 +16,7 @@ import {
   clusterLoad,
   clusterVerdicts,
   connectRedis,
+  formatResourceAmount,
   type PlacementClusterInput,
   parseRedisUrl,
   placementRequestFor,
@@ -35,7 +36,13 @@ import type { Logger } from 'pino';
 import { activeCondition, type ClusterView, clusterView } from './cluster-views.ts';
 import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
-import { PlacementLog } from './placement-log.ts';
+import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
+import {
+  type PlacementHistory,
+  placementHistory,
+  QueueDepthHistory,
+  type QueueDepthSample,
+} from './stats-history.ts';
 import { WorkloadKinds } from './workload-kinds.ts';
 import { workloadKey } from './workload-views.ts';
 
@@ -98,6 +105,13 @@ interface ViewedKind {
   sortedKeys: readonly string[] | undefined;
 }
 
+/** How often the queue depth is sampled for the charts: 240 samples cover their hour. */
+const queueDepthSampleSeconds = 15;
+
+function timestampOf(value: Date | string | undefined): string | undefined {
+  return value instanceof Date ? value.toISOString() : value;
+}
+
 /** The sort key of a workload in the list of every kind: by namespace, name, then kind. */
 function listKey(kind: string, objectKey: string): string {
   return `${objectKey}/${kind}`;
@@ -119,11 +133,17 @@ export class FleetView {
   private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
   private readonly placements = new PlacementLog();
+  private readonly queueDepths = new QueueDepthHistory(
+    Math.ceil((historyWindowMinutes * 60) / queueDepthSampleSeconds),
+  );
+  private queueDepthTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt: number;
   private readonly version: VersionApi;
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
   /** Every workload's list key (namespace/name/kind), sorted; dropped when a workload is added or removed. */
   private sortedWorkloadKeys: readonly string[] | undefined;
+  private assumedMemo: { at: number; value: Map<string, Record<string, string>> } | undefined;
   private queueStatesMemo: { at: number; states: Promise<Map<string, QueueState>> } | undefined;
   private readonly now: () => number;
   /** The dispatched kinds, and how requests name them. */
@@ -134,6 +154,7 @@ export class FleetView {
   constructor(options: FleetViewOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
     this.workloadKinds = new WorkloadKinds(options.kinds);
     this.kinds = this.workloadKinds.adapters;
     const { management, log } = options;
@@ -192,9 +213,13 @@ export class FleetView {
       this.registry.start(),
     ]);
     this.started = true;
+    void this.sampleQueueDepth();
+    this.queueDepthTimer = setInterval(() => void this.sampleQueueDepth(), queueDepthSampleSeconds * 1000);
+    this.queueDepthTimer.unref();
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.queueDepthTimer);
     await Promise.all([
       ...[...this.viewed.values()].map((kind) => kind.origins.stop()),
       this.registry.stop(),
@@ -347,10 +372,12 @@ export class FleetView {
   clusterViews(): ClusterView[] {
     const byCluster = this.workloadsByCluster();
     const rates = this.placements.rate(this.now());
+    const assumed = this.assumedByCluster();
     return this.registry.workerClusters().map((wc) =>
       clusterView(wc, {
         placed: byCluster.get(wc.metadata.name) ?? [],
         placementsPerMinute: rates.get(wc.metadata.name) ?? 0,
+        assumed: assumed.get(wc.metadata.name) ?? {},
       }),
     );
   }
@@ -359,11 +386,81 @@ export class FleetView {
     return clusterView(wc, {
       placed: this.workloadsByCluster().get(wc.metadata.name) ?? [],
       placementsPerMinute: this.placements.rate(this.now()).get(wc.metadata.name) ?? 0,
+      assumed: this.assumedByCluster().get(wc.metadata.name) ?? {},
     });
+  }
+
+  /**
+   * Per cluster, the requests of placed workloads whose pods do not exist yet, as placement
+   * assumes them (clusterLoad, as previews compute it). It walks every workload, so it is
+   * reused for a second: a cluster event fanned out to many watchers costs one walk.
+   */
+  private assumedByCluster(): Map<string, Record<string, string>> {
+    const now = this.now();
+    if (this.assumedMemo && now - this.assumedMemo.at < 1_000) return this.assumedMemo.value;
+    const capacities = new Map(this.registry.clusters().map((view) => [view.name, view.capacity]));
+    const load = clusterLoad(
+      this.workloads().map(({ adapter, object }) => ({ workload: object, facts: adapter })),
+      capacities,
+      new Map(),
+    );
+    const value = new Map(
+      [...load].map(([cluster, { assumed }]) => [
+        cluster,
+        Object.fromEntries(
+          Object.entries(assumed)
+            .filter(
+              ([name, amount]) => amount > 0 && (name === 'cpu' || name === 'memory' || name.includes('/')),
+            )
+            .map(([name, amount]) => [name, formatResourceAmount(name, amount)]),
+        ),
+      ]),
+    );
+    this.assumedMemo = { at: now, value };
+    return value;
   }
 
   placementsPerMinute(): Map<string, number[]> {
     return this.placements.perMinute(this.now());
+  }
+
+  /**
+   * The charts' last hour: placements per cluster per minute and dispatch latency (from the
+   * placement log), and the queue depth samples. Both live in this process's memory.
+   */
+  statsHistory(): PlacementHistory & {
+    now: number;
+    since: number;
+    minutes: number;
+    queueDepth: QueueDepthSample[];
+    sampleSeconds: number;
+  } {
+    const now = this.now();
+    const since = now - historyWindowMinutes * 60_000;
+    return {
+      now,
+      since: Math.max(since, this.startedAt),
+      minutes: historyWindowMinutes,
+      ...placementHistory(
+        this.placements.placements(now),
+        this.workerClusters().map((wc) => wc.metadata.name),
+        now,
+        historyWindowMinutes,
+      ),
+      queueDepth: this.queueDepths.samples(since),
+      sampleSeconds: queueDepthSampleSeconds,
+    };
+  }
+
+  /** One queue depth sample: the pending workloads from the caches, the tasks from Redis (if it answers). */
+  private async sampleQueueDepth(): Promise<void> {
+    const at = this.now();
+    const pending = this.pending().length;
+    const queued = await withTimeout(this.queueCounts(), 2_000, 'redis').then(
+      (counts) => Object.values(counts).reduce((sum, n) => sum + n, 0) - (counts.failed ?? 0),
+      () => null,
+    );
+    this.queueDepths.record({ at, pending, queued });
   }
 
   /**
@@ -471,7 +568,14 @@ export class FleetView {
     if (event.type === 'upsert') {
       const record = placementOf(object);
       if (record?.cluster && object.metadata?.uid)
-        this.placements.add(object.metadata.uid, record.attempt, record.cluster, record.placedAt, this.now());
+        this.placements.add(
+          object.metadata.uid,
+          record.attempt,
+          record.cluster,
+          record.placedAt,
+          this.now(),
+          timestampOf(object.metadata.creationTimestamp),
+        );
     }
     this.emit({
       kind: 'workload',

@@ -1,22 +1,57 @@
-/** How far back placements are remembered: the queue view shows the last 10 minutes. */
+/** The queue view's placements per cluster per minute cover the last 10 minutes. */
 export const placementWindowMinutes = 10;
-const windowMs = placementWindowMinutes * 60_000;
+/** What the dashboard's charts show (GET /api/v1/stats/history): the last hour. */
+export const historyWindowMinutes = 60;
+const historyWindowMs = historyWindowMinutes * 60_000;
+/**
+ * At most this many placements are remembered (about 100 bytes each, so ~5 MB): a fleet placing
+ * more than 50,000 workloads an hour loses the oldest minutes of the charts, never memory.
+ */
+export const maxRememberedPlacements = 50_000;
+
+/** One placement as the log keeps it. */
+export interface RememberedPlacement {
+  cluster: string;
+  at: number;
+  /** From the workload's creation to its first placement; undefined for re-placements. */
+  latencyMs: number | undefined;
+}
 
 /**
- * Placements seen in the last minutes, per cluster, from the origins' placement records: one
+ * Placements seen in the last hour, per cluster, from the origins' placement records: one
  * per (Job UID, attempt), so a record seen again (a relist, another status write) counts once,
  * and a Job deleted since still counts. Kubernetes keeps no such history and Redis holds only
- * the queue, so this is the API's own memory, rebuilt from placedAt times when it starts.
+ * the queue, so this is the API's own memory, rebuilt from placedAt times when it starts
+ * (placements of workloads deleted before the restart are then gone).
  */
 export class PlacementLog {
-  private readonly seen = new Map<string, { cluster: string; at: number }>();
+  private readonly seen = new Map<string, RememberedPlacement>();
 
-  /** Records a placement; older than the window or already seen is ignored. */
-  add(uid: string, attempt: number, cluster: string, placedAt: string | undefined, now: number): void {
+  /**
+   * Records a placement; older than the window or already seen is ignored. `createdAt` (the
+   * workload's creation) gives the dispatch latency of a first attempt.
+   */
+  add(
+    uid: string,
+    attempt: number,
+    cluster: string,
+    placedAt: string | undefined,
+    now: number,
+    createdAt?: string,
+  ): void {
     const at = placedAt ? Date.parse(placedAt) : Number.NaN;
-    if (!Number.isFinite(at) || now - at > windowMs) return;
+    if (!Number.isFinite(at) || now - at > historyWindowMs) return;
     const key = `${uid}#${attempt}`;
-    if (!this.seen.has(key)) this.seen.set(key, { cluster, at });
+    if (this.seen.has(key)) return;
+    const created = attempt === 1 && createdAt ? Date.parse(createdAt) : Number.NaN;
+    // Creation timestamps have second precision: a placement in the same second is 0, never negative.
+    const latencyMs = Number.isFinite(created) ? Math.max(0, at - created) : undefined;
+    if (this.seen.size >= maxRememberedPlacements) {
+      // Oldest first: Map keeps insertion order.
+      const oldest = this.seen.keys().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+    this.seen.set(key, { cluster, at, latencyMs });
   }
 
   /** Per cluster: placements in each of the last `minutes` minutes, oldest first. */
@@ -43,7 +78,13 @@ export class PlacementLog {
     return rates;
   }
 
+  /** Every placement still in the window, in no particular order. */
+  placements(now: number): RememberedPlacement[] {
+    this.prune(now);
+    return [...this.seen.values()];
+  }
+
   private prune(now: number): void {
-    for (const [key, { at }] of this.seen) if (now - at > windowMs) this.seen.delete(key);
+    for (const [key, { at }] of this.seen) if (now - at > historyWindowMs) this.seen.delete(key);
   }
 }

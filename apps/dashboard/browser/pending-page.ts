@@ -1,0 +1,69 @@
+import { hashOf } from '../src/hash-route.ts';
+import type { PageContext } from './dashboard-state.ts';
+import { h } from './dom.ts';
+import { badge, duration, errorBox, notAllowed } from './format.ts';
+
+export function renderPending(context: PageContext) {
+  const { state } = context;
+  if (!context.can('listWorkloads'))
+    return [h('h1', null, 'Pending'), notAllowed('read the pending queue', context.needs('listWorkloads'))];
+  const items = state.pending;
+  return [
+    h('h1', null, 'Pending'),
+    h(
+      'p',
+      { class: 'summary' },
+      'Workloads waiting for a cluster, in the order the one placement queue takes them, and why each waits.',
+    ),
+    state.pendingError && errorBox(state.pendingError),
+    items === undefined
+      ? h('p', { 'aria-busy': 'true' }, 'Loading…')
+      : items.length === 0
+        ? h('p', null, 'Nothing waits: every dispatched workload is placed.')
+        : h(
+            'div',
+            { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Pending queue' },
+            h(
+              'table',
+              null,
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  ['#', 'Workload', 'Kind', 'Waiting', 'Queue', 'Why it waits'].map((t) =>
+                    h('th', { scope: 'col' }, t),
+                  ),
+                ),
+              ),
+              h(
+                'tbody',
+                null,
+                items.map((item) =>
+                  h(
+                    'tr',
+                    null,
+                    h('td', { class: 'number' }, String(item.position)),
+                    h(
+                      'td',
+                      null,
+                      item.kind === 'job'
+                        ? h(
+                            'a',
+                            { href: hashOf({ view: 'job', namespace: item.namespace, name: item.name }) },
+                            `${item.namespace}/${item.name}`,
+                          )
+                        : `${item.namespace}/${item.name}`,
+                    ),
+                    h('td', null, item.kind),
+                    h('td', null, item.waitingSeconds === null ? '—' : duration(item.waitingSeconds)),
+                    h('td', null, badge(item.queueState, item.queueState === 'active' ? 'info' : 'muted')),
+                    h('td', { class: 'reason' }, item.reason),
+                  ),
+                ),
+              ),
+            ),
+          ),
+  ];
+}

@@ -1,0 +1,6 @@
+export {
+  buildDashboardAssets,
+  type DashboardAssets,
+  dashboardAssets,
+  dashboardContentSecurityPolicy,
+} from './build-dashboard-assets.ts';

@@ -10,6 +10,10 @@ cd "$root"
 . scripts/ensure-redis.sh
 jobrelay_ensure_openssl
 jobrelay_ensure_redis
+# Chromium for the dashboard's browser test (found, or Debian's package with apt-get as root).
+# shellcheck source=ensure-chromium.sh
+. scripts/ensure-chromium.sh
+jobrelay_ensure_chromium
 # Build (or find) the Kubernetes binaries up front, with visible progress, rather than
 # inside a test hook.
 node packages/sandbox/src/cli.ts binaries

@@ -403,6 +403,10 @@ The admin API (${apiUrl}/docs for every route), as the sandbox's fleet-admin:
   kubectl jobrelay clusters                                # the kubectl plugin, as the fleet-admin
   kubectl jobrelay explain batch-5x2 -n ${namespace}
 
+The web dashboard, in a browser; sign in with the fleet-admin's token (the file above):
+
+  ${apiUrl}/dashboard/
+
   npm run sandbox -- status                                # every process, including the controller
   npm run sandbox -- down                                  # stop everything
 `);

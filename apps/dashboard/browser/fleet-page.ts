@@ -85,6 +85,12 @@ async function act(
   } finally {
     state.busy.delete(cluster);
     context.rerender();
+    // After a drain the confirmation is gone: the keyboard continues from the cluster's toggle.
+    if (action === 'drain')
+      setTimeout(
+        () => document.querySelector<HTMLElement>(`[data-key="cordon-${CSS.escape(cluster)}"]`)?.focus(),
+        50,
+      );
   }
 }
 
@@ -134,56 +140,64 @@ function actions(context: PageContext, cluster: Cluster) {
       ),
     );
   const uncordonNeedsDrain = cluster.draining && !mayDrain;
+  // One key for the cordon/uncordon toggle, and busy buttons stay enabled (aria-disabled, clicks
+  // ignored): a disabled button loses focus, and a keyboard user would land back at the top.
+  const button = (label: string, key: string, run: () => void, extra: Record<string, string> = {}) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        'data-key': key,
+        'aria-disabled': busy ? 'true' : undefined,
+        ...extra,
+        onClick: () => {
+          if (!state.busy.has(cluster.name)) run();
+        },
+      },
+      label,
+    );
   return h(
     'div',
     { class: 'actions' },
     mayCordon &&
       (cluster.cordoned
-        ? h(
-            'button',
-            {
-              type: 'button',
-              'data-key': `uncordon-${cluster.name}`,
-              disabled: busy || uncordonNeedsDrain,
-              title: uncordonNeedsDrain
-                ? `Ending a drain needs ${context.needs('drainClusters')}`
-                : undefined,
-              onClick: () => void act(context, cluster.name, 'uncordon'),
-            },
-            `Uncordon ${cluster.name}`,
-          )
-        : h(
-            'button',
-            {
-              type: 'button',
-              'data-key': `cordon-${cluster.name}`,
-              disabled: busy,
-              onClick: () => void act(context, cluster.name, 'cordon'),
-            },
+        ? uncordonNeedsDrain
+          ? h(
+              'button',
+              {
+                type: 'button',
+                disabled: true,
+                title: `Ending a drain needs ${context.needs('drainClusters')}`,
+              },
+              `Uncordon ${cluster.name}`,
+            )
+          : button(
+              `Uncordon ${cluster.name}`,
+              `cordon-${cluster.name}`,
+              () => void act(context, cluster.name, 'uncordon'),
+            )
+        : button(
             `Cordon ${cluster.name}`,
+            `cordon-${cluster.name}`,
+            () => void act(context, cluster.name, 'cordon'),
           )),
     mayDrain &&
       !cluster.draining &&
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'danger-outline',
-          'data-key': `drain-${cluster.name}`,
-          disabled: busy,
-          onClick: () => {
-            state.confirmingDrain = cluster.name;
-            context.rerender();
-            setTimeout(
-              () =>
-                document
-                  .querySelector<HTMLElement>(`[data-key="cancel-drain-${CSS.escape(cluster.name)}"]`)
-                  ?.focus(),
-              0,
-            );
-          },
-        },
+      button(
         `Drain ${cluster.name}…`,
+        `drain-${cluster.name}`,
+        () => {
+          state.confirmingDrain = cluster.name;
+          context.rerender();
+          setTimeout(
+            () =>
+              document
+                .querySelector<HTMLElement>(`[data-key="cancel-drain-${CSS.escape(cluster.name)}"]`)
+                ?.focus(),
+            0,
+          );
+        },
+        { class: 'danger-outline' },
       ),
   );
 }

@@ -1,0 +1,283 @@
+// The web dashboard in a real browser (Debian's Chromium, headless, driven by playwright-core)
+// against the real API process, controller and fleet: sign-in refusals, the registered
+// clusters, a Job seen running and then Complete without a reload, a cluster cordoned from the
+// keyboard, a jobrelay-viewer without the button, both screen sizes, and no request leaving
+// loopback. Screenshots of every page go to docs/dashboard/.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { repositoryRoot } from '@jobrelay/sandbox';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiProcess, startApiProcess } from '../src/api-process.ts';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import {
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  sandboxJob,
+  testSandbox,
+  uniqueName,
+} from '../src/kube-test-helpers.ts';
+import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
+
+const sandbox = testSandbox();
+const fleet: Fleet = fleetOf(sandbox);
+const workerNames = sandbox.workers.map((w) => w.name);
+const target = workerNames[0]!;
+const screenshots = join(repositoryRoot, 'docs/dashboard');
+const desktop = { width: 1280, height: 800 };
+const phone = { width: 390, height: 844 };
+let controller: ControllerProcess;
+let api: ApiProcess;
+let url: string;
+let namespace: string;
+let browser: Browser;
+let viewerToken: string;
+const viewerBinding = uniqueName('dashboard-viewer');
+/** Every URL any page asked for, and any Content-Security-Policy violation the browser reported. */
+const requested: string[] = [];
+const cspViolations: string[] = [];
+const contexts: BrowserContext[] = [];
+
+async function openPage(viewport: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext({ viewport, reducedMotion: 'reduce' });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.on('request', (request) => requested.push(request.url()));
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+  await page.goto(`${url}/dashboard/`);
+  return page;
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.getByLabel('Bearer token').fill(token);
+  await page.keyboard.press('Enter');
+}
+
+async function signedIn(viewport: { width: number; height: number }, token: string): Promise<Page> {
+  const page = await openPage(viewport);
+  await signIn(page, token);
+  await page.locator('nav[aria-label="Dashboard pages"]').waitFor();
+  return page;
+}
+
+/** Nothing is wider than the window: no sideways scrolling at this size. */
+async function expectNoHorizontalOverflow(page: Page, where: string): Promise<void> {
+  // Evaluated in the page (this file is type-checked without the DOM's types).
+  const { scrollWidth, innerWidth } = await page.evaluate<{ scrollWidth: number; innerWidth: number }>(
+    '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })',
+  );
+  expect(scrollWidth, `${where}: page ${scrollWidth}px wide in a ${innerWidth}px window`).toBeLessThanOrEqual(
+    innerWidth,
+  );
+}
+
+async function go(page: Page, label: string): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name: label, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: label }).waitFor();
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  controller = startController(sandbox);
+  api = startApiProcess(sandbox);
+  url = await api.url();
+  namespace = await createTestNamespace(fleet.management, 'dashboard');
+  // A caller with deploy/api's jobrelay-viewer ClusterRole: a ServiceAccount's token.
+  const rbac = fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  await fleet.management.core.createNamespacedServiceAccount({
+    namespace,
+    body: { metadata: { name: 'viewer' } },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: viewerBinding },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'jobrelay-viewer' },
+      subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace }],
+    },
+  });
+  const request = await fleet.management.core.createNamespacedServiceAccountToken({
+    name: 'viewer',
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  viewerToken = request.status!.token!;
+  browser = await chromium.launch({
+    executablePath: process.env.JOBRELAY_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    // As root (CI containers) Chromium refuses to start with its sandbox.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  await eventually('the API ready', async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined));
+});
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => {});
+  await browser?.close();
+  const rbac = fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.deleteClusterRoleBinding({ name: viewerBinding }).catch(() => {});
+  // Other test files expect every worker schedulable.
+  for (const name of workerNames)
+    await workerClusterAdmin(fleet)
+      .reset(name, [])
+      .catch(() => {});
+  await api?.kill();
+  await controller?.kill();
+});
+
+describe('the dashboard in Chromium', () => {
+  it('refuses a wrong token with the API’s reason, and a token without rights with the permission it lacks', async () => {
+    const page = await openPage(desktop);
+    await expect(page.title()).resolves.toBe('jobrelay dashboard');
+    await signIn(page, 'not-a-token-the-apiserver-knows');
+    const error = page.getByRole('alert');
+    await error.getByText('The API refused this token').waitFor();
+    expect(await error.textContent()).toMatch(/token/);
+    // Authenticated, but RBAC grants nothing here: told what is missing, and not signed in.
+    await signIn(page, sandbox.token('nobody'));
+    await error.getByText('list workerclusters.jobrelay.dev').waitFor();
+    expect(await page.locator('nav').count()).toBe(0);
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+  });
+
+  it('shows the clusters, a Job running then Complete without a reload, every page, and cordons a cluster from the keyboard', async () => {
+    const waiting = uniqueName('dash-waits');
+    const runs = uniqueName('dash-runs');
+    // One Job that fits no cluster (it shows on the pending page), one that runs 6 s on KWOK.
+    await fleet.management.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({ name: waiting, managedBy: dispatcherManagedBy, requests: { cpu: '5000' } }),
+    });
+    const page = await signedIn(desktop, sandbox.token('fleet-admin'));
+    for (const name of workerNames) await page.locator(`article[data-cluster="${name}"]`).waitFor();
+    await page.locator('#live-state', { hasText: 'Live' }).waitFor();
+    await expectNoHorizontalOverflow(page, 'fleet at 1280x800');
+    // A marker on the window: gone if the page ever reloads.
+    await page.evaluate('window.neverReloaded = true');
+
+    await fleet.management.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({ name: runs, managedBy: dispatcherManagedBy, pod: { runSeconds: 6 } }),
+    });
+    await go(page, 'Jobs');
+    const row = page.locator(`tr[data-job="${namespace}/${runs}"]`);
+    await row.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 30_000 });
+    expect(await row.locator('[data-field="phase"]').textContent()).toBe('Running');
+    await screenshot(page, 'jobs');
+    await row.and(page.locator('[data-phase="succeeded"]')).waitFor({ timeout: 60_000 });
+    expect(await row.locator('[data-field="phase"]').textContent()).toBe('Complete');
+    await expectNoHorizontalOverflow(page, 'jobs at 1280x800');
+
+    // Its page: the explanation, the placement story, its Events, its pod's log from the worker.
+    await row.getByRole('link', { name: runs }).click();
+    await page.getByRole('heading', { name: 'Why this cluster' }).waitFor();
+    await page.locator('.explain', { hasText: /placed on worker-\d/ }).waitFor();
+    await page.getByRole('region', { name: 'Placement history' }).getByText('Placed').first().waitFor();
+    await page.getByText('Complete: True').waitFor();
+    const logs = page.getByLabel('Pod logs');
+    await eventually(
+      'the pod log on the Job page',
+      async () => {
+        if ((await logs.textContent())?.includes('simulated by KWOK')) return true;
+        await page.getByRole('button', { name: 'Reload logs' }).click();
+        return undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 2_000 },
+    );
+    await expectNoHorizontalOverflow(page, 'job page at 1280x800');
+    await screenshot(page, 'job');
+
+    await go(page, 'Pending');
+    await page
+      .locator('tr', { hasText: waiting })
+      .getByText(/insufficient cpu/)
+      .waitFor();
+    await expectNoHorizontalOverflow(page, 'pending at 1280x800');
+    await screenshot(page, 'pending');
+
+    await go(page, 'Charts');
+    await page
+      .locator('#placements-summary', { hasText: /[1-9]\d* placement\(s\) in the last hour/ })
+      .waitFor();
+    await page.locator('#latency-summary', { hasText: 'median' }).waitFor();
+    await expectNoHorizontalOverflow(page, 'charts at 1280x800');
+    await screenshot(page, 'charts');
+
+    // Cordon from the keyboard: Tab to the button, Enter; the WorkerCluster says so.
+    await go(page, 'Fleet');
+    const cordon = `cordon-${target}`;
+    await eventually(
+      `Tab reaching the cordon button of ${target}`,
+      async () => {
+        await page.keyboard.press('Tab');
+        return (await page.evaluate<string | undefined>('document.activeElement?.dataset?.key')) === cordon
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 0 },
+    );
+    await page.keyboard.press('Enter');
+    await eventually(`${target} cordoned on the management cluster`, async () =>
+      (await workerClusterAdmin(fleet).get(target)).spec.unschedulable === true ? true : undefined,
+    );
+    const card = page.locator(`article[data-cluster="${target}"]`);
+    await card.getByText('Cordoned', { exact: true }).waitFor();
+    // Focus stays on the same control, now the uncordon button.
+    await page.locator(`[data-key="${cordon}"]:focus`, { hasText: 'Uncordon' }).waitFor();
+    await expect(page.getByRole('status').textContent()).resolves.toContain(`${target} cordoned`);
+    await screenshot(page, 'fleet');
+    await card.getByRole('button', { name: `Uncordon ${target}` }).click();
+    await eventually(`${target} schedulable again`, async () =>
+      (await workerClusterAdmin(fleet).get(target)).spec.unschedulable === undefined ? true : undefined,
+    );
+    expect(await page.evaluate<boolean | undefined>('window.neverReloaded')).toBe(true);
+    await fleet.management.batch.deleteNamespacedJob({
+      name: waiting,
+      namespace,
+      propagationPolicy: 'Background',
+    });
+  });
+
+  it('shows a jobrelay-viewer the fleet without cordon or drain buttons (and the API refuses them the cordon)', async () => {
+    const page = await signedIn(desktop, viewerToken);
+    const card = page.locator(`article[data-cluster="${target}"]`);
+    await card.waitFor();
+    await card.getByText('Read-only for you').waitFor();
+    expect(await page.getByRole('button', { name: /cordon|drain/i }).count()).toBe(0);
+    const refused = await fetch(`${url}/api/v1/clusters/${target}/cordon`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${viewerToken}` },
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  it('works at phone width: one column, no sideways scrolling on any page', async () => {
+    const page = await signedIn(phone, sandbox.token('fleet-admin'));
+    await page.locator(`article[data-cluster="${target}"]`).waitFor();
+    const cards = await page
+      .locator('article.cluster')
+      .evaluateAll((list) => list.map((card) => Math.round(card.getBoundingClientRect().left)));
+    expect(new Set(cards).size, 'every card in the same column').toBe(1);
+    await expectNoHorizontalOverflow(page, 'fleet at 390x844');
+    await screenshot(page, 'fleet-phone');
+    for (const label of ['Jobs', 'Pending', 'Charts']) {
+      await go(page, label);
+      await expectNoHorizontalOverflow(page, `${label} at 390x844`);
+    }
+  });
+
+  it('fetched nothing from outside loopback and broke no Content-Security-Policy rule', () => {
+    expect(requested.length).toBeGreaterThan(10);
+    const hosts = new Set(requested.filter((u) => !u.startsWith('data:')).map((u) => new URL(u).hostname));
+    for (const host of hosts) expect(['127.0.0.1', 'localhost']).toContain(host);
+    expect(cspViolations).toEqual([]);
+  });
+});

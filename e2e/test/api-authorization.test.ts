@@ -69,6 +69,8 @@ const policy = `
   POST   /api/v1/placement-preview (a manifest)                    401       401       403    200    403    200
   POST   /api/v1/placement-preview (a RayCluster manifest)         401       401       403    200    403    200
   GET    /api/v1/queue                                             401       401       403    200    403    200
+  GET    /api/v1/stats/history                                     401       401       403    200    403    200
+  GET    /api/v1/me                                                401       401       200    200    200    200
   GET    /api/v1/watch                                             401       401       403    200    403    200
   GET    /api/v1/watch?namespace=team-a&kinds=jobs                 401       401       403    200    200    200
   GET    /api/v1/watch?kinds=workloads&kind=raycluster             401       401       403    200    403    200
@@ -77,6 +79,7 @@ const policy = `
   GET    /readyz                                                   200       200       200    200    200    200
   GET    /openapi.json                                             200       200       200    200    200    200
   GET    /docs/                                                    200       200       200    200    200    200
+  GET    /dashboard/                                               200       200       200    200    200    200
 `;
 
 interface Row {
@@ -563,6 +566,33 @@ const requests: Record<string, RequestSpec> = {
       );
     },
   },
+  'GET /api/v1/stats/history': {
+    route: 'GET /api/v1/stats/history',
+    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
+    answer: (response) => {
+      const history = response.json() as {
+        minutes: string[];
+        placementsPerCluster: Array<{ cluster: string }>;
+      };
+      expect(history.minutes).toHaveLength(60);
+      expect(history.placementsPerCluster.map((p) => p.cluster)).toEqual(expect.arrayContaining(workerNames));
+    },
+  },
+  'GET /api/v1/me': {
+    route: 'GET /api/v1/me',
+    // Who the caller is and what they may do: the fleet-admin may cordon, nobody may not.
+    answer: (response, caller) => {
+      const me = response.json() as {
+        username: string;
+        actions: Array<{ action: string; allowed: boolean }>;
+      };
+      expect(me.username).not.toBe('');
+      const cordon = me.actions.find((a) => a.action === 'cordonClusters');
+      expect(cordon?.allowed).toBe(caller === 'fleet-admin');
+      const listJobs = me.actions.find((a) => a.action === 'listJobs');
+      expect(listJobs?.allowed).toBe(caller === 'fleet-admin' || caller === 'viewer');
+    },
+  },
   'GET /api/v1/watch': {
     route: 'GET /api/v1/watch',
     stream: true,
@@ -596,6 +626,14 @@ const requests: Record<string, RequestSpec> = {
   'GET /openapi.json': {
     route: 'GET /openapi.json',
     answer: (response) => expect((response.json() as { openapi: string }).openapi).toBe('3.1.0'),
+  },
+  'GET /dashboard/': {
+    route: 'GET /dashboard/',
+    answer: (response) => {
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+      expect(response.headers['content-security-policy']).toMatch(/^default-src 'self'/);
+      expect(response.body).toContain('app.js');
+    },
   },
   'GET /docs/': {
     route: 'GET /docs/',

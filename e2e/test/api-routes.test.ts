@@ -120,6 +120,8 @@ describe('operations', () => {
       'GET /api/v1/pending',
       'POST /api/v1/placement-preview',
       'GET /api/v1/queue',
+      'GET /api/v1/stats/history',
+      'GET /api/v1/me',
       'GET /api/v1/watch',
       'GET /metrics',
     ])

@@ -34,6 +34,12 @@ export interface DashboardState {
   /** The last action's failure, shown beside the fleet. */
   actionError: string | undefined;
   busy: Set<string>;
+  /**
+   * Bumped by every change applied from the watch or an action: a list read that began before
+   * one would overwrite it with older data, so it is read again instead.
+   */
+  clusterChanges: number;
+  jobChanges: number;
 }
 
 export function initialState(): DashboardState {
@@ -55,6 +61,8 @@ export function initialState(): DashboardState {
     confirmingDrain: undefined,
     actionError: undefined,
     busy: new Set(),
+    clusterChanges: 0,
+    jobChanges: 0,
   };
 }
 

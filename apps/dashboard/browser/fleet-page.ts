@@ -72,7 +72,10 @@ async function act(
     const result = await client.post<Cluster | { cluster: string; remaining: number }>(
       `/api/v1/clusters/${encodeURIComponent(cluster)}/${action}`,
     );
-    if ('name' in result) state.clusters.set(result.name, result);
+    if ('name' in result) {
+      state.clusters.set(result.name, result);
+      state.clusterChanges += 1;
+    }
     const done = { cordon: 'cordoned', uncordon: 'uncordoned', drain: 'draining' }[action];
     context.announce(
       'remaining' in result

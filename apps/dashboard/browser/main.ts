@@ -125,8 +125,13 @@ function start(token: string, me: Me): void {
 
   const reloadClusters = async () => {
     if (!can('listClusters')) return;
+    const changesBefore = state.clusterChanges;
     try {
       const { items } = await client.list<Cluster>('/api/v1/clusters');
+      if (state.clusterChanges !== changesBefore) {
+        clustersSoon();
+        return;
+      }
       state.clusters = new Map(items.map((c) => [c.name, c]));
       state.clustersError = undefined;
     } catch (err) {
@@ -136,8 +141,13 @@ function start(token: string, me: Me): void {
   };
   const reloadJobs = async () => {
     if (!can('listJobs')) return;
+    const changesBefore = state.jobChanges;
     try {
       const { items, truncated } = await client.list<JobSummary>('/api/v1/jobs');
+      if (state.jobChanges !== changesBefore) {
+        jobsSoon();
+        return;
+      }
       state.jobs = new Map(items.map((j) => [jobKey(j), j]));
       state.jobsTruncated = truncated;
       state.jobsError = undefined;
@@ -211,6 +221,7 @@ function start(token: string, me: Me): void {
   };
 
   const clustersSoon = throttled(2_000, () => void reloadClusters());
+  const jobsSoon = throttled(2_000, () => void reloadJobs());
   const pendingSoon = throttled(2_000, () => {
     if (state.route.view === 'pending') void reloadPending();
   });
@@ -254,6 +265,7 @@ function start(token: string, me: Me): void {
           const before = state.jobs.get(key);
           if (change.type === 'deleted') state.jobs.delete(key);
           else state.jobs.set(key, job);
+          state.jobChanges += 1;
           if (before && before.phase !== job.phase && change.type !== 'deleted')
             announce(`Job ${key} is now ${job.phase}`);
           if (state.detail?.key === key) detailSoon();
@@ -264,6 +276,7 @@ function start(token: string, me: Me): void {
           const cluster = change.object as Cluster;
           if (change.type === 'deleted') state.clusters.delete(cluster.name);
           else state.clusters.set(cluster.name, cluster);
+          state.clusterChanges += 1;
           rerender();
         }
       },

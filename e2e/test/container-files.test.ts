@@ -23,6 +23,7 @@ function workspaceClosure(app: string): string[] {
     for (const name of [
       'api',
       'controller',
+      'dashboard',
       'kubectl-jobrelay',
       'bench',
       'clusters',

@@ -139,11 +139,12 @@ describe('the dashboard in Chromium', () => {
     await expect(page.title()).resolves.toBe('jobrelay dashboard');
     await signIn(page, 'not-a-token-the-apiserver-knows');
     const error = page.getByRole('alert');
-    await error.getByText('The API refused this token').waitFor();
-    expect(await error.textContent()).toMatch(/token/);
+    await error.filter({ hasText: 'The API refused this token' }).waitFor();
+    expect(await error.textContent()).toMatch(/TokenReview/);
     // Authenticated, but RBAC grants nothing here: told what is missing, and not signed in.
     await signIn(page, sandbox.token('nobody'));
-    await error.getByText('list workerclusters.jobrelay.dev').waitFor();
+    await error.filter({ hasText: 'list workerclusters.jobrelay.dev' }).waitFor();
+    expect(await error.textContent()).toContain('jobrelay-viewer');
     expect(await page.locator('nav').count()).toBe(0);
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
   });
@@ -158,7 +159,7 @@ describe('the dashboard in Chromium', () => {
     });
     const page = await signedIn(desktop, sandbox.token('fleet-admin'));
     for (const name of workerNames) await page.locator(`article[data-cluster="${name}"]`).waitFor();
-    await page.locator('#live-state', { hasText: 'Live' }).waitFor();
+    await page.locator('#live-state.live-live').waitFor();
     await expectNoHorizontalOverflow(page, 'fleet at 1280x800');
     // A marker on the window: gone if the page ever reloads.
     await page.evaluate('window.neverReloaded = true');

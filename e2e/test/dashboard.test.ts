@@ -124,6 +124,8 @@ afterAll(async () => {
   await browser?.close();
   const rbac = fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
   await rbac.deleteClusterRoleBinding({ name: viewerBinding }).catch(() => {});
+  // Its Jobs go with it, even those a failed test left behind.
+  if (namespace) await fleet.management.core.deleteNamespace({ name: namespace }).catch(() => {});
   // Other test files expect every worker schedulable.
   for (const name of workerNames)
     await workerClusterAdmin(fleet)
@@ -166,13 +168,23 @@ describe('the dashboard in Chromium', () => {
 
     await fleet.management.batch.createNamespacedJob({
       namespace,
-      body: sandboxJob({ name: runs, managedBy: dispatcherManagedBy, pod: { runSeconds: 6 } }),
+      body: sandboxJob({
+        name: runs,
+        managedBy: dispatcherManagedBy,
+        pod: { runSeconds: 12 },
+        requests: { cpu: '3', memory: '6Gi' },
+      }),
     });
     await go(page, 'Jobs');
     const row = page.locator(`tr[data-job="${namespace}/${runs}"]`);
     await row.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 30_000 });
     expect(await row.locator('[data-field="phase"]').textContent()).toBe('Running');
     await screenshot(page, 'jobs');
+    // The fleet while it runs: its cluster counts it, and its pod fills the capacity bars.
+    await go(page, 'Fleet');
+    await page.locator('[data-field="jobs-placed"]', { hasText: /^1 \(1 job\)$/ }).waitFor();
+    await screenshot(page, 'fleet');
+    await go(page, 'Jobs');
     await row.and(page.locator('[data-phase="succeeded"]')).waitFor({ timeout: 60_000 });
     expect(await row.locator('[data-field="phase"]').textContent()).toBe('Complete');
     await expectNoHorizontalOverflow(page, 'jobs at 1280x800');
@@ -183,7 +195,7 @@ describe('the dashboard in Chromium', () => {
     await page.locator('.explain', { hasText: /placed on worker-\d/ }).waitFor();
     await page.getByRole('region', { name: 'Placement history' }).getByText('Placed').first().waitFor();
     await page.getByText('Complete: True').waitFor();
-    const logs = page.getByLabel('Pod logs');
+    const logs = page.getByLabel('Pod logs', { exact: true });
     await eventually(
       'the pod log on the Job page',
       async () => {
@@ -234,7 +246,7 @@ describe('the dashboard in Chromium', () => {
     // Focus stays on the same control, now the uncordon button.
     await page.locator(`[data-key="${cordon}"]:focus`, { hasText: 'Uncordon' }).waitFor();
     await expect(page.getByRole('status').textContent()).resolves.toContain(`${target} cordoned`);
-    await screenshot(page, 'fleet');
+    await screenshot(page, 'fleet-cordoned');
     await card.getByRole('button', { name: `Uncordon ${target}` }).click();
     await eventually(`${target} schedulable again`, async () =>
       (await workerClusterAdmin(fleet).get(target)).spec.unschedulable === undefined ? true : undefined,

@@ -139,6 +139,17 @@ function queueChart(history: StatsHistory) {
         { transform: `translate(${margin.left} ${margin.top})` },
         s('path', { class: 'line series-0', d: pendingPath }),
         s('path', { class: 'line dashed series-1', d: queuedPath }),
+        // Dots too: right after the API starts, one sample is no line yet.
+        samples.map((q) =>
+          q.at < from || q.at > to
+            ? null
+            : s('circle', {
+                class: 'dot series-0',
+                cx: (((q.at - from) / Math.max(1, to - from)) * plot.width).toFixed(1),
+                cy: (plot.height - (Math.min(q.pending, top) / top) * plot.height).toFixed(1),
+                r: 2.5,
+              }),
+        ),
       ),
     ],
     [

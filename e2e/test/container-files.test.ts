@@ -75,6 +75,8 @@ describe.each(images)('apps/$app/Dockerfile', ({ app, usage }) => {
         HOME: process.env.HOME,
         // The registry is still asked for what the cache lacks; the packages are the lockfile's either way.
         npm_config_prefer_offline: 'true',
+        // A machine behind a TLS-inspecting proxy trusts its CA this way; npm must too, for what the cache lacks.
+        ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
       },
       entrypointArgs: ['--help'],
     });

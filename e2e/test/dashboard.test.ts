@@ -1,8 +1,9 @@
 // The web dashboard in a real browser (Debian's Chromium, headless, driven by playwright-core)
 // against the real API process, controller and fleet: sign-in refusals, the registered
 // clusters, a Job seen running and then Complete without a reload, a cluster cordoned from the
-// keyboard, a jobrelay-viewer without the button, both screen sizes, and no request leaving
-// loopback. Screenshots of every page go to docs/dashboard/.
+// keyboard and drained after confirmation, a jobrelay-viewer without the buttons, the token kept
+// for the tab's session only, both screen sizes, and no request leaving loopback nor breaking the
+// Content-Security-Policy. Screenshots of every page go to docs/dashboard/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { repositoryRoot } from '@jobrelay/sandbox';
@@ -151,7 +152,7 @@ describe('the dashboard in Chromium', () => {
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
   });
 
-  it('shows the clusters, a Job running then Complete without a reload, every page, and cordons a cluster from the keyboard', async () => {
+  it('shows the clusters, a Job running then Complete without a reload, every page; cordons from the keyboard, drains after confirmation', async () => {
     const waiting = uniqueName('dash-waits');
     const runs = uniqueName('dash-runs');
     // One Job that fits no cluster (it shows on the pending page), one that runs 6 s on KWOK.
@@ -251,6 +252,21 @@ describe('the dashboard in Chromium', () => {
     await eventually(`${target} schedulable again`, async () =>
       (await workerClusterAdmin(fleet).get(target)).spec.unschedulable === undefined ? true : undefined,
     );
+    // Drain asks first; cancelling changes nothing, confirming sets spec.drain; uncordon ends it.
+    await card.getByRole('button', { name: `Drain ${target}…` }).click();
+    const confirm = card.getByRole('group', { name: `Confirm draining ${target}` });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect((await workerClusterAdmin(fleet).get(target)).spec.drain).toBeUndefined();
+    await card.getByRole('button', { name: `Drain ${target}…` }).click();
+    await confirm.getByRole('button', { name: `Drain ${target}`, exact: true }).click();
+    await eventually(`${target} draining on the management cluster`, async () =>
+      (await workerClusterAdmin(fleet).get(target)).spec.drain === true ? true : undefined,
+    );
+    await card.getByText('Draining', { exact: true }).waitFor();
+    await card.getByRole('button', { name: `Uncordon ${target}` }).click();
+    await eventually(`${target} no longer draining`, async () =>
+      (await workerClusterAdmin(fleet).get(target)).spec.drain === undefined ? true : undefined,
+    );
     expect(await page.evaluate<boolean | undefined>('window.neverReloaded')).toBe(true);
     await fleet.management.batch.deleteNamespacedJob({
       name: waiting,
@@ -259,7 +275,7 @@ describe('the dashboard in Chromium', () => {
     });
   });
 
-  it('shows a jobrelay-viewer the fleet without cordon or drain buttons (and the API refuses them the cordon)', async () => {
+  it('shows a jobrelay-viewer the fleet without cordon or drain buttons (the API refuses them the cordon); the token lasts the tab session', async () => {
     const page = await signedIn(desktop, viewerToken);
     const card = page.locator(`article[data-cluster="${target}"]`);
     await card.waitFor();
@@ -270,6 +286,12 @@ describe('the dashboard in Chromium', () => {
       headers: { authorization: `Bearer ${viewerToken}` },
     });
     expect(refused.status).toBe(403);
+    // The token lives for this tab's session: a reload keeps it, another browser context has none.
+    await page.reload();
+    await page.locator(`article[data-cluster="${target}"]`).waitFor();
+    const elsewhere = await openPage(desktop);
+    await elsewhere.getByLabel('Bearer token').waitFor();
+    expect(await elsewhere.locator('nav').count()).toBe(0);
   });
 
   it('works at phone width: one column, no sideways scrolling on any page', async () => {

@@ -17,29 +17,18 @@ let connections = 0;
 let requests = 0;
 let kubeConfig: KubeConfig;
 
+/** key.pem and cert.pem in `dir`: a self-signed certificate for `subject`, valid for a day. */
+function selfSignedCertificate(dir: string, subject: string, extra: string[] = []): void {
+  const request = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem'];
+  execFileSync('openssl', [...request, '-days', '1', '-subj', subject, ...extra], {
+    cwd: dir,
+    stdio: 'pipe',
+  });
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'jobrelay-pool-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      'key.pem',
-      '-out',
-      'cert.pem',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { cwd: dir, stdio: 'pipe' },
-  );
+  selfSignedCertificate(dir, '/CN=127.0.0.1', ['-addext', 'subjectAltName=IP:127.0.0.1']);
   const cert = readFileSync(join(dir, 'cert.pem'));
   server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (request, res) => {
     requests += 1;
@@ -137,27 +126,9 @@ describe('makeClusterApiClients', () => {
       expect(versions).toEqual(['1.1', '1.1', '1.1']);
       // Another CA than the server's: refused, as client-node's own pool would.
       const otherCa = mkdtempSync(join(tmpdir(), 'jobrelay-ca-'));
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          'k.pem',
-          '-out',
-          'c.pem',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=other',
-        ],
-        { cwd: otherCa, stdio: 'pipe' },
-      );
+      selfSignedCertificate(otherCa, '/CN=other');
       const untrusted = makeClusterApiClients(
-        config(readFileSync(join(otherCa, 'c.pem')).toString('base64')),
+        config(readFileSync(join(otherCa, 'cert.pem')).toString('base64')),
         {
           qps: 1000,
           burst: 1000,

@@ -75,3 +75,33 @@ export function replaceContent(parent: Element, ...children: Child[]): void {
     }
   }
 }
+
+/**
+ * A table in a region that scrolls sideways on a narrow screen and takes keyboard focus (so it
+ * can be scrolled without a mouse): one heading per column, then the rows.
+ */
+export function scrollableTable(
+  label: string,
+  headings: readonly string[],
+  rows: readonly Child[],
+  tableProps: Props | null = null,
+): HTMLDivElement {
+  return h(
+    'div',
+    { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': label },
+    h(
+      'table',
+      tableProps,
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          headings.map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h('tbody', null, rows),
+    ),
+  );
+}

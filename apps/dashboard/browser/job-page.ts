@@ -1,40 +1,23 @@
 import type { EventView, JobDetail } from './api-types.ts';
 import type { PageContext } from './dashboard-state.ts';
-import { h } from './dom.ts';
+import { h, scrollableTable } from './dom.ts';
 import { age, badge, clock, errorBox, notAllowed, phaseBadge } from './format.ts';
 
 function eventsTable(events: EventView[], label: string) {
   if (events.length === 0) return h('p', { class: 'help' }, 'None.');
-  return h(
-    'div',
-    { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': label },
-    h(
-      'table',
-      null,
+  return scrollableTable(
+    label,
+    ['When', 'Type', 'Reason', 'Message', 'Count', 'Source'],
+    events.map((e) =>
       h(
-        'thead',
+        'tr',
         null,
-        h(
-          'tr',
-          null,
-          ['When', 'Type', 'Reason', 'Message', 'Count', 'Source'].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
-      h(
-        'tbody',
-        null,
-        events.map((e) =>
-          h(
-            'tr',
-            null,
-            h('td', null, clock(e.at)),
-            h('td', null, e.type === 'Warning' ? badge('Warning', 'bad') : badge(e.type, 'muted')),
-            h('td', null, e.reason),
-            h('td', { class: 'message' }, e.message),
-            h('td', { class: 'number' }, String(e.count)),
-            h('td', null, e.source ?? '—'),
-          ),
-        ),
+        h('td', null, clock(e.at)),
+        h('td', null, e.type === 'Warning' ? badge('Warning', 'bad') : badge(e.type, 'muted')),
+        h('td', null, e.reason),
+        h('td', { class: 'message' }, e.message),
+        h('td', { class: 'number' }, String(e.count)),
+        h('td', null, e.source ?? '—'),
       ),
     ),
   );

@@ -2,7 +2,7 @@ import { hashOf } from '../src/hash-route.ts';
 import { choicesOf, countByPhase, filterJobs, type JobFilter } from '../src/job-filters.ts';
 import type { JobSummary } from './api-types.ts';
 import type { PageContext } from './dashboard-state.ts';
-import { h } from './dom.ts';
+import { h, scrollableTable } from './dom.ts';
 import { age, errorBox, notAllowed, phaseBadge } from './format.ts';
 
 /** More rows than this make the table slow to draw and to read; filters narrow it. */
@@ -124,25 +124,11 @@ export function renderJobs(context: PageContext) {
     state.jobsError && errorBox(state.jobsError),
     shown.length === 0
       ? h('p', null, all.length === 0 ? 'No dispatched Jobs yet.' : 'No Job matches these filters.')
-      : h(
-          'div',
-          { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Jobs table' },
-          h(
-            'table',
-            { class: 'jobs' },
-            h(
-              'thead',
-              null,
-              h(
-                'tr',
-                null,
-                ['Name', 'Namespace', 'Status', 'Cluster', 'Attempt', 'Pods', 'Reason', 'Created'].map(
-                  (title) => h('th', { scope: 'col' }, title),
-                ),
-              ),
-            ),
-            h('tbody', null, shown.slice(0, maxRows).map(row)),
-          ),
+      : scrollableTable(
+          'Jobs table',
+          ['Name', 'Namespace', 'Status', 'Cluster', 'Attempt', 'Pods', 'Reason', 'Created'],
+          shown.slice(0, maxRows).map(row),
+          { class: 'jobs' },
         ),
     shown.length > maxRows &&
       h('p', { class: 'help' }, `Showing the first ${maxRows}; narrow the filters to see the rest.`),

@@ -1,6 +1,6 @@
 import { hashOf } from '../src/hash-route.ts';
 import type { PageContext } from './dashboard-state.ts';
-import { h } from './dom.ts';
+import { h, scrollableTable } from './dom.ts';
 import { badge, duration, errorBox, notAllowed } from './format.ts';
 
 export function renderPending(context: PageContext) {
@@ -20,48 +20,29 @@ export function renderPending(context: PageContext) {
       ? h('p', { 'aria-busy': 'true' }, 'Loading…')
       : items.length === 0
         ? h('p', null, 'Nothing waits: every dispatched workload is placed.')
-        : h(
-            'div',
-            { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Pending queue' },
-            h(
-              'table',
-              null,
+        : scrollableTable(
+            'Pending queue',
+            ['#', 'Workload', 'Kind', 'Waiting', 'Queue', 'Why it waits'],
+            items.map((item) =>
               h(
-                'thead',
+                'tr',
                 null,
+                h('td', { class: 'number' }, String(item.position)),
                 h(
-                  'tr',
+                  'td',
                   null,
-                  ['#', 'Workload', 'Kind', 'Waiting', 'Queue', 'Why it waits'].map((t) =>
-                    h('th', { scope: 'col' }, t),
-                  ),
+                  item.kind === 'job'
+                    ? h(
+                        'a',
+                        { href: hashOf({ view: 'job', namespace: item.namespace, name: item.name }) },
+                        `${item.namespace}/${item.name}`,
+                      )
+                    : `${item.namespace}/${item.name}`,
                 ),
-              ),
-              h(
-                'tbody',
-                null,
-                items.map((item) =>
-                  h(
-                    'tr',
-                    null,
-                    h('td', { class: 'number' }, String(item.position)),
-                    h(
-                      'td',
-                      null,
-                      item.kind === 'job'
-                        ? h(
-                            'a',
-                            { href: hashOf({ view: 'job', namespace: item.namespace, name: item.name }) },
-                            `${item.namespace}/${item.name}`,
-                          )
-                        : `${item.namespace}/${item.name}`,
-                    ),
-                    h('td', null, item.kind),
-                    h('td', null, item.waitingSeconds === null ? '—' : duration(item.waitingSeconds)),
-                    h('td', null, badge(item.queueState, item.queueState === 'active' ? 'info' : 'muted')),
-                    h('td', { class: 'reason' }, item.reason),
-                  ),
-                ),
+                h('td', null, item.kind),
+                h('td', null, item.waitingSeconds === null ? '—' : duration(item.waitingSeconds)),
+                h('td', null, badge(item.queueState, item.queueState === 'active' ? 'info' : 'muted')),
+                h('td', { class: 'reason' }, item.reason),
               ),
             ),
           ),

@@ -42,6 +42,8 @@ const usage = `usage: npm run bench -- [options]
   --e2e-jobs N        short Jobs in the end-to-end and direct runs (default 2000)
   --e2e-clients N     parallel clients creating them (default 20)
   --tracked-jobs N    Jobs tracked when the controller's memory is read (default 10000)
+  --idle-seconds N    after each drain, read the controller's idle CPU this long, to report CPU per Job
+                      net of it (default 30, one resync; 0 skips it)
   --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all)
   --workers N         worker clusters in the sandbox (default 3)
   --sandbox-dir DIR   the sandbox to start or reuse (default .sandbox-bench-perf)
@@ -67,6 +69,7 @@ const { values } = parseArgs({
     'e2e-jobs': { type: 'string' },
     'e2e-clients': { type: 'string' },
     'tracked-jobs': { type: 'string' },
+    'idle-seconds': { type: 'string' },
     only: { type: 'string' },
     workers: { type: 'string' },
     'sandbox-dir': { type: 'string' },
@@ -88,12 +91,13 @@ if (values.help) {
   process.exit(0);
 }
 
-function count(name: keyof typeof values, fallback: number): number {
+function count(name: keyof typeof values, fallback: number, least = 1): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 1) {
-    console.error(`--${name} must be a positive integer, got ${String(raw)}\n\n${usage}`);
+  if (!Number.isSafeInteger(n) || n < least) {
+    const what = least === 0 ? 'a whole number, 0 or more' : 'a positive integer';
+    console.error(`--${name} must be ${what}, got ${String(raw)}\n\n${usage}`);
     process.exit(2);
   }
   return n;
@@ -108,6 +112,8 @@ const e2eJobs = count('e2e-jobs', 2000);
 const e2eClients = count('e2e-clients', 20);
 const trackedJobs = count('tracked-jobs', 10_000);
 const workers = count('workers', 3);
+// One resync interval (the controller's default, 30 s): the idle window holds exactly one resync.
+const idleSeconds = count('idle-seconds', 30, 0);
 const only = new Set<string>(values.only ? values.only.split(',').map((s) => s.trim()) : scenarios);
 for (const name of only) {
   if (!(scenarios as readonly string[]).includes(name)) {
@@ -179,9 +185,15 @@ try {
       log(`  replay: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s`);
     }
     if (runs_('drain')) {
-      const drain = await scenario('drain', (run) => drainBacklog(fleet, settings, { jobs, run }));
+      const drain = await scenario('drain', (run) =>
+        drainBacklog(fleet, settings, { jobs, run, idleSeconds }),
+      );
       record('dispatchJobsPerSec', drain.dispatchJobsPerSec);
       record('controllerCpuMsPerJob', drain.controllerCpuMsPerJob);
+      if (drain.controllerIdleCpuMsPerSec !== undefined) {
+        record('controllerIdleCpuMsPerSec', drain.controllerIdleCpuMsPerSec);
+        record('controllerCpuMsPerJobNetOfIdle', drain.controllerCpuMsPerJobNetOfIdle!);
+      }
       record('writesPerDispatch', drain.writesPerDispatch);
       record('originStatusWritesPerJob', drain.originStatusWritesPerJob);
       record('mirrorStatusChangesPerJob', drain.mirrorStatusChangesPerJob);
@@ -192,8 +204,12 @@ try {
       record('redisPeakMiB', drain.redisPeakMiB);
       detail('drainWrites', drain.writes.byCluster);
       detail('drainRequests', drain.writes.requestsByCluster);
+      const netOfIdle =
+        drain.controllerCpuMsPerJobNetOfIdle === undefined
+          ? ''
+          : ` (${drain.controllerCpuMsPerJobNetOfIdle.toFixed(2)} net of ${drain.controllerIdleCpuMsPerSec!.toFixed(1)} idle CPU ms/s)`;
       log(
-        `  drain: ${drain.dispatchJobsPerSec.toFixed(1)} Jobs/s, ${drain.controllerCpuMsPerJob.toFixed(2)} CPU ms/Job, ` +
+        `  drain: ${drain.dispatchJobsPerSec.toFixed(1)} Jobs/s, ${drain.controllerCpuMsPerJob.toFixed(2)} CPU ms/Job${netOfIdle}, ` +
           `${drain.writesPerDispatch.toFixed(2)} writes/dispatch, ${drain.originStatusWritesPerJob.toFixed(2)} status writes ` +
           `for ${drain.mirrorStatusChangesPerJob.toFixed(2)} mirror status changes per Job, RSS ${drain.rssMiB.toFixed(0)} MiB`,
       );
@@ -338,6 +354,7 @@ const report = {
     e2eJobs,
     e2eClients,
     trackedJobs,
+    idleSeconds,
     workers,
     scenarios: [...only],
     controllerArgs: settings.controllerArgs,

@@ -147,6 +147,16 @@ export interface DrainResult {
   /** From readiness to the first mirror. */
   firstMirrorMs: number;
   controllerCpuMsPerJob: number;
+  /**
+   * The controller's CPU per second with the drained Jobs tracked and nothing changing (its
+   * resyncs, leases, keepalives), over `idleSeconds` after the drain; absent when not measured.
+   */
+  controllerIdleCpuMsPerSec?: number;
+  /**
+   * CPU per Job net of that idle cost over the drain's length: what dispatching a Job costs,
+   * apart from the drain's pace (a slower drain pays the background for longer).
+   */
+  controllerCpuMsPerJobNetOfIdle?: number;
   writesPerDispatch: number;
   originStatusWritesPerJob: number;
   mirrorStatusChangesPerJob: number;
@@ -167,7 +177,14 @@ export interface DrainResult {
 export async function drainBacklog(
   fleet: BenchFleet,
   settings: BenchSettings,
-  options: { jobs: number; run: string; keepController?: boolean; flushRedis?: boolean },
+  options: {
+    jobs: number;
+    run: string;
+    keepController?: boolean;
+    flushRedis?: boolean;
+    /** Seconds to read the controller's idle CPU after the drain (0: not read). */
+    idleSeconds?: number;
+  },
 ): Promise<DrainResult & { controller?: ControllerUnderTest }> {
   const namespace = `bench-${options.run}`;
   if (options.flushRedis !== false) await fleet.flushRedis();
@@ -193,6 +210,7 @@ export async function drainBacklog(
       () => observed.mirrorsSeen.size >= options.jobs && observed.synced.size >= options.jobs,
       30 * 60_000,
     );
+    const drainedAt = performance.now();
     const cpuMs = controller.cpuMs() - cpuAtReady;
     const rssBytes = controller.rssBytes();
     const placementTasks = await controller.counter('jobrelay_placements_total');
@@ -218,6 +236,15 @@ export async function drainBacklog(
       redisPeakMiB: redisPeak / 2 ** 20,
       writes,
     };
+    const idleSeconds = options.idleSeconds ?? 0;
+    if (idleSeconds > 0) {
+      const from = controller.cpuMs();
+      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+      const idleCpuMsPerSec = (controller.cpuMs() - from) / idleSeconds;
+      result.controllerIdleCpuMsPerSec = idleCpuMsPerSec;
+      result.controllerCpuMsPerJobNetOfIdle =
+        (cpuMs - (idleCpuMsPerSec * (drainedAt - readyAt)) / 1000) / options.jobs;
+    }
     if (options.keepController) return { ...result, controller };
     await controller.stop();
     return result;

@@ -1,4 +1,5 @@
 import type { AgentOptions, RequestOptions } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import {
   type ApiType,
   BatchV1Api,
@@ -10,6 +11,7 @@ import {
   type KubeConfig,
   type RequestContext,
   type ResponseContext,
+  type SecurityAuthentication,
   ServerConfiguration,
   VersionApi,
   wrapHttpLibrary,
@@ -104,7 +106,9 @@ export function sharedPoolConfiguration(
   let own: Promise<Dispatcher | undefined> | undefined;
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kubeConfig },
+    // Behind a proxy, client-node's own authentication builds the proxy's pool (kept from the
+    // first request); else ours sets the credentials only, the pool being `requestDispatcher`.
+    authMethods: { default: cluster.proxyUrl ? kubeConfig : headersOnlyAuthentication(kubeConfig) },
     httpApi: options.onResponse ? observedHttpLibrary(options.onResponse) : undiciHttpLibrary,
     promiseMiddleware: [
       {
@@ -123,6 +127,40 @@ export function sharedPoolConfiguration(
       },
     ],
   });
+}
+
+/** What client-node's KubeConfig keeps private: the credential headers of its current user. */
+interface KubeConfigInternals {
+  applyAuthorizationHeader?: (opts: { headers: Record<string, string> }) => Promise<void>;
+}
+
+/**
+ * client-node's kubeconfig authentication without its per-request setup: on every request
+ * its `applySecurityAuthentication` decodes the CA, client certificate and key again (or reads
+ * their files) and builds a new undici Agent, which `sharedPoolConfiguration` then discards
+ * for the shared pool. This sets the same headers (basic auth, then the token or an auth
+ * provider's or exec plugin's, refreshed as client-node refreshes them, and impersonation) and
+ * leaves TLS to the pool. With a client-node that no longer has the private method it reads
+ * the headers with, its own authentication is used: slower, still right.
+ */
+export function headersOnlyAuthentication(kubeConfig: KubeConfig): SecurityAuthentication {
+  const { applyAuthorizationHeader } = kubeConfig as unknown as KubeConfigInternals;
+  if (typeof applyAuthorizationHeader !== 'function') return kubeConfig;
+  return {
+    getName: () => 'kubeconfig credentials (TLS in the shared pool)',
+    async applySecurityAuthentication(context: RequestContext): Promise<void> {
+      const user = kubeConfig.getCurrentUser();
+      if (!user) return;
+      if (user.username) {
+        const basic = Buffer.from(`${user.username}:${user.password}`).toString('base64');
+        context.setHeaderParam('Authorization', `Basic ${basic}`);
+      }
+      const opts: { headers: Record<string, string> } = { headers: {} };
+      if (user.impersonateUser != null) opts.headers['Impersonate-User'] = user.impersonateUser;
+      await applyAuthorizationHeader.call(kubeConfig, opts);
+      for (const [name, value] of Object.entries(opts.headers)) context.setHeaderParam(name, `${value}`);
+    },
+  };
 }
 
 /** The undici transport, reporting each request's verb and status code as it completes. */
@@ -144,6 +182,9 @@ function observedHttpLibrary(onResponse: (verb: string, code: number) => void) {
 
 /** Connections per apiserver: enough for every reconcile and placement running at once. */
 const connectionsPerApiserver = 32;
+
+/** How long an idle pooled connection is kept (below the apiserver's 90 s idle timeout). */
+const idleConnectionMs = 30_000;
 
 /**
  * A pool of HTTP/1.1 keep-alive connections with the kubeconfig's TLS settings, for requests
@@ -170,9 +211,16 @@ async function requestDispatcher(kubeConfig: KubeConfig): Promise<Dispatcher | u
   }
   const options = kubeConfig.createDispatcherOptions(kubeConfig.getCurrentCluster(), agentOptions);
   if (options.type !== 'agent') return undefined;
+  // One TLS context for every connection of the pool: Node builds one per connection otherwise
+  // (parsing the CA, certificate and key each time a connection opens).
+  const { ca, cert, key, pfx, passphrase } = options.connect as AgentOptions;
+  const secureContext = createSecureContext({ ca, cert, key, pfx, passphrase });
   return new Agent({
-    connect: options.connect,
+    connect: { ...options.connect, secureContext },
     allowH2: false,
     connections: connectionsPerApiserver,
+    // The apiserver keeps an idle connection 90 s; undici's default (4 s) closes the pool's
+    // spare connections between bursts, and each reopening costs a TLS handshake.
+    keepAliveTimeout: idleConnectionMs,
   }) as unknown as Dispatcher;
 }

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createSecureServer } from 'node:http2';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeClusterApiClients } from '../src/cluster-api-clients.ts';
 
 // A real HTTPS server on loopback standing in for an apiserver: it answers /version and
@@ -15,7 +15,11 @@ let dir: string;
 let server: Server;
 let connections = 0;
 let requests = 0;
+/** The credential headers of every request the server answered, in order. */
+let credentials: string[] = [];
 let kubeConfig: KubeConfig;
+let serverUrl: string;
+let caData: string;
 
 /** key.pem and cert.pem in `dir`: a self-signed certificate for `subject`, valid for a day. */
 function selfSignedCertificate(dir: string, subject: string, extra: string[] = []): void {
@@ -32,6 +36,9 @@ beforeAll(async () => {
   const cert = readFileSync(join(dir, 'cert.pem'));
   server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (request, res) => {
     requests += 1;
+    credentials.push(
+      `${request.headers.authorization ?? '-'} as ${request.headers['impersonate-user'] ?? '-'}`,
+    );
     // Stands in for a frozen apiserver (SIGSTOP): the connection is accepted, no answer comes.
     if (request.url?.startsWith('/api/v1/namespaces/frozen')) return;
     res.setHeader('content-type', 'application/json');
@@ -42,14 +49,22 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: cert.toString('base64') }],
-    users: [{ name: 'u', token: 'test-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+  serverUrl = `https://127.0.0.1:${port}`;
+  caData = cert.toString('base64');
+  kubeConfig = kubeConfigFor({ name: 'u', token: 'test-token' });
+});
+
+/** A kubeconfig for the test server with `user` as its current user. */
+function kubeConfigFor(user: Parameters<KubeConfig['loadFromOptions']>[0]['users'][number]): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: 'c', server: serverUrl, caData }],
+    users: [user],
+    contexts: [{ name: 'x', cluster: 'c', user: user.name }],
     currentContext: 'x',
   });
-});
+  return config;
+}
 
 afterAll(async () => {
   server.closeAllConnections();
@@ -140,5 +155,43 @@ describe('makeClusterApiClients', () => {
     } finally {
       await new Promise((resolve) => h2.close(resolve));
     }
+  });
+
+  it('sends the same credentials as client-node for every kind of kubeconfig user', async () => {
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, 'token-from-a-file');
+    const users = [
+      { name: 'token', token: 'test-token' },
+      { name: 'basic', username: 'alice', password: 's3cret' },
+      { name: 'impersonating', token: 'test-token', impersonateUser: 'bob' },
+      { name: 'file', authProvider: { name: 'tokenFile', config: { tokenFile } } },
+      { name: 'certificate-only' },
+    ];
+    const { VersionApi } = await import('@kubernetes/client-node');
+    for (const user of users) {
+      credentials = [];
+      await kubeConfigFor(user).makeApiClient(VersionApi).getCode();
+      const config = kubeConfigFor(user);
+      const clients = makeClusterApiClients(config, { qps: 1000, burst: 1000 });
+      for (let i = 0; i < 2; i++) await clients.version.getCode();
+      const [clientNode, ...ours] = credentials;
+      expect(ours, user.name).toEqual([clientNode, clientNode]);
+    }
+    expect(credentials).toEqual(['- as -', '- as -', '- as -']);
+  });
+
+  it('builds no connection pool per request (client-node builds one in its authentication)', async () => {
+    const config = kubeConfigFor({ name: 'u', token: 'test-token' });
+    const createDispatcher = vi.spyOn(
+      config as unknown as { createDispatcher: () => unknown },
+      'createDispatcher',
+    );
+    const clients = makeClusterApiClients(config, { qps: 1000, burst: 1000 });
+    for (let i = 0; i < 5; i++) await clients.version.getCode();
+    expect(createDispatcher).not.toHaveBeenCalled();
+    // client-node's own path calls it on every request, so the spy does watch the right thing.
+    const { VersionApi } = await import('@kubernetes/client-node');
+    await config.makeApiClient(VersionApi).getCode();
+    expect(createDispatcher).toHaveBeenCalledTimes(1);
   });
 });

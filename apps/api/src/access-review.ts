@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { statusCodeOf } from '@jobrelay/kube';
+import { defaultWorkerRequestTimeoutMs, sharedPoolConfiguration, statusCodeOf } from '@jobrelay/kube';
 import {
   AuthenticationV1Api,
   AuthorizationV1Api,
@@ -74,8 +74,13 @@ export class AccessReviewer {
   reviewsSent = 0;
 
   constructor(options: AccessReviewerOptions) {
-    this.authentication = options.kubeConfig.makeApiClient(AuthenticationV1Api);
-    this.authorization = options.kubeConfig.makeApiClient(AuthorizationV1Api);
+    // One kept connection pool for the reviews: client-node's own clients open a TLS
+    // connection per request, and a cache miss costs up to two reviews.
+    const pool = sharedPoolConfiguration(options.kubeConfig, {
+      requestTimeoutMs: defaultWorkerRequestTimeoutMs,
+    });
+    this.authentication = new AuthenticationV1Api(pool);
+    this.authorization = new AuthorizationV1Api(pool);
     this.ttlMs = Math.min(Math.max(options.cacheSeconds, 0), 10) * 1000;
     this.audiences = options.audiences ?? [];
     this.now = options.now ?? Date.now;

@@ -7,7 +7,14 @@ import {
   type KindChoice,
   type KubeObject,
 } from '@jobrelay/kinds';
-import { type InformerEvent, objectKey, ResilientInformer, withTimeout } from '@jobrelay/kube';
+import {
+  defaultWorkerRequestTimeoutMs,
+  type InformerEvent,
+  objectKey,
+  ResilientInformer,
+  sharedPoolConfiguration,
+  withTimeout,
+} from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
 import {
   type ClusterVerdict,
@@ -158,9 +165,11 @@ export class FleetView {
     this.workloadKinds = new WorkloadKinds(options.kinds);
     this.kinds = this.workloadKinds.adapters;
     const { management, log } = options;
-    this.core = management.makeApiClient(CoreV1Api);
-    this.custom = management.makeApiClient(CustomObjectsApi);
-    this.version = management.makeApiClient(VersionApi);
+    // One kept connection pool, not client-node's TLS connection per request.
+    const pool = sharedPoolConfiguration(management, { requestTimeoutMs: defaultWorkerRequestTimeoutMs });
+    this.core = new CoreV1Api(pool);
+    this.custom = new CustomObjectsApi(pool);
+    this.version = new VersionApi(pool);
     for (const { adapter, managedBy } of options.kinds) {
       const { resource } = adapter;
       const origins = new ResilientInformer<KubeObject>({

@@ -5,6 +5,7 @@ import {
   isConflict,
   isNotFound,
   microTime,
+  sharedPoolConfiguration,
   systemClock,
   withTimeout,
 } from '@jobrelay/kube';
@@ -120,7 +121,11 @@ export class LeaderElector {
         'leader election: the retry period must be shorter than the renew deadline, and that than the lease duration',
       );
     this.options = options;
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    // One kept connection pool: client-node's own client opens a TLS connection per request,
+    // two every renewal (a read and a replace), for as long as the process runs.
+    this.api = new CoordinationV1Api(
+      sharedPoolConfiguration(options.kubeConfig, { requestTimeoutMs: renewDeadlineMs }),
+    );
     this.clock = options.clock ?? systemClock;
   }
 

@@ -11,7 +11,9 @@ export { type Clock, systemClock } from './clock.ts';
 export {
   type ClusterApiClients,
   type ClusterClientOptions,
+  defaultWorkerRequestTimeoutMs,
   makeClusterApiClients,
+  sharedPoolConfiguration,
 } from './cluster-api-clients.ts';
 export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
 export { ConfigError, configFileFlag, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';

@@ -42,8 +42,8 @@ const usage = `usage: npm run bench -- [options]
   --e2e-jobs N        short Jobs in the end-to-end and direct runs (default 2000)
   --e2e-clients N     parallel clients creating them (default 20)
   --tracked-jobs N    Jobs tracked when the controller's memory is read (default 10000)
-  --idle-seconds N    after each drain, read the controller's idle CPU this long, to report CPU per Job
-                      net of it (default 30, one resync; 0 skips it)
+  --idle-seconds N    15 s after each drain, read the controller's idle CPU this long, to report CPU per
+                      Job net of it (default 30, one resync; 0 skips it)
   --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all)
   --workers N         worker clusters in the sandbox (default 3)
   --sandbox-dir DIR   the sandbox to start or reuse (default .sandbox-bench-perf)

@@ -71,6 +71,7 @@ const policy = `
   GET    /api/v1/queue                                             401       401       403    200    403    200
   GET    /api/v1/stats/history                                     401       401       403    200    403    200
   GET    /api/v1/me                                                401       401       200    200    200    200
+  GET    /api/v1/me?namespace=team-a                               401       401       200    200    200    200
   GET    /api/v1/watch                                             401       401       403    200    403    200
   GET    /api/v1/watch?namespace=team-a&kinds=jobs                 401       401       403    200    200    200
   GET    /api/v1/watch?kinds=workloads&kind=raycluster             401       401       403    200    403    200
@@ -591,6 +592,21 @@ const requests: Record<string, RequestSpec> = {
       expect(cordon?.allowed).toBe(caller === 'fleet-admin');
       const listJobs = me.actions.find((a) => a.action === 'listJobs');
       expect(listJobs?.allowed).toBe(caller === 'fleet-admin' || caller === 'viewer');
+    },
+  },
+  'GET /api/v1/me?namespace=team-a': {
+    route: 'GET /api/v1/me',
+    // In team-a, its RoleBinding lets team-a read as a viewer does; the fleet stays cluster-wide.
+    answer: (response, caller) => {
+      const me = response.json() as {
+        namespace: string | null;
+        actions: Array<{ action: string; allowed: boolean }>;
+      };
+      expect(me.namespace).toBe(teamNamespace);
+      const allowed = (action: string) => me.actions.find((a) => a.action === action)?.allowed;
+      for (const action of ['listJobs', 'watchJobs', 'listWorkloads', 'readLogs'])
+        expect(allowed(action), action).toBe(caller !== 'nobody');
+      expect(allowed('listClusters')).toBe(caller === 'fleet-admin' || caller === 'viewer');
     },
   },
   'GET /api/v1/watch': {

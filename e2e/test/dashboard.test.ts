@@ -6,7 +6,7 @@
 // Content-Security-Policy. Screenshots of every page go to docs/dashboard/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { repositoryRoot } from '@jobrelay/sandbox';
+import { repositoryRoot, teamNamespace } from '@jobrelay/sandbox';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -292,6 +292,51 @@ describe('the dashboard in Chromium', () => {
     const elsewhere = await openPage(desktop);
     await elsewhere.getByLabel('Bearer token').waitFor();
     expect(await elsewhere.locator('nav').count()).toBe(0);
+  });
+
+  it('signs in a caller whose rights stop at one namespace to that namespace: its Jobs live, no others', async () => {
+    const page = await openPage(desktop);
+    const error = page.getByRole('alert');
+    // Across every namespace team-a may read nothing: told so, and where to say its namespace.
+    await signIn(page, sandbox.token('team-a'));
+    await error.filter({ hasText: 'enter it under Namespace' }).waitFor();
+    await page.getByLabel('Namespace (optional)').fill('Team_A');
+    await page.getByLabel('Bearer token').press('Enter');
+    await error.filter({ hasText: 'is not a namespace name' }).waitFor();
+    expect(await page.locator('nav').count()).toBe(0);
+
+    const mine = uniqueName('dash-team');
+    const elsewhere = uniqueName('dash-other');
+    for (const [where, name] of [
+      [teamNamespace, mine],
+      [namespace, elsewhere],
+    ] as const)
+      await fleet.management.batch.createNamespacedJob({
+        namespace: where,
+        body: sandboxJob({ name, managedBy: dispatcherManagedBy, pod: { runSeconds: 5 } }),
+      });
+    try {
+      await page.getByLabel('Namespace (optional)').fill(teamNamespace);
+      await page.getByLabel('Bearer token').press('Enter');
+      await page.locator('nav[aria-label="Dashboard pages"]').waitFor();
+      await page.locator('header .scope', { hasText: `in ${teamNamespace}` }).waitFor();
+      await go(page, 'Jobs');
+      const row = page.locator(`tr[data-job="${teamNamespace}/${mine}"]`);
+      // Live through the namespace's watch: Running, then Complete, without a reload.
+      await row.and(page.locator('[data-phase="succeeded"]')).waitFor({ timeout: 60_000 });
+      await page.locator('#live-state.live-live').waitFor();
+      expect(
+        await page.locator('tr[data-job]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job'))),
+      ).toEqual(expect.not.arrayContaining([`${namespace}/${elsewhere}`]));
+      expect(await page.locator(`tr[data-job^="${namespace}/"]`).count()).toBe(0);
+      // The namespace is kept with the token for the tab's session.
+      await page.reload();
+      await page.locator('header .scope', { hasText: `in ${teamNamespace}` }).waitFor();
+    } finally {
+      await fleet.management.batch
+        .deleteNamespacedJob({ name: mine, namespace: teamNamespace, propagationPolicy: 'Background' })
+        .catch(() => {});
+    }
   });
 
   it('works at phone width: one column, no sideways scrolling on any page', async () => {

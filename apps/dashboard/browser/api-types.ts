@@ -10,6 +10,8 @@ export interface CallerAction {
 export interface Me {
   username: string;
   groups: string[];
+  /** The namespace the actions were checked in (the dashboard's scope); null: every namespace. */
+  namespace: string | null;
   actions: CallerAction[];
 }
 

@@ -1,5 +1,6 @@
 import './dashboard.css';
 import { hashOf, parseHashRoute } from '../src/hash-route.ts';
+import { inNamespace } from '../src/namespace-scope.ts';
 import { ApiClient, ApiError } from './api-client.ts';
 import type { Cluster, JobDetail, JobSummary, Me, PendingItem, StatsHistory } from './api-types.ts';
 import { renderCharts } from './charts-page.ts';
@@ -14,6 +15,8 @@ import { watchFleet } from './watch-stream.ts';
 
 /** The token lives in this tab's session storage only: closing the tab forgets it. */
 const tokenKey = 'jobrelay.dashboard.token';
+/** The namespace signed in to (absent: every namespace), kept beside the token. */
+const namespaceKey = 'jobrelay.dashboard.namespace';
 const root = document.getElementById('app')!;
 
 const pages = [
@@ -41,6 +44,10 @@ function message(err: unknown): string {
 
 function start(token: string, me: Me): void {
   sessionStorage.setItem(tokenKey, token);
+  // Lists and the watch of Jobs and workloads ask for this namespace only; the fleet is cluster-wide.
+  const namespace = me.namespace ?? undefined;
+  if (namespace) sessionStorage.setItem(namespaceKey, namespace);
+  else sessionStorage.removeItem(namespaceKey);
   const client = new ApiClient(token);
   const state: DashboardState = initialState();
   const allowed = new Map(me.actions.map((a) => [a.action, a]));
@@ -65,6 +72,7 @@ function start(token: string, me: Me): void {
       class: 'link on-dark',
       onClick: () => {
         sessionStorage.removeItem(tokenKey);
+        sessionStorage.removeItem(namespaceKey);
         location.hash = '';
         location.reload();
       },
@@ -103,6 +111,13 @@ function start(token: string, me: Me): void {
         { class: 'who' },
         liveIndicator,
         h('span', { class: 'user', title: me.groups.join(', ') }, me.username),
+        namespace
+          ? h(
+              'span',
+              { class: 'scope', title: 'The Jobs and Pending pages show this namespace' },
+              `in ${namespace}`,
+            )
+          : null,
         signOut,
       ),
     ),
@@ -143,7 +158,7 @@ function start(token: string, me: Me): void {
     if (!can('listJobs')) return;
     const changesBefore = state.jobChanges;
     try {
-      const { items, truncated } = await client.list<JobSummary>('/api/v1/jobs');
+      const { items, truncated } = await client.list<JobSummary>(inNamespace('/api/v1/jobs', namespace));
       if (state.jobChanges !== changesBefore) {
         jobsSoon();
         return;
@@ -159,7 +174,7 @@ function start(token: string, me: Me): void {
   const reloadPending = async () => {
     if (!can('listWorkloads')) return;
     try {
-      state.pending = (await client.list<PendingItem>('/api/v1/pending')).items;
+      state.pending = (await client.list<PendingItem>(inNamespace('/api/v1/pending', namespace))).items;
       state.pendingError = undefined;
     } catch (err) {
       state.pendingError = message(err);
@@ -242,45 +257,50 @@ function start(token: string, me: Me): void {
   const streams = [...(can('watchJobs') ? ['jobs'] : []), ...(can('watchClusters') ? ['clusters'] : [])];
   let wasLive = false;
   if (streams.length > 0) {
-    watchFleet(client, streams, {
-      onState: (live, detail) => {
-        const previous = state.live;
-        state.live = live;
-        state.liveDetail = detail;
-        drawLive();
-        if (live === 'live' && wasLive && previous !== 'live') {
-          // Back after a break: what changed meanwhile is read anew.
-          void reloadClusters();
-          void reloadJobs();
-          pendingSoon();
-        }
-        if (live === 'live') wasLive = true;
-        if (live === 'stopped') announce(`Live updates stopped: ${detail ?? ''}`);
+    watchFleet(
+      client,
+      streams,
+      {
+        onState: (live, detail) => {
+          const previous = state.live;
+          state.live = live;
+          state.liveDetail = detail;
+          drawLive();
+          if (live === 'live' && wasLive && previous !== 'live') {
+            // Back after a break: what changed meanwhile is read anew.
+            void reloadClusters();
+            void reloadJobs();
+            pendingSoon();
+          }
+          if (live === 'live') wasLive = true;
+          if (live === 'stopped') announce(`Live updates stopped: ${detail ?? ''}`);
+        },
+        onEvent: (event, data) => {
+          const change = data as { type: string; object: unknown };
+          if (event === 'job') {
+            const job = change.object as JobSummary;
+            const key = jobKey(job);
+            const before = state.jobs.get(key);
+            if (change.type === 'deleted') state.jobs.delete(key);
+            else state.jobs.set(key, job);
+            state.jobChanges += 1;
+            if (before && before.phase !== job.phase && change.type !== 'deleted')
+              announce(`Job ${key} is now ${job.phase}`);
+            if (state.detail?.key === key) detailSoon();
+            clustersSoon();
+            pendingSoon();
+            rerender();
+          } else if (event === 'cluster') {
+            const cluster = change.object as Cluster;
+            if (change.type === 'deleted') state.clusters.delete(cluster.name);
+            else state.clusters.set(cluster.name, cluster);
+            state.clusterChanges += 1;
+            rerender();
+          }
+        },
       },
-      onEvent: (event, data) => {
-        const change = data as { type: string; object: unknown };
-        if (event === 'job') {
-          const job = change.object as JobSummary;
-          const key = jobKey(job);
-          const before = state.jobs.get(key);
-          if (change.type === 'deleted') state.jobs.delete(key);
-          else state.jobs.set(key, job);
-          state.jobChanges += 1;
-          if (before && before.phase !== job.phase && change.type !== 'deleted')
-            announce(`Job ${key} is now ${job.phase}`);
-          if (state.detail?.key === key) detailSoon();
-          clustersSoon();
-          pendingSoon();
-          rerender();
-        } else if (event === 'cluster') {
-          const cluster = change.object as Cluster;
-          if (change.type === 'deleted') state.clusters.delete(cluster.name);
-          else state.clusters.set(cluster.name, cluster);
-          state.clusterChanges += 1;
-          rerender();
-        }
-      },
-    });
+      namespace,
+    );
   } else {
     state.live = 'stopped';
     state.liveDetail = 'your RBAC allows watching neither Jobs nor clusters';
@@ -342,17 +362,18 @@ function start(token: string, me: Me): void {
 
 function boot(): void {
   const token = sessionStorage.getItem(tokenKey);
+  const namespace = sessionStorage.getItem(namespaceKey) ?? '';
   const signedIn = (freshToken: string, me: Me) => start(freshToken, me);
   if (!token) {
     renderSignIn(root, signedIn);
     return;
   }
   // A stored token is checked again: it may have expired or lost its rights since.
-  void signIn(token).then((result) => {
+  void signIn(token, namespace).then((result) => {
     if (result.ok) start(token, result.me);
     else {
       sessionStorage.removeItem(tokenKey);
-      renderSignIn(root, signedIn, result.message);
+      renderSignIn(root, signedIn, result.message, namespace);
     }
   });
 }

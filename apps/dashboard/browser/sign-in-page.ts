@@ -1,3 +1,4 @@
+import { inNamespace, readNamespace } from '../src/namespace-scope.ts';
 import { ApiClient, ApiError } from './api-client.ts';
 import type { Me } from './api-types.ts';
 import { h, replaceContent } from './dom.ts';
@@ -6,22 +7,30 @@ import { h, replaceContent } from './dom.ts';
 const readActions = ['listClusters', 'listJobs', 'listWorkloads'];
 
 /**
- * Asks the API who the token belongs to (GET /api/v1/me). Refuses with the API's own words
+ * Asks the API who the token belongs to and what it may do (GET /api/v1/me), in one namespace
+ * when `namespaceText` names one, else in every namespace. Refuses with the API's own words
  * when the token is bad, and names the missing permission when it may read nothing here.
  */
-export async function signIn(token: string): Promise<{ ok: true; me: Me } | { ok: false; message: string }> {
+export async function signIn(
+  token: string,
+  namespaceText = '',
+): Promise<{ ok: true; me: Me } | { ok: false; message: string }> {
   const trimmed = token.trim();
   if (!trimmed) return { ok: false, message: 'Paste a bearer token of the management cluster first.' };
   if (/\s/.test(trimmed))
     return { ok: false, message: 'A bearer token has no spaces or line breaks; paste the token alone.' };
+  const scope = readNamespace(namespaceText);
+  if (!scope.ok) return { ok: false, message: scope.message };
   try {
-    const me = await new ApiClient(trimmed).get<Me>('/api/v1/me');
+    const me = await new ApiClient(trimmed).get<Me>(inNamespace('/api/v1/me', scope.namespace));
     const reads = me.actions.filter((a) => readActions.includes(a.action));
     if (!reads.some((a) => a.allowed)) {
       const needs = reads.map((a) => a.needs).join(', or ');
       return {
         ok: false,
-        message: `Signed in as ${me.username}, but your RBAC allows none of the dashboard's views: it needs ${needs} (the jobrelay-viewer ClusterRole grants them).`,
+        message: scope.namespace
+          ? `Signed in as ${me.username}, but your RBAC allows none of the dashboard's views in namespace ${scope.namespace}: it needs ${needs}.`
+          : `Signed in as ${me.username}, but your RBAC allows none of the dashboard's views in every namespace: it needs ${needs} (the jobrelay-viewer ClusterRole grants them). If your rights are in one namespace, enter it under Namespace.`,
       };
     }
     return { ok: true, me };
@@ -39,6 +48,7 @@ export function renderSignIn(
   root: Element,
   onSignedIn: (token: string, me: Me) => void,
   notice?: string,
+  namespace = '',
 ): void {
   const error = h('p', { class: 'error', role: 'alert', id: 'sign-in-error' }, notice ?? '');
   if (!notice) error.hidden = true;
@@ -51,6 +61,16 @@ export function renderSignIn(
     required: true,
     'aria-describedby': 'token-help sign-in-error',
   });
+  const namespaceInput = h('input', {
+    id: 'namespace',
+    name: 'namespace',
+    type: 'text',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    value: namespace,
+    placeholder: 'every namespace',
+    'aria-describedby': 'namespace-help sign-in-error',
+  });
   const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
   const form = h(
     'form',
@@ -61,7 +81,7 @@ export function renderSignIn(
         event.preventDefault();
         button.disabled = true;
         button.textContent = 'Signing in…';
-        const result = await signIn(input.value);
+        const result = await signIn(input.value, namespaceInput.value);
         button.disabled = false;
         button.textContent = 'Sign in';
         if (result.ok) {
@@ -82,6 +102,13 @@ export function renderSignIn(
       'A token of the management cluster (',
       h('code', null, 'kubectl create token <service-account>'),
       '). It stays in this browser tab only (session storage) and is sent to this API alone. What you see is what your RBAC allows.',
+    ),
+    h('label', { for: 'namespace' }, 'Namespace (optional)'),
+    namespaceInput,
+    h(
+      'p',
+      { id: 'namespace-help', class: 'help' },
+      'Empty: every namespace your RBAC lets you read. If your rights stop at one namespace (a Role there), enter it: the Jobs and Pending pages then show that namespace.',
     ),
     error,
     button,

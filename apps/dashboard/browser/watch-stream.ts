@@ -1,3 +1,4 @@
+import { inNamespace } from '../src/namespace-scope.ts';
 import { reconnectDelayMs } from '../src/reconnect-backoff.ts';
 import { ServerSentEventParser } from '../src/server-sent-event-parser.ts';
 import { type ApiClient, ApiError } from './api-client.ts';
@@ -15,7 +16,12 @@ export interface WatchHandlers {
  * browser's EventSource cannot send the Authorization header. Reconnects with backoff after
  * any break; stops for good on 401/403 (the token expired or lost its rights) and says why.
  */
-export function watchFleet(client: ApiClient, streams: string[], handlers: WatchHandlers): { close(): void } {
+export function watchFleet(
+  client: ApiClient,
+  streams: string[],
+  handlers: WatchHandlers,
+  namespace?: string,
+): { close(): void } {
   const abort = new AbortController();
   let failures = 0;
   const run = async () => {
@@ -25,7 +31,7 @@ export function watchFleet(client: ApiClient, streams: string[], handlers: Watch
       try {
         const response = await client.request(
           'GET',
-          `/api/v1/watch?kinds=${streams.join(',')}`,
+          inNamespace(`/api/v1/watch?kinds=${streams.join(',')}`, namespace),
           abort.signal,
         );
         handlers.onState('live');

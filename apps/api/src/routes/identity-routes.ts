@@ -2,14 +2,17 @@ import { z } from 'zod';
 import { describePermission, type Permission } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
 import { problemSchema } from '../problems.ts';
-import { onClusters, onJobs, onKinds } from './permissions.ts';
+import { namespaceName } from './job-routes.ts';
+import { onClusters, onEvents, onJobs, onKinds, podLogs } from './permissions.ts';
 
 const errors = { '4xx': problemSchema, '5xx': problemSchema };
 
 /**
  * What a client (the dashboard) asks before it shows a control: each action with exactly the
- * SubjectAccessReviews the routes behind it check, across all namespaces. A caller whose rights
- * stop at one namespace sees `allowed: false` here yet may still call the namespaced routes.
+ * SubjectAccessReviews the routes behind it check, across all namespaces, or with `namespace`
+ * in that one (the Job, workload, log and Event actions; the fleet's are cluster-wide), as the
+ * routes check them when given that namespace. A caller whose rights stop at one namespace
+ * asks with it.
  */
 export const callerActions = [
   'listClusters',
@@ -38,7 +41,11 @@ const actionSchema = z.object({
 
 export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void {
   const { fleet } = deps;
-  const actions: Record<CallerAction, { permissions: () => Permission[]; routes: string[] }> = {
+  // Each action's permissions in `namespace`, or in all namespaces when it is undefined.
+  const actions: Record<
+    CallerAction,
+    { permissions: (namespace?: string) => Permission[]; routes: string[] }
+  > = {
     listClusters: {
       permissions: () => [onClusters('list')],
       routes: ['GET /api/v1/clusters', 'GET /api/v1/queue', 'GET /api/v1/stats/history'],
@@ -52,19 +59,24 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
       permissions: () => [onClusters('update', undefined, 'drain')],
       routes: ['POST /api/v1/clusters/{name}/drain'],
     },
-    listJobs: { permissions: () => [onJobs('list')], routes: ['GET /api/v1/jobs'] },
-    watchJobs: { permissions: () => [onJobs('watch')], routes: ['GET /api/v1/watch?kinds=jobs'] },
+    listJobs: { permissions: (namespace) => [onJobs('list', namespace)], routes: ['GET /api/v1/jobs'] },
+    watchJobs: {
+      permissions: (namespace) => [onJobs('watch', namespace)],
+      routes: ['GET /api/v1/watch?kinds=jobs'],
+    },
     listWorkloads: {
-      permissions: () => onKinds(fleet.workloadKinds.adapters, 'list'),
+      permissions: (namespace) => onKinds(fleet.workloadKinds.adapters, 'list', namespace),
       routes: ['GET /api/v1/workloads', 'GET /api/v1/pending'],
     },
     readQueue: { permissions: () => [onClusters('list')], routes: ['GET /api/v1/queue'] },
     readLogs: {
-      permissions: () => [{ verb: 'get', group: '', resource: 'pods', subresource: 'log' }],
+      permissions: (namespace) =>
+        namespace ? [podLogs(namespace)] : [{ verb: 'get', group: '', resource: 'pods', subresource: 'log' }],
       routes: ['GET /api/v1/namespaces/{ns}/jobs/{name}/logs'],
     },
     listEvents: {
-      permissions: () => [{ verb: 'list', group: '', resource: 'events' }],
+      permissions: (namespace) =>
+        namespace ? [onEvents('list', namespace)] : [{ verb: 'list', group: '', resource: 'events' }],
       routes: ['GET /api/v1/namespaces/{ns}/jobs/{name} (its events)'],
     },
   };
@@ -76,12 +88,23 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
         tags: ['identity'],
         summary: 'Who the caller is (TokenReview) and which actions their RBAC allows (SubjectAccessReviews)',
         description:
-          'Needs only an authenticated caller. Each action is checked with the same SubjectAccessReviews as the routes it stands for, across all namespaces; the dashboard hides or disables what is not allowed and names the missing permission.',
+          'Needs only an authenticated caller. Each action is checked with the same SubjectAccessReviews as the routes it stands for, across all namespaces, or with `namespace` in that one for the Job, workload, log and Event actions (the fleet actions are cluster-wide either way); the dashboard hides or disables what is not allowed and names the missing permission.',
+        querystring: z.object({
+          namespace: namespaceName
+            .optional()
+            .describe(
+              'Check the namespaced actions in this namespace (for a caller whose rights stop at one).',
+            ),
+        }),
         response: {
           200: z
             .object({
               username: z.string(),
               groups: z.array(z.string()),
+              namespace: z
+                .string()
+                .nullable()
+                .describe('The namespace the actions were checked in; null: all.'),
               actions: z.array(actionSchema),
             })
             .meta({ id: 'Caller' }),
@@ -92,9 +115,10 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
     },
     async (request) => {
       const caller = request.caller!;
+      const { namespace } = request.query;
       const answers = await Promise.all(
         callerActions.map(async (action) => {
-          const permissions = actions[action].permissions();
+          const permissions = actions[action].permissions(namespace);
           const missing = await deps.access.firstMissing(caller, permissions);
           return {
             action,
@@ -104,7 +128,12 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
           };
         }),
       );
-      return { username: caller.username, groups: caller.groups, actions: answers };
+      return {
+        username: caller.username,
+        groups: caller.groups,
+        namespace: namespace ?? null,
+        actions: answers,
+      };
     },
   );
 }

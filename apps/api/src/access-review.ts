@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { defaultWorkerRequestTimeoutMs, sharedPoolConfiguration, statusCodeOf } from '@jobrelay/kube';
+import { sharedPoolConfiguration, statusCodeOf } from '@jobrelay/kube';
 import {
   AuthenticationV1Api,
   AuthorizationV1Api,
@@ -76,9 +76,7 @@ export class AccessReviewer {
   constructor(options: AccessReviewerOptions) {
     // One kept connection pool for the reviews: client-node's own clients open a TLS
     // connection per request, and a cache miss costs up to two reviews.
-    const pool = sharedPoolConfiguration(options.kubeConfig, {
-      requestTimeoutMs: defaultWorkerRequestTimeoutMs,
-    });
+    const pool = sharedPoolConfiguration(options.kubeConfig);
     this.authentication = new AuthenticationV1Api(pool);
     this.authorization = new AuthorizationV1Api(pool);
     this.ttlMs = Math.min(Math.max(options.cacheSeconds, 0), 10) * 1000;

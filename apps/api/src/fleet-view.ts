@@ -8,7 +8,6 @@ import {
   type KubeObject,
 } from '@jobrelay/kinds';
 import {
-  defaultWorkerRequestTimeoutMs,
   type InformerEvent,
   objectKey,
   ResilientInformer,
@@ -166,7 +165,7 @@ export class FleetView {
     this.kinds = this.workloadKinds.adapters;
     const { management, log } = options;
     // One kept connection pool, not client-node's TLS connection per request.
-    const pool = sharedPoolConfiguration(management, { requestTimeoutMs: defaultWorkerRequestTimeoutMs });
+    const pool = sharedPoolConfiguration(management);
     this.core = new CoreV1Api(pool);
     this.custom = new CustomObjectsApi(pool);
     this.version = new VersionApi(pool);

@@ -90,15 +90,15 @@ export function makeClusterApiClients(
 /**
  * A client-node configuration whose requests all share one connection pool (see
  * `requestDispatcher`; else the first request's) and go through undici's `request`; each is
- * abandoned after `requestTimeoutMs`.
+ * abandoned after `requestTimeoutMs` (default `defaultWorkerRequestTimeoutMs`).
  */
 export function sharedPoolConfiguration(
   kubeConfig: KubeConfig,
   options: {
-    requestTimeoutMs: number;
+    requestTimeoutMs?: number;
     beforeRequest?: () => Promise<void>;
     onResponse?: (verb: string, code: number) => void;
-  },
+  } = {},
 ): Configuration {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
@@ -114,7 +114,7 @@ export function sharedPoolConfiguration(
       {
         async pre(context: RequestContext): Promise<RequestContext> {
           await options.beforeRequest?.();
-          context.setSignal(AbortSignal.timeout(options.requestTimeoutMs));
+          context.setSignal(AbortSignal.timeout(options.requestTimeoutMs ?? defaultWorkerRequestTimeoutMs));
           own ??= requestDispatcher(kubeConfig);
           shared ??= (await own) ?? context.getDispatcher();
           if (shared) context.setDispatcher(shared);

@@ -11,7 +11,6 @@ export { type Clock, systemClock } from './clock.ts';
 export {
   type ClusterApiClients,
   type ClusterClientOptions,
-  defaultWorkerRequestTimeoutMs,
   makeClusterApiClients,
   sharedPoolConfiguration,
 } from './cluster-api-clients.ts';

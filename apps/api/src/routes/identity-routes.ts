@@ -70,13 +70,11 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
     },
     readQueue: { permissions: () => [onClusters('list')], routes: ['GET /api/v1/queue'] },
     readLogs: {
-      permissions: (namespace) =>
-        namespace ? [podLogs(namespace)] : [{ verb: 'get', group: '', resource: 'pods', subresource: 'log' }],
+      permissions: (namespace) => [podLogs(namespace)],
       routes: ['GET /api/v1/namespaces/{ns}/jobs/{name}/logs'],
     },
     listEvents: {
-      permissions: (namespace) =>
-        namespace ? [onEvents('list', namespace)] : [{ verb: 'list', group: '', resource: 'events' }],
+      permissions: (namespace) => [onEvents('list', namespace)],
       routes: ['GET /api/v1/namespaces/{ns}/jobs/{name} (its events)'],
     },
   };

@@ -52,12 +52,20 @@ export function onSecrets(verb: string, namespace: string, name?: string): Permi
   return { verb, group: '', resource: 'secrets', namespace, ...(name ? { name } : {}) };
 }
 
-export function podLogs(namespace: string): Permission {
-  return { verb: 'get', group: '', resource: 'pods', subresource: 'log', namespace };
+/** Reading pods' logs in one namespace, or in all when none is given. */
+export function podLogs(namespace?: string): Permission {
+  return {
+    verb: 'get',
+    group: '',
+    resource: 'pods',
+    subresource: 'log',
+    ...(namespace ? { namespace } : {}),
+  };
 }
 
-export function onEvents(verb: string, namespace: string): Permission {
-  return { verb, group: '', resource: 'events', namespace };
+/** On Events in one namespace, or in all when none is given. */
+export function onEvents(verb: string, namespace?: string): Permission {
+  return { verb, group: '', resource: 'events', ...(namespace ? { namespace } : {}) };
 }
 
 /** Raw (not yet validated) path parameters: authorization runs before validation. */

@@ -8,6 +8,7 @@ import {
   CustomObjectsApi,
   createConfiguration,
   EventsV1Api,
+  type HttpLibrary,
   type KubeConfig,
   type RequestContext,
   type ResponseContext,
@@ -27,8 +28,8 @@ export interface ClusterClientOptions {
   /** Requests allowed at once above the sustained rate. */
   burst: number;
   /**
-   * Every request (watches aside, they have their own client) is abandoned after this long.
-   * A frozen apiserver accepts connections and never answers; without a bound, a reconcile
+   * Every request (watches aside, they have their own client) is abandoned when its answer
+   * does not start, or stalls, this long after it was sent. A frozen apiserver accepts connections and never answers; without a bound, a reconcile
    * waiting on it would hold its Job for minutes (undici's own limits are 300 s), long past
    * the lost-worker timeout that should move the Job.
    */
@@ -89,8 +90,9 @@ export function makeClusterApiClients(
 
 /**
  * A client-node configuration whose requests all share one connection pool (see
- * `requestDispatcher`; else the first request's) and go through undici's `request`; each is
- * abandoned after `requestTimeoutMs` (default `defaultWorkerRequestTimeoutMs`).
+ * `connectionPool`; behind a proxy, the first request's) and go through undici's `request`;
+ * each is abandoned when no answer comes within `requestTimeoutMs` of sending it (default
+ * `defaultWorkerRequestTimeoutMs`; see undici-http-library.ts).
  */
 export function sharedPoolConfiguration(
   kubeConfig: KubeConfig,
@@ -102,6 +104,7 @@ export function sharedPoolConfiguration(
 ): Configuration {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const transport = undiciHttpLibrary(options.requestTimeoutMs ?? defaultWorkerRequestTimeoutMs);
   let shared: Dispatcher | undefined;
   let own: Promise<Dispatcher | undefined> | undefined;
   return createConfiguration({
@@ -109,13 +112,12 @@ export function sharedPoolConfiguration(
     // Behind a proxy, client-node's own authentication builds the proxy's pool (kept from the
     // first request); else ours sets the credentials only, the pool being `requestDispatcher`.
     authMethods: { default: cluster.proxyUrl ? kubeConfig : headersOnlyAuthentication(kubeConfig) },
-    httpApi: options.onResponse ? observedHttpLibrary(options.onResponse) : undiciHttpLibrary,
+    httpApi: options.onResponse ? observedHttpLibrary(transport, options.onResponse) : transport,
     promiseMiddleware: [
       {
         async pre(context: RequestContext): Promise<RequestContext> {
           await options.beforeRequest?.();
-          context.setSignal(AbortSignal.timeout(options.requestTimeoutMs ?? defaultWorkerRequestTimeoutMs));
-          own ??= requestDispatcher(kubeConfig);
+          own ??= connectionPool(kubeConfig, connectionsPerApiserver);
           shared ??= (await own) ?? context.getDispatcher();
           if (shared) context.setDispatcher(shared);
           context.setHeaderParam('User-Agent', 'jobrelay');
@@ -163,13 +165,13 @@ export function headersOnlyAuthentication(kubeConfig: KubeConfig): SecurityAuthe
   };
 }
 
-/** The undici transport, reporting each request's verb and status code as it completes. */
-function observedHttpLibrary(onResponse: (verb: string, code: number) => void) {
+/** The transport, reporting each request's verb and status code as it completes. */
+function observedHttpLibrary(transport: HttpLibrary, onResponse: (verb: string, code: number) => void) {
   return wrapHttpLibrary({
     async send(context: RequestContext): Promise<ResponseContext> {
       const verb = requestVerb(context.getHttpMethod(), context.getUrl());
       try {
-        const response = await undiciHttpLibrary.send(context).toPromise();
+        const response = await transport.send(context).toPromise();
         onResponse(verb, response.httpStatusCode);
         return response;
       } catch (err) {
@@ -187,14 +189,18 @@ const connectionsPerApiserver = 32;
 const idleConnectionMs = 30_000;
 
 /**
- * A pool of HTTP/1.1 keep-alive connections with the kubeconfig's TLS settings, for requests
- * (watches keep client-node's pool: a watch holds its connection open). undici speaks HTTP/2 to
- * an apiserver by default, and Node's HTTP/2 core costs more CPU per small request than
- * undici's HTTP/1.1 parser: in the dispatch benchmark's drain, 4 of 4 runs in alternation used
- * less controller CPU per Job over HTTP/1.1 (docs/benchmarks.md, sixth round). Undefined when
- * the kubeconfig goes through a proxy or has no TLS settings: client-node's own pool is used.
+ * A pool of at most `connections` HTTP/1.1 keep-alive connections with the kubeconfig's TLS
+ * settings: requests share one (`sharedPoolConfiguration`), each watcher has its own (a watch
+ * holds its connection open). undici speaks HTTP/2 to an apiserver by default, and Node's
+ * HTTP/2 core costs more CPU per small request than undici's HTTP/1.1 parser: in the dispatch
+ * benchmark's drain, 4 of 4 runs in alternation used less controller CPU per Job over HTTP/1.1
+ * (docs/benchmarks.md, sixth round). Undefined when the kubeconfig goes through a proxy:
+ * client-node's own pool is used.
  */
-async function requestDispatcher(kubeConfig: KubeConfig): Promise<Dispatcher | undefined> {
+export async function connectionPool(
+  kubeConfig: KubeConfig,
+  connections: number,
+): Promise<Dispatcher | undefined> {
   const tls: RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(tls);
   const agentOptions: AgentOptions = {};
@@ -218,7 +224,7 @@ async function requestDispatcher(kubeConfig: KubeConfig): Promise<Dispatcher | u
   return new Agent({
     connect: { ...options.connect, secureContext },
     allowH2: false,
-    connections: connectionsPerApiserver,
+    connections,
     // The apiserver keeps an idle connection 90 s; undici's default (4 s) closes the pool's
     // spare connections between bursts, and each reopening costs a TLS handshake.
     keepAliveTimeout: idleConnectionMs,

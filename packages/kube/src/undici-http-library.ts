@@ -1,5 +1,11 @@
-import { type RequestContext, ResponseContext, wrapHttpLibrary } from '@kubernetes/client-node';
-import { type Dispatcher, request } from 'undici';
+import {
+  type HttpLibrary,
+  type RequestContext,
+  ResponseContext,
+  wrapHttpLibrary,
+} from '@kubernetes/client-node';
+import { type Dispatcher, errors, request } from 'undici';
+import { TimeoutError } from './with-timeout.ts';
 
 /**
  * The transport under client-node's generated API clients: undici's `request` instead of
@@ -8,25 +14,50 @@ import { type Dispatcher, request } from 'undici';
  * the controller's CPU. `request` sends the same bytes over the same connection pool and
  * hands back the body as one buffer. Serialisation, errors (ApiException) and typed models
  * stay client-node's.
+ *
+ * A request whose answer does not start within `answerTimeoutMs` of being sent, or whose body
+ * stalls that long, fails with a TimeoutError. undici's own header and body timers bound it
+ * (they run for every request anyway, at 300 s by default): an AbortSignal per request
+ * (`AbortSignal.timeout`) cost the controller a signal, a weakly held timer and an abort
+ * listener per call, and fired 15 s after every request, answered or not. The bound starts
+ * once the request is on a connection (connecting has undici's own 10 s limit); a request
+ * waits for one only while every connection of the pool is busy.
  */
-export const undiciHttpLibrary = wrapHttpLibrary({
-  async send(context: RequestContext): Promise<ResponseContext> {
-    const response = await request(context.getUrl(), {
-      method: context.getHttpMethod() as Dispatcher.HttpMethod,
-      headers: context.getHeaders(),
-      body: requestBody(context.getBody()),
-      signal: context.getSignal() ?? null,
-      dispatcher: context.getDispatcher() as Dispatcher | undefined,
-    });
-    const data = Buffer.from(await response.body.arrayBuffer());
-    return new ResponseContext(response.statusCode, flatHeaders(response.headers), {
-      text: async () => data.toString('utf8'),
-      binary: async () => data,
-      // Only a streaming caller would want this; client-node's generated clients read whole bodies.
-      stream: () => null,
-    });
-  },
-});
+export function undiciHttpLibrary(answerTimeoutMs: number): HttpLibrary {
+  return wrapHttpLibrary({
+    async send(context: RequestContext): Promise<ResponseContext> {
+      let response: Dispatcher.ResponseData;
+      let data: Buffer;
+      try {
+        response = await request(context.getUrl(), {
+          method: context.getHttpMethod() as Dispatcher.HttpMethod,
+          headers: context.getHeaders(),
+          body: requestBody(context.getBody()),
+          signal: context.getSignal() ?? null,
+          dispatcher: context.getDispatcher() as Dispatcher | undefined,
+          headersTimeout: answerTimeoutMs,
+          bodyTimeout: answerTimeoutMs,
+        });
+        data = Buffer.from(await response.body.arrayBuffer());
+      } catch (err) {
+        if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+          const { pathname } = new URL(context.getUrl());
+          throw new TimeoutError(
+            `${context.getHttpMethod()} ${pathname} got no answer within ${answerTimeoutMs / 1000}s`,
+            { cause: err },
+          );
+        }
+        throw err;
+      }
+      return new ResponseContext(response.statusCode, flatHeaders(response.headers), {
+        text: async () => data.toString('utf8'),
+        binary: async () => data,
+        // Only a streaming caller would want this; client-node's generated clients read whole bodies.
+        stream: () => null,
+      });
+    },
+  });
+}
 
 function requestBody(body: ReturnType<RequestContext['getBody']>): string | undefined {
   if (body === undefined || typeof body === 'string') return body;

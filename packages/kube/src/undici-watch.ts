@@ -1,5 +1,6 @@
 import { HttpMethod, type KubeConfig, RequestContext, type Watch } from '@kubernetes/client-node';
 import { type Dispatcher, request } from 'undici';
+import { connectionPool, headersOnlyAuthentication } from './cluster-api-clients.ts';
 
 /** Splits a stream of text into lines; a line split across chunks is held until its end arrives. */
 export class LineSplitter {
@@ -30,11 +31,13 @@ type WatchDone = Parameters<Watch['watch']>[3];
  *
  * Differences, on purpose: one connection pool per watcher, kept across its watches (a watch
  * ends every `timeoutSeconds`; client-node opens a new pool, and a new TLS handshake, each
- * time); a line that is not JSON, or a callback that throws, ends the watch with that error,
+ * time), speaking HTTP/1.1 as the request pool does (`connectionPool`): client-node's pool
+ * lets undici choose HTTP/2, whose Node core costs more CPU per event than undici's HTTP/1.1
+ * parser; a line that is not JSON, or a callback that throws, ends the watch with that error,
  * so the informer relists instead of silently missing an event.
  */
 export class UndiciWatch implements Pick<Watch, 'watch'> {
-  private dispatcher: Dispatcher | undefined;
+  private dispatcher: Promise<Dispatcher | undefined> | undefined;
   private readonly kubeConfig: KubeConfig;
   /** Abort when nothing arrives for this long (client-node's own default). */
   private readonly inactivityTimeoutMs: number;
@@ -58,10 +61,18 @@ export class UndiciWatch implements Pick<Watch, 'watch'> {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     // Headers (a bearer token may be refreshed) come from the kubeconfig every time; the pool
-    // it builds is only kept the first time.
+    // is built once. Behind a proxy, client-node's authentication builds the proxy's pool,
+    // kept from the first watch.
     const context = new RequestContext(url.toString(), HttpMethod.GET);
-    await this.kubeConfig.applySecurityAuthentication(context);
-    this.dispatcher ??= context.getDispatcher() as Dispatcher | undefined;
+    if (cluster.proxyUrl) {
+      await this.kubeConfig.applySecurityAuthentication(context);
+      this.dispatcher ??= Promise.resolve(context.getDispatcher() as Dispatcher | undefined);
+    } else {
+      await headersOnlyAuthentication(this.kubeConfig).applySecurityAuthentication(context);
+      // Two connections: a new watch may start while the last one's socket is still closing.
+      this.dispatcher ??= connectionPool(this.kubeConfig, 2) as Promise<Dispatcher | undefined>;
+    }
+    const dispatcher = await this.dispatcher;
 
     const controller = new AbortController();
     let timedOut = false;
@@ -85,7 +96,7 @@ export class UndiciWatch implements Pick<Watch, 'watch'> {
       const response = await request(url, {
         method: 'GET',
         headers: context.getHeaders(),
-        dispatcher: this.dispatcher,
+        ...(dispatcher ? { dispatcher } : {}),
         signal: controller.signal,
       });
       if (response.statusCode !== 200) {

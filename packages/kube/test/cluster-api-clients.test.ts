@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeClusterApiClients } from '../src/cluster-api-clients.ts';
+import { TimeoutError } from '../src/with-timeout.ts';
 
 // A real HTTPS server on loopback standing in for an apiserver: it answers /version and
 // counts TLS connections, which is what connection reuse is about.
@@ -97,10 +98,12 @@ describe('makeClusterApiClients', () => {
   it('abandons a request that gets no answer, instead of waiting on it for minutes', async () => {
     const clients = makeClusterApiClients(kubeConfig, { qps: 1000, burst: 1000, requestTimeoutMs: 300 });
     const outcome = await clients.core.readNamespace({ name: 'frozen' }).then(
-      () => 'answered',
-      (err: unknown) => (err as Error).name,
+      () => undefined,
+      (err: unknown) => err,
     );
-    expect(outcome).toBe('TimeoutError');
+    // Our TimeoutError (what connection checks classify as "unreachable"), naming the request.
+    expect(outcome).toBeInstanceOf(TimeoutError);
+    expect((outcome as Error).message).toBe('GET /api/v1/namespaces/frozen got no answer within 0.3s');
     // The pool still serves the next request.
     expect((await clients.version.getCode()).gitVersion).toBe('v1.35.4');
   });
@@ -193,5 +196,19 @@ describe('makeClusterApiClients', () => {
     const { VersionApi } = await import('@kubernetes/client-node');
     await config.makeApiClient(VersionApi).getCode();
     expect(createDispatcher).toHaveBeenCalledTimes(1);
+  });
+
+  it("arms no AbortSignal per request: undici's own timers bound the answer", async () => {
+    const timeout = vi.spyOn(AbortSignal, 'timeout');
+    try {
+      const clients = makeClusterApiClients(kubeConfigFor({ name: 'u', token: 'test-token' }), {
+        qps: 1000,
+        burst: 1000,
+      });
+      for (let i = 0; i < 3; i++) await clients.version.getCode();
+      expect(timeout).not.toHaveBeenCalled();
+    } finally {
+      timeout.mockRestore();
+    }
   });
 });

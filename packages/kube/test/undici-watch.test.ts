@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LineSplitter, UndiciWatch } from '../src/undici-watch.ts';
 
 describe('LineSplitter', () => {
@@ -19,6 +19,7 @@ describe('LineSplitter', () => {
 let server: Server;
 let kubeConfig: KubeConfig;
 const seenQueries: URLSearchParams[] = [];
+const seenAuthorization: Array<string | undefined> = [];
 const openResponses = new Set<ServerResponse>();
 
 const first = JSON.stringify({
@@ -34,6 +35,7 @@ beforeAll(async () => {
   server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://x');
     seenQueries.push(url.searchParams);
+    seenAuthorization.push(request.headers.authorization);
     if (url.pathname === '/missing') {
       response.statusCode = 404;
       response.end('{"kind":"Status","code":404}');
@@ -134,6 +136,26 @@ describe('UndiciWatch', () => {
   it('ends with a TimeoutError when nothing arrives within the inactivity timeout', async () => {
     const { error } = await watchUntilDone(new UndiciWatch(kubeConfig, 200), '/silent');
     expect((error as Error).name).toBe('TimeoutError');
+  });
+
+  it("sends the kubeconfig's credentials, over one pool kept across watches", async () => {
+    const createDispatcher = vi.spyOn(
+      kubeConfig as unknown as { createDispatcher: () => unknown },
+      'createDispatcher',
+    );
+    try {
+      const watch = new UndiciWatch(kubeConfig);
+      seenAuthorization.length = 0;
+      for (let i = 0; i < 3; i++) {
+        const { error } = await watchUntilDone(watch, '/apis/batch/v1/jobs');
+        expect(error).toBeNull();
+      }
+      expect(seenAuthorization).toEqual(['Bearer test-token', 'Bearer test-token', 'Bearer test-token']);
+      // client-node's authentication builds a pool each time it runs; the watch builds none.
+      expect(createDispatcher).not.toHaveBeenCalled();
+    } finally {
+      createDispatcher.mockRestore();
+    }
   });
 
   it('ends without an error when the caller aborts', async () => {

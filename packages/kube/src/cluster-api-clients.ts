@@ -29,9 +29,10 @@ export interface ClusterClientOptions {
   burst: number;
   /**
    * Every request (watches aside, they have their own client) is abandoned when its answer
-   * does not start, or stalls, this long after it was sent. A frozen apiserver accepts connections and never answers; without a bound, a reconcile
-   * waiting on it would hold its Job for minutes (undici's own limits are 300 s), long past
-   * the lost-worker timeout that should move the Job.
+   * does not start, or stalls, this long after it was sent. A frozen apiserver accepts
+   * connections and never answers; without a bound, a reconcile waiting on it would hold its
+   * Job for minutes (undici's own limits are 300 s), long past the lost-worker timeout that
+   * should move the Job.
    */
   requestTimeoutMs?: number;
   /**
@@ -109,9 +110,7 @@ export function sharedPoolConfiguration(
   let own: Promise<Dispatcher | undefined> | undefined;
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
-    // Behind a proxy, client-node's own authentication builds the proxy's pool (kept from the
-    // first request); else ours sets the credentials only, the pool being `requestDispatcher`.
-    authMethods: { default: cluster.proxyUrl ? kubeConfig : headersOnlyAuthentication(kubeConfig) },
+    authMethods: { default: requestAuthentication(kubeConfig) },
     httpApi: options.onResponse ? observedHttpLibrary(transport, options.onResponse) : transport,
     promiseMiddleware: [
       {
@@ -129,6 +128,16 @@ export function sharedPoolConfiguration(
       },
     ],
   });
+}
+
+/**
+ * How a request (or watch) to the kubeconfig's cluster is authenticated. Behind a proxy,
+ * client-node's own authentication, which also builds the proxy's pool (the caller keeps the
+ * first one: `connectionPool` gives none there); else the credential headers only, TLS being
+ * `connectionPool`'s.
+ */
+export function requestAuthentication(kubeConfig: KubeConfig): SecurityAuthentication {
+  return kubeConfig.getCurrentCluster()?.proxyUrl ? kubeConfig : headersOnlyAuthentication(kubeConfig);
 }
 
 /** What client-node's KubeConfig keeps private: the credential headers of its current user. */

@@ -1,6 +1,12 @@
-import { HttpMethod, type KubeConfig, RequestContext, type Watch } from '@kubernetes/client-node';
+import {
+  HttpMethod,
+  type KubeConfig,
+  RequestContext,
+  type SecurityAuthentication,
+  type Watch,
+} from '@kubernetes/client-node';
 import { type Dispatcher, request } from 'undici';
-import { connectionPool, headersOnlyAuthentication } from './cluster-api-clients.ts';
+import { connectionPool, requestAuthentication } from './cluster-api-clients.ts';
 
 /** Splits a stream of text into lines; a line split across chunks is held until its end arrives. */
 export class LineSplitter {
@@ -39,11 +45,13 @@ type WatchDone = Parameters<Watch['watch']>[3];
 export class UndiciWatch implements Pick<Watch, 'watch'> {
   private dispatcher: Promise<Dispatcher | undefined> | undefined;
   private readonly kubeConfig: KubeConfig;
+  private readonly authentication: SecurityAuthentication;
   /** Abort when nothing arrives for this long (client-node's own default). */
   private readonly inactivityTimeoutMs: number;
 
   constructor(kubeConfig: KubeConfig, inactivityTimeoutMs = 30_000) {
     this.kubeConfig = kubeConfig;
+    this.authentication = requestAuthentication(kubeConfig);
     this.inactivityTimeoutMs = inactivityTimeoutMs;
   }
 
@@ -61,17 +69,13 @@ export class UndiciWatch implements Pick<Watch, 'watch'> {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     // Headers (a bearer token may be refreshed) come from the kubeconfig every time; the pool
-    // is built once. Behind a proxy, client-node's authentication builds the proxy's pool,
-    // kept from the first watch.
+    // is built once (behind a proxy, the one client-node's authentication built first).
     const context = new RequestContext(url.toString(), HttpMethod.GET);
-    if (cluster.proxyUrl) {
-      await this.kubeConfig.applySecurityAuthentication(context);
-      this.dispatcher ??= Promise.resolve(context.getDispatcher() as Dispatcher | undefined);
-    } else {
-      await headersOnlyAuthentication(this.kubeConfig).applySecurityAuthentication(context);
-      // Two connections: a new watch may start while the last one's socket is still closing.
-      this.dispatcher ??= connectionPool(this.kubeConfig, 2) as Promise<Dispatcher | undefined>;
-    }
+    await this.authentication.applySecurityAuthentication(context);
+    // Two connections: a new watch may start while the last one's socket is still closing.
+    this.dispatcher ??= connectionPool(this.kubeConfig, 2).then(
+      (pool) => pool ?? (context.getDispatcher() as Dispatcher | undefined),
+    );
     const dispatcher = await this.dispatcher;
 
     const controller = new AbortController();

@@ -12,6 +12,7 @@ import {
   BenchFleet,
   type BenchSettings,
   type ControllerUnderTest,
+  describeParts,
   drainBacklog,
   endToEnd,
   rawCreates,
@@ -181,8 +182,12 @@ try {
       const replay = await scenario('replay', (run) => replayDispatch(fleet, settings, { jobs, run }));
       record('replayJobsPerSec', replay.replayJobsPerSec);
       record('replayWritesPerJob', replay.writes.dispatch / jobs);
+      record('replayMachineCpuMsPerJob', replay.cpuByPart.machineBusy!);
       detail('replayWrites', replay.writes.byCluster);
-      log(`  replay: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s`);
+      detail('replayCpuMsPerJobByPart', replay.cpuByPart);
+      log(
+        `  replay: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
+      );
     }
     if (runs_('drain')) {
       const drain = await scenario('drain', (run) =>
@@ -202,8 +207,10 @@ try {
       record('firstMirrorMs', drain.firstMirrorMs);
       record('controllerRssMiBAfterDrain', drain.rssMiB);
       record('redisPeakMiB', drain.redisPeakMiB);
+      record('drainMachineCpuMsPerJob', drain.cpuByPart.machineBusy!);
       detail('drainWrites', drain.writes.byCluster);
       detail('drainRequests', drain.writes.requestsByCluster);
+      detail('drainCpuMsPerJobByPart', drain.cpuByPart);
       const netOfIdle =
         drain.controllerCpuMsPerJobNetOfIdle === undefined
           ? ''
@@ -213,6 +220,7 @@ try {
           `${drain.writesPerDispatch.toFixed(2)} writes/dispatch, ${drain.originStatusWritesPerJob.toFixed(2)} status writes ` +
           `for ${drain.mirrorStatusChangesPerJob.toFixed(2)} mirror status changes per Job, RSS ${drain.rssMiB.toFixed(0)} MiB`,
       );
+      log(`  drain CPU ms per Job: ${describeParts(drain.cpuByPart)}`);
     }
     if (runs_('steady')) {
       // Idle Jobs: dispatch and status sync apart from pod execution (the targets' figures);

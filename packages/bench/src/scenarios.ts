@@ -8,6 +8,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
 import { BenchFleet, type ControllerUnderTest, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
+import { benchProcessCpuMs, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { JobWatch, type SeenJob } from './job-watch.ts';
 import { percentile, withConcurrency } from './statistics.ts';
 
@@ -168,6 +169,8 @@ export interface DrainResult {
   rssMiB: number;
   redisPeakMiB: number;
   writes: DispatchWrites;
+  /** CPU per Job of every part on the machine over the drain, and the machine's busy time (`machineBusy`). */
+  cpuByPart: FleetCpu;
 }
 
 /** Seconds between a drain's end and its idle reading (V8's collections of the drain's garbage). */
@@ -209,6 +212,7 @@ export async function drainBacklog(
     await controller.ready();
     const readyAt = performance.now();
     const cpuAtReady = controller.cpuMs();
+    const partsAtReady = await readFleetCpu(fleet.sandbox.dir, drainParts(controller));
     await waitUntil(
       `${options.jobs} mirrors and origin statuses`,
       () => observed.mirrorsSeen.size >= options.jobs && observed.synced.size >= options.jobs,
@@ -216,6 +220,7 @@ export async function drainBacklog(
     );
     const drainedAt = performance.now();
     const cpuMs = controller.cpuMs() - cpuAtReady;
+    const partsAtDrained = await readFleetCpu(fleet.sandbox.dir, drainParts(controller));
     const rssBytes = controller.rssBytes();
     const placementTasks = await controller.counter('jobrelay_placements_total');
     const reconciles = await controller.counter('jobrelay_reconciles_total');
@@ -239,6 +244,7 @@ export async function drainBacklog(
       rssMiB: rssBytes / 2 ** 20,
       redisPeakMiB: redisPeak / 2 ** 20,
       writes,
+      cpuByPart: fleetCpuPerJob(partsAtReady, partsAtDrained, options.jobs),
     };
     const idleSeconds = options.idleSeconds ?? 0;
     if (idleSeconds > 0) {
@@ -261,6 +267,11 @@ export async function drainBacklog(
   } finally {
     observed.stop();
   }
+}
+
+/** The parts of a drain besides the sandbox's processes: the controller and the benchmark itself. */
+function drainParts(controller: ControllerUnderTest) {
+  return { controller: () => controller.cpuMs(), benchmark: benchProcessCpuMs };
 }
 
 /**
@@ -331,6 +342,8 @@ export async function rawCreates(
 export interface ReplayResult {
   replayJobsPerSec: number;
   writes: DispatchWrites;
+  /** CPU per Job of every part on the machine over the replay (the benchmark's process replays the calls). */
+  cpuByPart: FleetCpu;
 }
 
 /**
@@ -367,6 +380,7 @@ export async function replayDispatch(
   // Observed as the drain is, so the ratio compares the dispatcher with its calls alone.
   const observed = await observeDispatch(fleet, namespace);
   const before = await fleet.requestCounts();
+  const partsBefore = await readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   const began = performance.now();
   try {
     await withConcurrency(backlog, settings.concurrency, async (origin, i) => {
@@ -395,10 +409,12 @@ export async function replayDispatch(
     observed.stop();
   }
   const seconds = (performance.now() - began) / 1000;
+  const partsAfter = await readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   await new Promise((r) => setTimeout(r, 1000));
   const after = await fleet.requestCounts();
   return {
     replayJobsPerSec: options.jobs / seconds,
+    cpuByPart: fleetCpuPerJob(partsBefore, partsAfter, options.jobs),
     writes: dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name),
   };
 }

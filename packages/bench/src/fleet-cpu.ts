@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { sandboxStatus } from '@jobrelay/sandbox';
+import { processUsage } from './process-usage.ts';
+
+/**
+ * CPU time of everything a scenario runs on this machine, by part: the sandbox's processes
+ * (etcd, each cluster's apiserver and controllers, KWOK, the ray-operators, Redis), the
+ * controller under test and the benchmark's own process (its clients and watches), and the
+ * machine's busy time as the kernel counts it (/proc/stat: every process, this one included).
+ * On two cores every part competes with every other, so a dispatch that costs the apiservers
+ * or Redis more slows the drain as surely as the controller's own CPU does; this is the
+ * account that says which.
+ */
+export type FleetCpu = Record<string, number>;
+
+/** The part a sandbox process belongs to: management and worker apiservers apart, the rest by program. */
+export function fleetPart(processName: string): string {
+  const [cluster, program] = processName.includes('/') ? processName.split('/', 2) : ['', processName];
+  if (program === 'kube-apiserver')
+    return cluster === 'management' ? 'apiserver (management)' : 'apiservers (workers)';
+  return program!;
+}
+
+/** Every part's CPU so far, in ms; `machineBusy` is the whole machine's (all cores summed). */
+export async function readFleetCpu(
+  sandboxDir: string,
+  extra: Record<string, () => number> = {},
+): Promise<FleetCpu> {
+  const rows = (await sandboxStatus(sandboxDir)) ?? [];
+  const cpu: FleetCpu = {};
+  for (const row of rows) {
+    if (row.pid === undefined || row.name.startsWith('app/')) continue;
+    const part = fleetPart(row.name);
+    try {
+      cpu[part] = (cpu[part] ?? 0) + processUsage(row.pid).cpuMs;
+    } catch {
+      // Gone since the status was read: it used nothing more we could count.
+    }
+  }
+  for (const [part, read] of Object.entries(extra)) cpu[part] = read();
+  cpu.machineBusy = machineBusyMs();
+  return cpu;
+}
+
+/** CPU per Job of each part between two readings. */
+export function fleetCpuPerJob(before: FleetCpu, after: FleetCpu, jobs: number): FleetCpu {
+  const perJob: FleetCpu = {};
+  for (const [part, ms] of Object.entries(after)) perJob[part] = round2((ms - (before[part] ?? 0)) / jobs);
+  return perJob;
+}
+
+/** The benchmark's own process: its clients, watches and bookkeeping. */
+export function benchProcessCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+// USER_HZ ticks, as in process-usage.ts.
+const ticksPerSecond = 100;
+
+/** Busy time of all cores since boot (user, nice, system, irq, softirq, steal), in ms. */
+function machineBusyMs(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+  const ticks = user! + nice! + system! + irq! + softirq! + (steal ?? 0);
+  return (ticks * 1000) / ticksPerSecond;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** One line: the machine's total, then every part, largest first. */
+export function describeParts(perJob: FleetCpu): string {
+  const { machineBusy, ...parts } = perJob;
+  const listed = Object.entries(parts)
+    .sort(([, a], [, b]) => b - a)
+    .map(([part, ms]) => `${part} ${ms.toFixed(2)}`);
+  return `machine ${machineBusy?.toFixed(2) ?? '?'} = ${listed.join(', ')}, other processes the rest`;
+}

@@ -8,6 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
 import { DispatchController } from './dispatch-controller.ts';
+import { MemoryAfterBursts } from './memory-after-bursts.ts';
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
@@ -48,10 +49,14 @@ async function main(): Promise<void> {
     },
   });
 
+  const memory = new MemoryAfterBursts({ log });
+  memory.start();
+
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    memory.stop();
     log.info({ signal, timeoutSeconds: config.shutdownTimeoutSeconds }, 'stopping');
     controller
       .stop(config.shutdownTimeoutSeconds * 1000)

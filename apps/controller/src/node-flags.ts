@@ -18,7 +18,8 @@
  *   (the full collections it adds: 16–23 per drain in `--trace-gc`, pausing 0.5–0.7 s).
  * - `--expose-gc`: defines `gc`, through which MemoryAfterBursts asks V8 for its memory-reducing
  *   collection once the controller is quiet after a burst that grew the heap (30 s after a
- *   10,000-Job burst: about 300 MiB resident without it; see memory-after-bursts.ts).
+ *   10,000-Job burst: about 300 MiB resident without it, 229–231 with it; see
+ *   memory-after-bursts.ts).
  * `--optimize-for-size` went further than the semi-space cap alone but cost half again as much
  * CPU per Job.
  */

@@ -52,6 +52,64 @@ export async function createOrAdoptMirror<T extends KubeObject>(
   return { kind: 'stale', mirror: existing };
 }
 
+/**
+ * The first mirror create into a namespace on a worker goes alone; creates into that namespace
+ * there that come meanwhile wait for it. A namespace new to a worker is missing there until a
+ * create finds it missing and makes it: without this, every reconcile running at once sends its
+ * create, each is answered 404 and each creates the namespace (a 2,000-Job drain into a new
+ * namespace over three workers: 5 failed creates and 5 namespace creates). What the first create
+ * learned is only a hint: a namespace deleted later is found missing by a create's own 404, and
+ * made again.
+ */
+export class FirstCreatePerNamespace {
+  private readonly present = new Set<string>();
+  private readonly firsts = new Map<string, Promise<void>>();
+  private readonly remembered: number;
+
+  /** `remembered`: namespaces known present, over all workers, before the hints start over. */
+  constructor(remembered = 10_000) {
+    this.remembered = remembered;
+  }
+
+  /**
+   * Runs `create` into `namespace` on `cluster`, alone if it is the first there; `present` tells
+   * from its result whether the namespace exists now.
+   */
+  async run<R>(
+    cluster: string,
+    namespace: string,
+    create: () => Promise<R>,
+    present: (result: R) => boolean,
+  ): Promise<R> {
+    const key = `${cluster}/${namespace}`;
+    if (this.present.has(key)) return create();
+    const first = this.firsts.get(key);
+    if (first) {
+      await first;
+      return create();
+    }
+    let finished!: () => void;
+    this.firsts.set(
+      key,
+      new Promise<void>((resolve) => {
+        finished = resolve;
+      }),
+    );
+    try {
+      const result = await create();
+      if (present(result)) {
+        if (this.present.size >= this.remembered) this.present.clear();
+        this.present.add(key);
+      }
+      return result;
+    } finally {
+      // Failed or not, the waiting creates go on: each handles a missing namespace itself.
+      this.firsts.delete(key);
+      finished();
+    }
+  }
+}
+
 async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
   try {
     await core.createNamespace({

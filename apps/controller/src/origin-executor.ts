@@ -7,7 +7,7 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { eventRegarding } from './dispatched-kinds.ts';
-import { createOrAdoptMirror, deleteMirror } from './mirror-operations.ts';
+import { createOrAdoptMirror, deleteMirror, FirstCreatePerNamespace } from './mirror-operations.ts';
 import { patchPlacement } from './patch-placement.ts';
 
 /** A worker as the executor uses it: the kind's client there and the namespaces API. */
@@ -62,6 +62,7 @@ export interface ExecutionResult<T extends KubeObject = KubeObject> {
  */
 export class OriginExecutor {
   private readonly options: OriginExecutorOptions;
+  private readonly firstCreates = new FirstCreatePerNamespace();
 
   constructor(options: OriginExecutorOptions) {
     this.options = options;
@@ -238,12 +239,18 @@ export class OriginExecutor {
       case 'create-mirror': {
         const worker = target.worker(action.cluster);
         if (!worker) return true;
-        const created = await createOrAdoptMirror(worker.client, worker.core, action.body, {
-          originId: this.options.originId,
-          originUid: target.uid,
-          attempt: action.record.attempt,
-          createNamespaces: this.options.createNamespaces,
-        });
+        const created = await this.firstCreates.run(
+          action.cluster,
+          action.body.metadata!.namespace!,
+          () =>
+            createOrAdoptMirror(worker.client, worker.core, action.body, {
+              originId: this.options.originId,
+              originUid: target.uid,
+              attempt: action.record.attempt,
+              createNamespaces: this.options.createNamespaces,
+            }),
+          (outcome) => outcome.kind !== 'namespace-missing',
+        );
         metrics.mirrorOperations.inc({ operation: created.kind });
         const createdAt = target.origin?.metadata?.creationTimestamp;
         if (created.kind === 'created' && action.record.attempt === 1 && createdAt)

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { sandboxStatus } from '@jobrelay/sandbox';
-import { processUsage } from './process-usage.ts';
+import { sandboxProcessIds } from '@jobrelay/sandbox';
+import { clockTicksPerSecond, processUsage } from './process-usage.ts';
 
 /**
  * CPU time of everything a scenario runs on this machine, by part: the sandbox's processes
@@ -22,17 +22,12 @@ export function fleetPart(processName: string): string {
 }
 
 /** Every part's CPU so far, in ms; `machineBusy` is the whole machine's (all cores summed). */
-export async function readFleetCpu(
-  sandboxDir: string,
-  extra: Record<string, () => number> = {},
-): Promise<FleetCpu> {
-  const rows = (await sandboxStatus(sandboxDir)) ?? [];
+export function readFleetCpu(sandboxDir: string, extra: Record<string, () => number> = {}): FleetCpu {
   const cpu: FleetCpu = {};
-  for (const row of rows) {
-    if (row.pid === undefined || row.name.startsWith('app/')) continue;
-    const part = fleetPart(row.name);
+  for (const { name, pid } of sandboxProcessIds(sandboxDir)) {
+    const part = fleetPart(name);
     try {
-      cpu[part] = (cpu[part] ?? 0) + processUsage(row.pid).cpuMs;
+      cpu[part] = (cpu[part] ?? 0) + processUsage(pid).cpuMs;
     } catch {
       // Gone since the status was read: it used nothing more we could count.
     }
@@ -55,15 +50,12 @@ export function benchProcessCpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-// USER_HZ ticks, as in process-usage.ts.
-const ticksPerSecond = 100;
-
 /** Busy time of all cores since boot (user, nice, system, irq, softirq, steal), in ms. */
 function machineBusyMs(): number {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
   const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
   const ticks = user! + nice! + system! + irq! + softirq! + (steal ?? 0);
-  return (ticks * 1000) / ticksPerSecond;
+  return (ticks * 1000) / clockTicksPerSecond;
 }
 
 function round2(value: number): number {

@@ -7,7 +7,7 @@ export interface ProcessUsage {
 }
 
 // USER_HZ is 100 on every Linux this runs on (sysconf(_SC_CLK_TCK)); /proc reports ticks.
-const ticksPerSecond = 100;
+export const clockTicksPerSecond = 100;
 
 export function processUsage(pid: number): ProcessUsage {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -17,5 +17,5 @@ export function processUsage(pid: number): ProcessUsage {
   const ticks = Number(fields[11]) + Number(fields[12]);
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const rssKiB = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0);
-  return { cpuMs: (ticks * 1000) / ticksPerSecond, rssBytes: rssKiB * 1024 };
+  return { cpuMs: (ticks * 1000) / clockTicksPerSecond, rssBytes: rssKiB * 1024 };
 }

@@ -212,7 +212,7 @@ export async function drainBacklog(
     await controller.ready();
     const readyAt = performance.now();
     const cpuAtReady = controller.cpuMs();
-    const partsAtReady = await readFleetCpu(fleet.sandbox.dir, drainParts(controller));
+    const partsAtReady = readFleetCpu(fleet.sandbox.dir, drainParts(controller));
     await waitUntil(
       `${options.jobs} mirrors and origin statuses`,
       () => observed.mirrorsSeen.size >= options.jobs && observed.synced.size >= options.jobs,
@@ -220,7 +220,7 @@ export async function drainBacklog(
     );
     const drainedAt = performance.now();
     const cpuMs = controller.cpuMs() - cpuAtReady;
-    const partsAtDrained = await readFleetCpu(fleet.sandbox.dir, drainParts(controller));
+    const partsAtDrained = readFleetCpu(fleet.sandbox.dir, drainParts(controller));
     const rssBytes = controller.rssBytes();
     const placementTasks = await controller.counter('jobrelay_placements_total');
     const reconciles = await controller.counter('jobrelay_reconciles_total');
@@ -380,7 +380,7 @@ export async function replayDispatch(
   // Observed as the drain is, so the ratio compares the dispatcher with its calls alone.
   const observed = await observeDispatch(fleet, namespace);
   const before = await fleet.requestCounts();
-  const partsBefore = await readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
+  const partsBefore = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   const began = performance.now();
   try {
     await withConcurrency(backlog, settings.concurrency, async (origin, i) => {
@@ -409,7 +409,7 @@ export async function replayDispatch(
     observed.stop();
   }
   const seconds = (performance.now() - began) / 1000;
-  const partsAfter = await readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
+  const partsAfter = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   await new Promise((r) => setTimeout(r, 1000));
   const after = await fleet.requestCounts();
   return {

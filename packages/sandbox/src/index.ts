@@ -51,6 +51,7 @@ export {
   type SandboxKuberay,
   sandboxDown,
   sandboxEnv,
+  sandboxProcessIds,
   sandboxStatus,
   sandboxUp,
   startSandboxApp,

@@ -293,6 +293,18 @@ export async function sandboxStatus(dir: string = defaultSandboxDir()): Promise<
 const appPrefix = 'app/';
 
 /**
+ * The sandbox's running processes (jobrelay's own apps aside) by name, with their pids, as its
+ * state records them: no health probe, so cheap enough to read while something is measured.
+ */
+export function sandboxProcessIds(dir: string = defaultSandboxDir()): Array<{ name: string; pid: number }> {
+  const state = readState(new SandboxLayout(dir).stateFile);
+  if (!state) return [];
+  return Object.entries(state.processes)
+    .filter(([name, { pid, binary }]) => !name.startsWith(appPrefix) && isOurProcess(pid, binary))
+    .map(([name, { pid }]) => ({ name, pid }));
+}
+
+/**
  * Starts one of jobrelay's own processes (e.g. the controller, for the demo) under the
  * sandbox, so `status` lists it and `down` stops it. A running one is left alone.
  * Returns the pid, and whether this call started it.

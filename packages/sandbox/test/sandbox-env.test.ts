@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../src/sandbox.ts';
-import { openSandbox, recordSandboxApi, sandboxEnv } from '../src/sandbox.ts';
+import { openSandbox, recordSandboxApi, sandboxEnv, sandboxProcessIds } from '../src/sandbox.ts';
 import { type Identity, SandboxLayout, userIdentities } from '../src/sandbox-layout.ts';
 import { planState, writeState } from '../src/sandbox-state.ts';
 
@@ -96,6 +96,27 @@ describe('recordSandboxApi', () => {
       'http://127.0.0.1:18080',
       join(layout.dir, 'management-fleet-admin.kubeconfig'),
     ]);
+  });
+
+  it('lists the running processes with their pids, apps and stale records left out', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'jobrelay-env-'));
+    const layout = new SandboxLayout(dir);
+    const state = await planState(undefined, {
+      workers: 1,
+      binariesDir: '/b',
+      redisServer: '/r',
+      kuberay: { operator: '/k/ray-operator', crdDir: '/k/crds', version: 'v1.5.0' },
+    });
+    state.processes = {
+      // This test's own process stands in for a running etcd.
+      etcd: { pid: process.pid, binary: process.execPath },
+      // A recorded pid now held by another program: pids get reused.
+      redis: { pid: process.pid, binary: '/bin/sh' },
+      'app/controller': { pid: process.pid, binary: process.execPath },
+    };
+    writeState(layout.stateFile, state);
+    expect(sandboxProcessIds(dir)).toEqual([{ name: 'etcd', pid: process.pid }]);
+    expect(sandboxProcessIds(join(dir, 'none'))).toEqual([]);
   });
 
   it('refuses a directory without a sandbox', () => {

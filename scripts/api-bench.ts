@@ -14,8 +14,15 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { mergePatch } from '@jobrelay/kube';
 import { placementAnnotation } from '@jobrelay/mirror';
-import { formatPlacementRecord } from '@jobrelay/placement';
+import {
+  formatPlacementRecord,
+  loadRecordKeyring,
+  type PlacementRecord,
+  type RecordKeyring,
+  sealSubjectOf,
+} from '@jobrelay/placement';
 import {
   registerSandboxWorkers,
   repositoryRoot,
@@ -79,22 +86,28 @@ function seconds(ms: number): string {
  * not suspended: phase running), two in ten suspended and unplaced, two in ten waiting for
  * a cluster (phase pending). Labels like a team's.
  */
-function benchJob(i: number, workers: string[], createdAt: string): { namespace: string; job: V1Job } {
+function benchJob(
+  i: number,
+  workers: string[],
+  createdAt: string,
+): { namespace: string; job: V1Job; record: PlacementRecord | undefined } {
   const namespace = namespaces[i % namespaces.length]!;
   const kind = i % 10;
   const placed = kind < 6;
   const annotations: Record<string, string> = {};
-  if (placed) {
-    annotations[placementAnnotation] = formatPlacementRecord({
-      cluster: workers[i % workers.length]!,
-      attempt: 1,
-      placedAt: createdAt,
-      carried: { succeeded: 0, failed: 0 },
-      excludedClusters: [],
-    });
-  }
+  // Sealed for the Job's UID, so written once it exists (createAndPlace).
+  const record: PlacementRecord | undefined = placed
+    ? {
+        cluster: workers[i % workers.length]!,
+        attempt: 1,
+        placedAt: createdAt,
+        carried: { succeeded: 0, failed: 0 },
+        excludedClusters: [],
+      }
+    : undefined;
   return {
     namespace,
+    record,
     job: {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -128,11 +141,39 @@ function benchJob(i: number, workers: string[], createdAt: string): { namespace:
   };
 }
 
+/** Creates the Job, then writes its placement record sealed for it, as the controller would. */
+async function createAndPlace(
+  batch: BatchV1Api,
+  keyring: RecordKeyring,
+  namespace: string,
+  job: V1Job,
+  record: PlacementRecord | undefined,
+): Promise<void> {
+  const created = await batch.createNamespacedJob({ namespace, body: job });
+  if (!record) return;
+  await batch.patchNamespacedJob(
+    {
+      namespace,
+      name: created.metadata!.name!,
+      body: {
+        metadata: {
+          annotations: {
+            [placementAnnotation]: formatPlacementRecord(record, sealSubjectOf(created), keyring),
+          },
+        },
+      },
+    },
+    mergePatch,
+  );
+}
+
 async function ensureJobs(sandbox: Sandbox): Promise<{ existing: number; created: number; ms: number }> {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const batch = kubeConfig.makeApiClient(BatchV1Api);
+  // The installation's record key, as the controller seals with it (made here when none ran yet).
+  const { keyring } = await loadRecordKeyring(core, 'jobrelay-system', { createIfMissing: true });
   for (const name of namespaces) {
     await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
       if ((err as { code?: number }).code !== 409) throw err;
@@ -165,10 +206,10 @@ async function ensureJobs(sandbox: Sandbox): Promise<{ existing: number; created
     await Promise.all(
       Array.from({ length: Math.min(creationConcurrency, missing.length) }, async () => {
         while (next < missing.length) {
-          const { namespace, job } = missing[next++]!;
+          const { namespace, job, record } = missing[next++]!;
           for (let attempt = 1; ; attempt++) {
             try {
-              await batch.createNamespacedJob({ namespace, body: job });
+              await createAndPlace(batch, keyring, namespace, job, record);
               break;
             } catch (err) {
               const code = (err as { code?: number }).code;

@@ -43,6 +43,7 @@ import { activeCondition, type ClusterView, clusterView } from './cluster-views.
 import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
+import { loadRecordKeysUntilFound, recordKeys } from './placement-trust.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -134,6 +135,7 @@ export class FleetView {
   private readonly options: FleetViewOptions;
   private readonly viewed = new Map<string, ViewedKind>();
   private started = false;
+  private stopped = false;
   readonly registry: WorkerClusterRegistry;
   private readonly queue: Queue;
   private readonly redis: Redis | Cluster;
@@ -214,6 +216,13 @@ export class FleetView {
   }
 
   async start(): Promise<void> {
+    // In the background: the views show no placement until the keys are read (see placement-trust.ts).
+    void loadRecordKeysUntilFound(this.core, this.options.systemNamespace, this.options.log, {
+      retryMs: 5_000,
+      stopped: () => this.stopped,
+    }).then(() => {
+      this.assumedMemo = undefined;
+    });
     for (const kind of this.viewed.values()) kind.origins.start();
     // The registry's start returns once its WorkerCluster cache is synced.
     await Promise.all([
@@ -227,6 +236,7 @@ export class FleetView {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.queueDepthTimer);
     await Promise.all([
       ...[...this.viewed.values()].map((kind) => kind.origins.stop()),
@@ -411,6 +421,7 @@ export class FleetView {
       this.workloads().map(({ adapter, object }) => ({ workload: object, facts: adapter })),
       capacities,
       new Map(),
+      recordKeys(),
     );
     const value = new Map(
       [...load].map(([cluster, { assumed }]) => [
@@ -551,7 +562,7 @@ export class FleetView {
     const others = this.workloads()
       .filter((other) => other.object.metadata?.uid !== object.metadata?.uid)
       .map(({ adapter: facts, object: workload }) => ({ workload, facts }));
-    const candidates = clusterCandidates(inputs, clusterLoad(others, capacities, new Map()));
+    const candidates = clusterCandidates(inputs, clusterLoad(others, capacities, new Map(), recordKeys()));
     const decision = chooseWorkerCluster(candidates, request.request);
     return {
       decision: decision.kind,

@@ -1,11 +1,8 @@
-import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
-import {
-  waitingSince as attemptWaitingSince,
-  type PlacementRecord,
-  parsePlacementRecord,
-} from '@jobrelay/placement';
+import { unschedulableAnnotation } from '@jobrelay/mirror';
+import { waitingSince as attemptWaitingSince } from '@jobrelay/placement';
 import type { V1Job, V1ObjectMeta } from '@kubernetes/client-node';
 import { z } from 'zod';
+import { placementOf, recordKeysVersion } from './placement-trust.ts';
 
 export const jobPhases = ['pending', 'running', 'succeeded', 'failed', 'suspended'] as const;
 export type JobPhase = (typeof jobPhases)[number];
@@ -43,15 +40,7 @@ export interface Dispatched {
   metadata?: V1ObjectMeta;
 }
 
-/** The placement record, parsed once per object version (informers replace objects on change). */
-const records = new WeakMap<Dispatched, PlacementRecord | undefined>();
-export function placementOf(object: Dispatched): PlacementRecord | undefined {
-  if (records.has(object)) return records.get(object);
-  const parsed = parsePlacementRecord(object.metadata?.annotations?.[placementAnnotation]);
-  const record = parsed.kind === 'ok' ? parsed.record : undefined;
-  records.set(object, record);
-  return record;
-}
+export { placementOf };
 
 function terminalCondition(job: V1Job) {
   return job.status?.conditions?.find(
@@ -89,12 +78,12 @@ export function waitingReason(object: Dispatched): string | null {
   return object.metadata?.annotations?.[unschedulableAnnotation] ?? null;
 }
 
-const summaries = new WeakMap<V1Job, JobSummary>();
+const summaries = new WeakMap<V1Job, { keys: number; summary: JobSummary }>();
 
-/** What lists show of a dispatched Job; computed once per object version. */
+/** What lists show of a dispatched Job; computed once per object version (and record keys). */
 export function jobSummary(job: V1Job): JobSummary {
   const cached = summaries.get(job);
-  if (cached) return cached;
+  if (cached?.keys === recordKeysVersion()) return cached.summary;
   const record = placementOf(job);
   const phase = jobPhase(job);
   const terminal = terminalCondition(job);
@@ -116,7 +105,7 @@ export function jobSummary(job: V1Job): JobSummary {
     reason: terminal?.reason ?? (phase === 'pending' ? waitingReason(job) : null),
     labels: job.metadata?.labels ?? {},
   };
-  summaries.set(job, summary);
+  summaries.set(job, { keys: recordKeysVersion(), summary });
   return summary;
 }
 

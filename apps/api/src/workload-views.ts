@@ -5,6 +5,7 @@ import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay
 import type { PlacementRecord, PodGroup } from '@jobrelay/placement';
 import { z } from 'zod';
 import { placementOf, waitingReason, waitingSince } from './job-views.ts';
+import { recordKeysVersion } from './placement-trust.ts';
 
 /**
  * One vocabulary for every kind, derived from the adapter and the placement record:
@@ -80,7 +81,7 @@ export function podCount(adapter: AnyJobKindAdapter, object: KubeObject): number
 
 type SummaryBase = Omit<WorkloadSummary, 'phase' | 'waitingSince' | 'reason'>;
 /** The parts that do not depend on the mirror, once per object version (informers replace objects). */
-const bases = new WeakMap<KubeObject, SummaryBase>();
+const bases = new WeakMap<KubeObject, { keys: number; base: SummaryBase }>();
 
 /** What lists show of a dispatched workload: the phase from its adapter, record and mirror. */
 export function workloadSummary(
@@ -88,7 +89,8 @@ export function workloadSummary(
   object: KubeObject,
   mirrorSeen: boolean,
 ): WorkloadSummary {
-  let base = bases.get(object);
+  const cached = bases.get(object);
+  let base = cached?.keys === recordKeysVersion() ? cached.base : undefined;
   const record = placementOf(object);
   if (!base) {
     let finishedAt: Date | undefined;
@@ -112,7 +114,7 @@ export function workloadSummary(
       pods: podCount(adapter, object),
       labels: object.metadata?.labels ?? {},
     };
-    bases.set(object, base);
+    bases.set(object, { keys: recordKeysVersion(), base });
   }
   const phase = workloadPhase(adapter, object, record, mirrorSeen);
   return {

@@ -1,6 +1,7 @@
 import { batchJobAdapter, rayClusterAdapter, rayJobAdapter } from '@jobrelay/kinds';
-import type { PlacementRecord } from '@jobrelay/placement';
+import { formatPlacementRecord, type PlacementRecord, RecordKeyring } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
+import { trustRecordsSealedBy } from '../src/placement-trust.ts';
 import { podDemandProblem, workloadKey, workloadPhase, workloadSummary } from '../src/workload-views.ts';
 
 const placed: PlacementRecord = {
@@ -10,7 +11,14 @@ const placed: PlacementRecord = {
   carried: { succeeded: 0, failed: 0 },
   excludedClusters: [],
 };
-const placedAnnotation = JSON.stringify(placed);
+// Sealed for the RayCluster below, as the controller writes records; the API believes only those.
+const keys = new RecordKeyring(Buffer.alloc(32, 3));
+trustRecordsSealedBy(keys);
+const placedAnnotation = formatPlacementRecord(
+  placed,
+  { namespace: 'team-a', name: 'demo', uid: 'rc-1' },
+  keys,
+);
 
 function rayCluster(overrides: { annotations?: Record<string, string>; suspend?: boolean } = {}) {
   return {

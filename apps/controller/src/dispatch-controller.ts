@@ -12,7 +12,12 @@ import {
   withTimeout,
 } from '@jobrelay/kube';
 import { controllerName } from '@jobrelay/mirror';
-import { PlacementQueue, placementRecordOf } from '@jobrelay/placement';
+import {
+  type ParsedPlacement,
+  PlacementQueue,
+  placementRecordOf,
+  type RecordKeyring,
+} from '@jobrelay/placement';
 import {
   type ClusterSnapshot,
   classifyMirror,
@@ -45,6 +50,11 @@ export interface DispatchControllerOptions {
   originId: string;
   /** The kinds to dispatch, with the managedBy value claimed for each (see kind-selection.ts). */
   kinds: KindChoice[];
+  /**
+   * The keys placement records are sealed with (Secret jobrelay-record-key): a record is acted
+   * on only when sealed by one of them for that very workload.
+   */
+  recordKeys: RecordKeyring;
   log: Logger;
   clock?: Clock;
   /** This replica's name in the leader election (config.leaderElectionIdentity, resolved). */
@@ -244,6 +254,7 @@ export class DispatchController {
       kinds: this.kinds,
       registry: this.registry,
       queue: this.queue,
+      recordKeys: options.recordKeys,
       recordEvent: (kind, origin, type, reason, note) =>
         this.events.record({
           regarding: eventRegarding(kind.adapter, origin.metadata ?? {}),
@@ -278,6 +289,7 @@ export class DispatchController {
       originId: options.originId,
       recordDispatchEvents: config.recordDispatchEvents,
       createNamespaces: config.createNamespaces,
+      recordKeys: options.recordKeys,
       events: this.events,
       queue: this.queue,
       forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
@@ -516,7 +528,26 @@ export class DispatchController {
       return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };
     }
     this.deletedOrigins.delete(key);
-    return { kind: 'present', key, origin, placement: placementRecordOf(origin), clusters };
+    const placement = placementRecordOf(origin, this.options.recordKeys);
+    this.checkFences(kind, origin, placement, clusters);
+    return { kind: 'present', key, origin, placement, clusters };
+  }
+
+  /**
+   * The fences of the cluster a placed workload's record names, while its mirror is missing
+   * there (the only time they matter again: just before the mirror is created).
+   */
+  private checkFences(
+    kind: AnyDispatchedKind,
+    origin: KubeObject,
+    placement: ParsedPlacement,
+    clusters: ClusterSnapshot<KubeObject>[],
+  ): void {
+    if (placement.kind !== 'ok' || !placement.record.cluster || kind.adapter.isFinished(origin)) return;
+    const here = clusters.find((c) => c.name === placement.record.cluster);
+    if (!here?.active || here.mirror !== undefined) return;
+    const fenced = this.placer.fencesAgainst(kind, origin, placement.record, here.name);
+    if (fenced !== undefined) here.fenced = fenced;
   }
 
   /** A mirror this process created on `cluster` that its cache does not show yet. */
@@ -574,7 +605,7 @@ export class DispatchController {
           origin: origin
             ? {
                 uid: origin.metadata!.uid!,
-                placement: placementRecordOf(origin),
+                placement: placementRecordOf(origin, this.options.recordKeys),
               }
             : undefined,
         });

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { chooseKinds, dispatchableKinds, knownKinds } from '@jobrelay/kinds';
 import { defaultOriginId, logRedaction, printableConfig } from '@jobrelay/kube';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadRecordKeyring, recordKeySecretName } from '@jobrelay/placement';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ConfigError, controllerUsage, loadControllerConfig } from './controller-config.ts';
 import { DispatchController } from './dispatch-controller.ts';
@@ -29,6 +30,21 @@ async function main(): Promise<void> {
   else management.loadFromDefault();
   const originId = config.originId ?? (await defaultOriginId(management));
   const kinds = await dispatchableKinds(choices, management, log);
+  // The keys placement records are sealed with: made once per installation, by whichever
+  // replica starts first. Without them no record could be trusted, so failing here is fatal.
+  const { keyring: recordKeys, created } = await loadRecordKeyring(
+    management.makeApiClient(CoreV1Api),
+    config.systemNamespace,
+    { createIfMissing: true },
+  ).catch((err: unknown) => {
+    throw new Error(
+      `cannot read or create Secret ${config.systemNamespace}/${recordKeySecretName}, which holds the keys placement records are sealed with: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  });
+  log.info(
+    { secret: `${config.systemNamespace}/${recordKeySecretName}`, keyId: recordKeys.currentKeyId, created },
+    created ? 'created the placement record key' : 'loaded the placement record keys',
+  );
   // A pod's name is unique among the replicas and survives a container restart, so a
   // restarted leader takes its Lease back at once; elsewhere, unique per process.
   const identity =
@@ -40,6 +56,7 @@ async function main(): Promise<void> {
     management,
     originId,
     kinds,
+    recordKeys,
     log,
     identity,
     onLostLeadership: () => {

@@ -1,7 +1,7 @@
 import type { JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
 import { type EventRecorder, isNotFound, statusCodeOf, unlessConflict } from '@jobrelay/kube';
 import { mirrorOwnership } from '@jobrelay/mirror';
-import type { PlacementQueue } from '@jobrelay/placement';
+import type { PlacementQueue, RecordKeyring } from '@jobrelay/placement';
 import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -33,6 +33,8 @@ export interface OriginExecutorOptions {
   originId: string;
   recordDispatchEvents: boolean;
   createNamespaces: boolean;
+  /** Seals the placement records it writes. */
+  recordKeys: RecordKeyring;
   events: EventRecorder;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
@@ -144,7 +146,12 @@ export class OriginExecutor {
         return true;
       }
       case 'patch-placement': {
-        const written = await patchPlacement(target.management, target.origin!, action.record);
+        const written = await patchPlacement(
+          target.management,
+          target.origin!,
+          action.record,
+          this.options.recordKeys,
+        );
         if (written.kind === 'conflict') {
           result.requeueAfterMs = conflictRetryMs;
           return false;

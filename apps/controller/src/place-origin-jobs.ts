@@ -8,6 +8,7 @@ import {
   type ClusterLoad,
   chooseWorkerCluster,
   clusterCandidates,
+  fenceRejection,
   type KindedWorkload,
   noProgress,
   PlacedLoadIndex,
@@ -19,6 +20,7 @@ import {
   placedWorkload,
   placementRecordOf,
   placementRequestFor,
+  type RecordKeyring,
   waitingSince,
 } from '@jobrelay/placement';
 import { eventReasons, statusWrite } from '@jobrelay/planner';
@@ -45,6 +47,8 @@ export interface OriginPlacerOptions {
   /** Waiting placements are promoted through it when capacity frees up. */
   queue: Pick<PlacementQueue, 'retryWaitingNow'>;
   recordEvent: RecordOriginEvent;
+  /** Seals the placement records it writes, and checks those it reads. */
+  recordKeys: RecordKeyring;
   config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents'>;
   clock: Clock;
   log: Logger;
@@ -91,7 +95,7 @@ export class OriginPlacer {
       this.forgetOrigin(uid);
       return;
     }
-    const parsed = placementRecordOf(event.object);
+    const parsed = placementRecordOf(event.object, this.options.recordKeys);
     const recorded = parsed.kind === 'ok' ? parsed.record.cluster : undefined;
     // The cache shows this placement: it need not be assumed any longer.
     if (recorded !== undefined && this.assumedPlacements.get(uid) === recorded)
@@ -109,7 +113,9 @@ export class OriginPlacer {
   private updatePlaced(kind: AnyDispatchedKind, workload: KubeObject): void {
     const uid = workload.metadata!.uid!;
     const entry: KindedWorkload = { workload, facts: kind.adapter };
-    const share = placedWorkload(entry, this.assumedPlacements.get(uid), (e) => this.demandOf(e));
+    const share = placedWorkload(entry, this.assumedPlacements.get(uid), this.options.recordKeys, (e) =>
+      this.demandOf(e),
+    );
     if (share) this.placed.set(uid, share);
     else this.placed.delete(uid);
   }
@@ -140,8 +146,9 @@ export class OriginPlacer {
     ) {
       return 'not-needed';
     }
-    const parsed = placementRecordOf(origin);
-    if (parsed.kind === 'unreadable') return 'not-needed';
+    const parsed = placementRecordOf(origin, this.options.recordKeys);
+    // A record jobrelay did not write is replaced by the origin's reconcile, which enqueues it again.
+    if (parsed.kind === 'untrusted' || parsed.kind === 'unverifiable') return 'not-needed';
     const previous = parsed.kind === 'ok' ? parsed.record : undefined;
     if (previous?.cluster || previous?.gaveUp !== undefined) return 'not-needed';
     // Refused a moment ago: the reconcile enqueues it again once the delay is over.
@@ -187,7 +194,7 @@ export class OriginPlacer {
     let written: Awaited<ReturnType<typeof patchPlacement>>;
     try {
       // The decision is recorded on the origin before anything is created anywhere.
-      written = await patchPlacement(kind.management, origin, record);
+      written = await patchPlacement(kind.management, origin, record, this.options.recordKeys);
     } catch (err) {
       unassume();
       throw err;
@@ -220,6 +227,35 @@ export class OriginPlacer {
   loadByCluster(): ClusterLoad {
     const capacities = new Map(this.options.registry.clusters().map((c) => [c.name, c.capacity]));
     return this.placed.load(capacities);
+  }
+
+  /**
+   * Why `cluster`'s fences would keep this placed workload out now (not its capacity: the
+   * workload is already counted there), or undefined if they would not; checked just before its
+   * mirror is created. Its own place in the cluster's load is not counted against its limits.
+   */
+  fencesAgainst(
+    kind: AnyDispatchedKind,
+    origin: KubeObject,
+    record: PlacementRecord,
+    cluster: string,
+  ): string | undefined {
+    const input = this.options.registry.clusters().find((c) => c.name === cluster);
+    if (!input) return undefined;
+    const request = placementRequestFor(
+      origin,
+      record,
+      this.options.config.placementPolicy,
+      kind.adapter,
+      (o) => this.demandOf({ workload: o, facts: kind.adapter }),
+    );
+    if (request.kind === 'invalid') return request.message;
+    const load = this.loadByCluster();
+    const self = this.placed.get(origin.metadata!.uid!);
+    const here = load.get(cluster);
+    if (here && self?.cluster === cluster) load.set(cluster, { ...here, jobs: here.jobs - 1 });
+    const [candidate] = clusterCandidates([input], load);
+    return fenceRejection(candidate!, request.request);
   }
 
   /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */

@@ -67,3 +67,15 @@ describe('the controller’s leader-election Role', () => {
     ]);
   });
 });
+
+describe('the controller’s Role in jobrelay-system', () => {
+  const role = documents.find(
+    (d) => d.kind === 'Role' && d.metadata.name === 'jobrelay-controller-kubeconfigs',
+  ) as { metadata: { namespace?: string }; rules?: Rule[] } | undefined;
+
+  it('lets it read kubeconfigs and create the record key Secret there, and nothing more on Secrets', () => {
+    expect(role?.metadata.namespace).toBe('jobrelay-system');
+    const verbs = (role?.rules ?? []).filter((r) => r.resources.includes('secrets')).flatMap((r) => r.verbs);
+    expect(new Set(verbs)).toEqual(new Set(['get', 'create']));
+  });
+});

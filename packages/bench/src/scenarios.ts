@@ -3,8 +3,8 @@ import { patchPlacement } from '@jobrelay/controller/patch-placement';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { defaultOriginId, makeClusterApiClients } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
-import { noProgress } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
+import { loadRecordKeyring, noProgress } from '@jobrelay/placement';
+import { CoreV1Api, type V1Job } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
 import { BenchFleet, type ControllerUnderTest, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
@@ -369,6 +369,12 @@ export async function replayDispatch(
   );
   const backlog = await origins(fleet, namespace);
   const originId = await defaultOriginId(fleet.management.kubeConfig);
+  // The installation's record key, as the controller would seal with it (made here if no controller ran yet).
+  const { keyring } = await loadRecordKeyring(
+    fleet.management.kubeConfig.makeApiClient(CoreV1Api),
+    'jobrelay-system',
+    { createIfMissing: true },
+  );
   const management = batchJobAdapter.client(
     makeClusterApiClients(fleet.management.kubeConfig, { qps: 200, burst: 400 }),
   );
@@ -393,7 +399,7 @@ export async function replayDispatch(
         placedAt: new Date().toISOString(),
       };
       // The controller's own placement write, so the replay cannot drift from what it sends.
-      const written = await patchPlacement(management, origin, record);
+      const written = await patchPlacement(management, origin, record, keyring);
       if (written.kind === 'conflict') throw new Error(`replay: ${origin.metadata!.name} changed under it`);
       const placed = written.value;
       const mirror = await workers[i % workers.length]!.create(

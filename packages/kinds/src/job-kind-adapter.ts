@@ -145,6 +145,17 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
 
   /** The progress so far, carried into the next attempt when the workload moves (counters). */
   progress?(origin: T): CarriedProgress;
+  /**
+   * Why bookkeeping jobrelay put on the mirror (its continuation) is not what this placement
+   * could have given it (it was edited on the worker), or undefined. Such a mirror is deleted
+   * and made again: nothing read from it is believed. `placement`: the sealed record's attempt
+   * and carried progress.
+   */
+  mirrorBookkeepingProblem?(
+    origin: T,
+    mirror: T,
+    placement: { attempt: number; carried: CarriedProgress },
+  ): string | undefined;
   /** A re-placed mirror's status seed (continuation), written before it may run; undefined when none is due. */
   mirrorStatusSeed?(mirror: T): object | undefined;
   /** False while a re-placed mirror waits for its seed: its status is not synced up yet. */

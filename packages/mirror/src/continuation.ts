@@ -111,6 +111,37 @@ export function seededProgress(mirror: V1Job): CarriedProgress | undefined {
   }
 }
 
+/**
+ * Why the continuation a mirror carries is not one jobrelay could have given it for this
+ * placement (attempt, and the progress its sealed record carried), or undefined when it could.
+ * A mirror's annotations can be edited on its worker; the progress its status is seeded with,
+ * and whether its status already includes the carried counts, are read from them. So they must
+ * stay within what the record allows: no more succeeded or failed than were carried, no index
+ * that was not carried, and present exactly when there was progress to carry.
+ */
+export function continuationProblem(
+  origin: V1Job,
+  mirror: V1Job,
+  attempt: number,
+  carried: CarriedProgress,
+): string | undefined {
+  const text = mirror.metadata?.annotations?.[continuesFromAnnotation];
+  const claimed = seededProgress(mirror);
+  if (text !== undefined && text !== '' && !claimed)
+    return `annotation ${continuesFromAnnotation} does not parse`;
+  const expected = continuationFor(origin, attempt, carried, new Date(0))?.progress;
+  if (!claimed) return expected ? `annotation ${continuesFromAnnotation} was removed` : undefined;
+  if (attempt <= 1) return `a first attempt carries no progress, yet it has ${continuesFromAnnotation}`;
+  const carriedCompleted = parseIndexIntervals(carried.completedIndexes);
+  const carriedFailed = parseIndexIntervals(carried.failedIndexes);
+  const within =
+    claimed.succeeded <= Math.max(carried.succeeded, carriedCompleted.length) &&
+    claimed.failed <= Math.max(carried.failed, carriedFailed.length) &&
+    includesAll(carried.completedIndexes, claimed.completedIndexes) &&
+    includesAll(carried.failedIndexes, claimed.failedIndexes);
+  return within ? undefined : `annotation ${continuesFromAnnotation} claims more progress than was carried`;
+}
+
 /** Seconds of the deadline that earlier attempts used, from this mirror's annotation. */
 export function deadlineUsedSeconds(mirror: V1Job): number | undefined {
   const value = Number(mirror.metadata?.annotations?.[deadlineUsedAnnotation]);

@@ -1,6 +1,7 @@
 export { buildMirrorJob, type MirrorIdentity } from './build-mirror-job.ts';
 export {
   continuationFor,
+  continuationProblem,
   deadlineUsedSeconds,
   isSeedApplied,
   type MirrorContinuation,

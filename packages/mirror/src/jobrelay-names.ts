@@ -28,3 +28,20 @@ export const unschedulableAnnotation = 'jobrelay.dev/unschedulable';
 
 /** The reporting controller name on Events, and the field manager of our writes. */
 export const controllerName = 'jobrelay.dev/dispatcher';
+
+/**
+ * Annotations only jobrelay's controller writes, on origins or mirrors: its bookkeeping. A Job
+ * author who sets one is refused by the admission policy where it is installed
+ * (deploy/controller, the chart), and the controller never carries one from an origin to its
+ * mirror nor believes one it did not seal.
+ */
+export const controllerOwnedAnnotations = [
+  placementAnnotation,
+  unschedulableAnnotation,
+  continuesFromAnnotation,
+  deadlineUsedAnnotation,
+  placementAttemptAnnotation,
+] as const;
+
+/** Labels only jobrelay's controller writes (on mirrors): the identity every worker watch selects on. */
+export const controllerOwnedLabels = [originLabel, originUidLabel] as const;

@@ -1,21 +1,22 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import {
+  controllerOwnedAnnotations,
+  controllerOwnedLabels,
   originLabel,
   originUidLabel,
-  placementAnnotation,
   placementAttemptAnnotation,
-  unschedulableAnnotation,
 } from './jobrelay-names.ts';
 
 /**
- * Bookkeeping that means nothing on another cluster: a client's, and jobrelay's own record on
- * the origin (where it placed the workload and why, or why it waits). A copy on the mirror
- * would be a stale snapshot of it, sent to the worker and cached with every mirror.
+ * Never copied from an origin to its mirror: a client's bookkeeping, and every annotation
+ * jobrelay keeps for itself. jobrelay's own record on the origin means nothing on another
+ * cluster; and one the origin's author wrote (a continuation, a placement attempt) must not
+ * reach the mirror, where it would pass for jobrelay's: a mirror carries only what jobrelay
+ * puts there.
  */
-const droppedAnnotations = [
+const droppedAnnotations: readonly string[] = [
   'kubectl.kubernetes.io/last-applied-configuration',
-  placementAnnotation,
-  unschedulableAnnotation,
+  ...controllerOwnedAnnotations,
 ];
 
 /**
@@ -34,7 +35,7 @@ export function mirrorIdentityMetadata(
     throw new Error('a mirror needs an origin read from the apiserver (name, namespace and uid)');
   }
   const labels = { ...(origin.labels ?? {}) };
-  for (const key of droppedLabels) delete labels[key];
+  for (const key of [...droppedLabels, ...controllerOwnedLabels]) delete labels[key];
   const annotations = { ...(origin.annotations ?? {}) };
   for (const key of droppedAnnotations) delete annotations[key];
   return {

@@ -107,8 +107,12 @@ function renderRejection(count: number, rejections: Rejection[]): string {
   return `${count} insufficient ${first.resource} in total (${pods} ${fmt(first.requested)}, ${count === 1 ? 'free' : 'most free'} ${fmt(free)})`;
 }
 
-/** Why a cluster cannot take the Job, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
-function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejection | undefined {
+/**
+ * Why a cluster's fences keep the Job out (everything but its capacity), or undefined if they
+ * do not: the controller checks these again just before it creates a mirror, whatever the
+ * placement record says. `candidate.activeJobs` must not count the Job itself.
+ */
+export function fenceRejection(candidate: ClusterCandidate, request: PlacementRequest): string | undefined {
   if (request.excludedClusters.includes(candidate.name)) {
     return 'excluded (a Job of the same name that jobrelay does not own is there)';
   }
@@ -129,6 +133,13 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
   if (request.kind && candidate.servedKinds && !candidate.servedKinds.includes(request.kind.name)) {
     return `does not serve ${request.kind.label}`;
   }
+  return undefined;
+}
+
+/** Why a cluster cannot take the Job, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
+function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejection | undefined {
+  const fenced = fenceRejection(candidate, request);
+  if (fenced !== undefined) return fenced;
   const groups = request.podGroups.filter((group) => hasRequests(group.requests));
   if (groups.length === 0) return undefined;
   const capacity = candidate.capacity;

@@ -3,6 +3,7 @@ export {
   type ClusterVerdict,
   chooseWorkerCluster,
   clusterVerdicts,
+  fenceRejection,
   type PlacementDecision,
   type PlacementRequest,
   type ScoredCluster,
@@ -33,6 +34,7 @@ export {
   placedWorkload,
   placementRecordOf,
   placementRequestFor,
+  sealSubjectOf,
   type Workload,
   type WorkloadFacts,
   waitingSince,
@@ -51,9 +53,24 @@ export {
   type ParsedPlacement,
   type PlacementRecord,
   parsePlacementRecord,
+  readPlacementRecord,
 } from './placement-record.ts';
 export type { PodGroup } from './pod-groups.ts';
 export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
+export {
+  currentRecordKeyField,
+  loadRecordKeyring,
+  type RecordKeySecrets,
+  recordKeyringFromSecretData,
+  recordKeySecretName,
+} from './record-key-secret.ts';
+export {
+  canonicalJson,
+  minimumRecordKeyBytes,
+  RecordKeyring,
+  type SealCheck,
+  type SealSubject,
+} from './record-seal.ts';
 export {
   connectRedis,
   type HostPort,

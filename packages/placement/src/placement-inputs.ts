@@ -20,8 +20,9 @@ import type { ClusterCandidate, PlacementRequest, ScoringPolicy } from './choose
 import { scoringPolicies } from './choose-worker-cluster.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import { PlacedLoadIndex } from './placed-load-index.ts';
-import { type ParsedPlacement, type PlacementRecord, parsePlacementRecord } from './placement-record.ts';
+import { type ParsedPlacement, type PlacementRecord, readPlacementRecord } from './placement-record.ts';
 import type { PodGroup } from './pod-groups.ts';
+import type { RecordKeyring, SealSubject } from './record-seal.ts';
 import type { Resources } from './resource-quantity.ts';
 
 /** Any workload object, as far as placement reads it: its metadata. */
@@ -118,20 +119,26 @@ export interface PlacedWorkload {
   demand: PodGroup[];
 }
 
-const parsedRecords = new WeakMap<object, ParsedPlacement>();
+const parsedRecords = new WeakMap<object, { keyring: RecordKeyring; parsed: ParsedPlacement }>();
+
+/** Whose record it is, for its seal: a workload read from an apiserver always says. */
+export function sealSubjectOf(workload: Workload): SealSubject {
+  const metadata = workload.metadata;
+  return { namespace: metadata?.namespace ?? '', name: metadata?.name ?? '', uid: metadata?.uid ?? '' };
+}
 
 /**
- * The workload's placement record, parsed once per object: cached objects are replaced, never
- * changed, on update, so the object itself is the cache key (parsing runs zod, and the load of
- * every cluster reads every placed workload's record).
+ * The workload's placement record, read and its seal checked once per object: cached objects
+ * are replaced, never changed, on update, so the object itself is the cache key (parsing runs
+ * zod and an HMAC, and the load of every cluster reads every placed workload's record).
  */
-export function placementRecordOf(workload: Workload): ParsedPlacement {
+export function placementRecordOf(workload: Workload, keyring: RecordKeyring): ParsedPlacement {
   const annotation = workload.metadata?.annotations?.[placementAnnotation];
-  if (!workload.metadata) return parsePlacementRecord(annotation);
+  if (!workload.metadata) return readPlacementRecord(annotation, sealSubjectOf(workload), keyring);
   const cached = parsedRecords.get(workload.metadata);
-  if (cached) return cached;
-  const parsed = parsePlacementRecord(annotation);
-  parsedRecords.set(workload.metadata, parsed);
+  if (cached?.keyring === keyring) return cached.parsed;
+  const parsed = readPlacementRecord(annotation, sealSubjectOf(workload), keyring);
+  parsedRecords.set(workload.metadata, { keyring, parsed });
   return parsed;
 }
 
@@ -142,13 +149,14 @@ export function placementRecordOf(workload: Workload): ParsedPlacement {
 export function placedWorkload(
   entry: KindedWorkload,
   assumedCluster: string | undefined,
+  keyring: RecordKeyring,
   demandOf: (entry: KindedWorkload) => PodGroup[] = ({ workload, facts }) =>
     (facts as WorkloadFacts).podDemand(workload),
 ): PlacedWorkload | undefined {
   const { workload } = entry;
   const facts = entry.facts as WorkloadFacts;
   if (facts.isFinished(workload)) return undefined;
-  const parsed = placementRecordOf(workload);
+  const parsed = placementRecordOf(workload, keyring);
   const cluster = (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ?? assumedCluster;
   if (!cluster) return undefined;
   const suspended = facts.isSuspended(workload);
@@ -188,11 +196,17 @@ export function clusterLoad(
   workloads: Iterable<KindedWorkload>,
   capacities: ReadonlyMap<string, PodsByOwner | undefined>,
   assumedPlacements: ReadonlyMap<string, string>,
+  keyring: RecordKeyring,
   demandOf?: (entry: KindedWorkload) => PodGroup[],
 ): ClusterLoad {
   const placed: PlacedWorkload[] = [];
   for (const entry of workloads) {
-    const one = placedWorkload(entry, assumedPlacements.get(entry.workload.metadata?.uid ?? ''), demandOf);
+    const one = placedWorkload(
+      entry,
+      assumedPlacements.get(entry.workload.metadata?.uid ?? ''),
+      keyring,
+      demandOf,
+    );
     if (one) placed.push(one);
   }
   return loadOfPlaced(placed, capacities);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RecordKeyring, SealSubject } from './record-seal.ts';
 
 /** Counts from earlier attempts, added to the current mirror's so the origin's never go back. */
 const carriedProgressSchema = z.object({
@@ -49,30 +50,90 @@ export type PlacementRecord = z.infer<typeof placementRecordSchema>;
 
 export const noProgress: CarriedProgress = { succeeded: 0, failed: 0 };
 
+/**
+ * A placement record as read from a workload. Only `ok` may be acted on: it was sealed by
+ * jobrelay for this very workload (its UID) and has not changed since.
+ * - untrusted: not JSON, not a record, unsealed, or a seal that does not match: jobrelay did
+ *   not write it (a Job author did, or copied it from another workload). It is reported and the
+ *   workload is placed from scratch. `claimedAttempt` is the attempt it claims, when it says one
+ *   (bounded), so the fresh attempt is numbered past any mirror it may still have somewhere.
+ * - unverifiable: sealed under a key jobrelay does not hold (its key Secret was lost or rotated
+ *   out). Nothing is done for the workload until the key is restored or the record removed:
+ *   placing everything again because a key went missing would be worse.
+ */
 export type ParsedPlacement =
   | { kind: 'none' }
   | { kind: 'ok'; record: PlacementRecord }
-  | { kind: 'unreadable'; problem: string };
+  | { kind: 'untrusted'; problem: string; claimedAttempt?: number }
+  | { kind: 'unverifiable'; keyId: string };
 
-/** Reads the `jobrelay.dev/placement` annotation; a damaged one is reported, never guessed at. */
-export function parsePlacementRecord(annotation: string | undefined): ParsedPlacement {
+/** Attempts above this in an untrusted record are not believed, even to number past them. */
+const believableAttempt = 10_000;
+
+type Syntax =
+  | { kind: 'none' }
+  | { kind: 'ok'; record: PlacementRecord; seal: string | undefined }
+  | { kind: 'untrusted'; problem: string; claimedAttempt?: number };
+
+function parseSyntax(annotation: string | undefined): Syntax {
   if (annotation === undefined || annotation === '') return { kind: 'none' };
   let json: unknown;
   try {
     json = JSON.parse(annotation);
   } catch {
-    return { kind: 'unreadable', problem: 'it is not JSON' };
+    return { kind: 'untrusted', problem: 'it is not JSON' };
   }
-  const parsed = placementRecordSchema.safeParse(json);
+  const isObject = json !== null && typeof json === 'object' && !Array.isArray(json);
+  const { seal, ...fields } = (isObject ? json : {}) as Record<string, unknown>;
+  const parsed = placementRecordSchema.safeParse(isObject ? fields : json);
   if (!parsed.success) {
     const problem = parsed.error.issues
       .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
       .join('; ');
-    return { kind: 'unreadable', problem };
+    const attempt = fields.attempt;
+    const claimedAttempt =
+      Number.isInteger(attempt) && (attempt as number) > 0 && (attempt as number) <= believableAttempt
+        ? (attempt as number)
+        : undefined;
+    return { kind: 'untrusted', problem, ...(claimedAttempt ? { claimedAttempt } : {}) };
   }
-  return { kind: 'ok', record: parsed.data };
+  return { kind: 'ok', record: parsed.data, seal: typeof seal === 'string' ? seal : undefined };
 }
 
-export function formatPlacementRecord(record: PlacementRecord): string {
-  return JSON.stringify(placementRecordSchema.parse(record));
+/**
+ * Reads the `jobrelay.dev/placement` annotation WITHOUT checking its seal: for people and
+ * tests reading what is there. Never act on it: `readPlacementRecord` is the one to act on.
+ */
+export function parsePlacementRecord(annotation: string | undefined): ParsedPlacement {
+  const syntax = parseSyntax(annotation);
+  return syntax.kind === 'ok' ? { kind: 'ok', record: syntax.record } : syntax;
+}
+
+/**
+ * Reads the `jobrelay.dev/placement` annotation of `subject` and checks its seal with `keyring`:
+ * only a record jobrelay sealed for this workload comes back `ok`.
+ */
+export function readPlacementRecord(
+  annotation: string | undefined,
+  subject: SealSubject,
+  keyring: RecordKeyring,
+): ParsedPlacement {
+  const syntax = parseSyntax(annotation);
+  if (syntax.kind !== 'ok') return syntax;
+  const { record, seal } = syntax;
+  const check = keyring.check(seal, record, subject);
+  if (check.kind === 'valid') return { kind: 'ok', record };
+  if (check.kind === 'unknown-key') return { kind: 'unverifiable', keyId: check.keyId };
+  const claimedAttempt = record.attempt <= believableAttempt ? record.attempt : undefined;
+  return { kind: 'untrusted', problem: check.problem, ...(claimedAttempt ? { claimedAttempt } : {}) };
+}
+
+/** The annotation's text for `record` on `subject`, sealed with `keyring`'s current key. */
+export function formatPlacementRecord(
+  record: PlacementRecord,
+  subject: SealSubject,
+  keyring: RecordKeyring,
+): string {
+  const checked = placementRecordSchema.parse(record);
+  return JSON.stringify({ ...checked, seal: keyring.seal(checked, subject) });
 }

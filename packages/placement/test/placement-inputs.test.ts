@@ -14,10 +14,19 @@ import {
   placementRequestFor,
   waitingSince,
 } from '../src/placement-inputs.ts';
-import { formatPlacementRecord, noProgress, type PlacementRecord } from '../src/placement-record.ts';
+import {
+  formatPlacementRecord,
+  noProgress,
+  type PlacementRecord,
+  parsePlacementRecord,
+} from '../src/placement-record.ts';
 import { jobPodsAtOnce, podRequests } from '../src/pod-requests.ts';
+import { RecordKeyring } from '../src/record-seal.ts';
 
 const Gi = 2 ** 30;
+
+/** The keys the tests' records are sealed with, as the controller's are. */
+const keys = new RecordKeyring(Buffer.alloc(32, 7));
 
 /** The facts placement reads of a Job, as the batch/v1 Job adapter in @jobrelay/kinds gives them. */
 const jobFacts: WorkloadFacts<V1Job> = {
@@ -33,7 +42,7 @@ const jobFacts: WorkloadFacts<V1Job> = {
 const kinded = (jobs: V1Job[]) => jobs.map((workload) => ({ workload, facts: jobFacts }));
 
 /** A managed origin Job: one pod asking for `cpu` and 1Gi, `parallelism` at once. */
-function job(
+function unsealedJob(
   name: string,
   options: {
     annotations?: Record<string, string>;
@@ -77,9 +86,25 @@ function job(
   };
 }
 
+/** A Job whose placement record (from `placedOn`) is sealed for it, as the controller writes them. */
+function job(name: string, options: Parameters<typeof unsealedJob>[1] = {}): V1Job {
+  const made = unsealedJob(name, options);
+  const annotations = made.metadata!.annotations!;
+  const parsed = parsePlacementRecord(annotations['jobrelay.dev/placement']);
+  if (parsed.kind === 'ok') {
+    annotations['jobrelay.dev/placement'] = formatPlacementRecord(
+      parsed.record,
+      { namespace: 'team-a', name, uid: `uid-${name}` },
+      keys,
+    );
+  }
+  return made;
+}
+
 function placedOn(cluster: string): Record<string, string> {
   return {
-    'jobrelay.dev/placement': formatPlacementRecord({
+    // Sealed by job() for the Job it goes on.
+    'jobrelay.dev/placement': JSON.stringify({
       attempt: 1,
       carried: noProgress,
       excludedClusters: [],
@@ -215,7 +240,7 @@ describe('clusterLoad', () => {
     ];
     // One of a's two pods is already running there (the worker's pod watch counts it).
     const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/a', 1]]) }]]);
-    const load = clusterLoad(kinded(origins), capacities, new Map());
+    const load = clusterLoad(kinded(origins), capacities, new Map(), keys);
     expect([...load.keys()]).toEqual(['worker-1']);
     expect(load.get('worker-1')).toEqual({ jobs: 2, assumed: { cpu: 2000, memory: 2 * Gi } });
   });
@@ -225,6 +250,7 @@ describe('clusterLoad', () => {
       kinded([job('fresh', { cpu: '2' })]),
       new Map(),
       new Map([['uid-fresh', 'worker-2']]),
+      keys,
     );
     expect(load.get('worker-2')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: Gi } });
   });
@@ -234,6 +260,7 @@ describe('clusterLoad', () => {
       kinded([job('paused', { annotations: placedOn('worker-1'), suspend: true })]),
       new Map(),
       new Map(),
+      keys,
     );
     expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
   });
@@ -244,6 +271,7 @@ describe('clusterLoad', () => {
       kinded([job('a', { annotations: placedOn('worker-1'), parallelism: 3 })]),
       capacities,
       new Map(),
+      keys,
     );
     expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
   });
@@ -252,28 +280,29 @@ describe('clusterLoad', () => {
 describe('placementRecordOf', () => {
   it('parses the record once per object: the same object gives the same parse', () => {
     const placed = job('a', { annotations: placedOn('worker-1') });
-    const first = placementRecordOf(placed);
+    const first = placementRecordOf(placed, keys);
     expect(first).toEqual({
       kind: 'ok',
       record: { attempt: 1, carried: noProgress, excludedClusters: [], cluster: 'worker-1' },
     });
-    expect(placementRecordOf(placed)).toBe(first);
+    expect(placementRecordOf(placed, keys)).toBe(first);
   });
 
   it('parses the version that replaced it in the cache afresh', () => {
     const before = job('a', { annotations: placedOn('worker-1') });
-    placementRecordOf(before);
+    placementRecordOf(before, keys);
     // The cache replaces an updated object (a new metadata object), never changes it in place.
-    const after = { ...before, metadata: { ...before.metadata, annotations: placedOn('worker-2') } };
-    const parsed = placementRecordOf(after);
+    const annotations = job('a', { annotations: placedOn('worker-2') }).metadata!.annotations;
+    const after = { ...before, metadata: { ...before.metadata, annotations } };
+    const parsed = placementRecordOf(after, keys);
     expect(parsed.kind === 'ok' && parsed.record.cluster).toBe('worker-2');
   });
 
-  it('is none without a record, and unreadable for a damaged one', () => {
-    expect(placementRecordOf(job('waiting'))).toEqual({ kind: 'none' });
-    expect(placementRecordOf({})).toEqual({ kind: 'none' });
+  it('is none without a record, and untrusted for a damaged one', () => {
+    expect(placementRecordOf(job('waiting'), keys)).toEqual({ kind: 'none' });
+    expect(placementRecordOf({}, keys)).toEqual({ kind: 'none' });
     const damaged = job('damaged', { annotations: { 'jobrelay.dev/placement': '{' } });
-    expect(placementRecordOf(damaged)).toEqual({ kind: 'unreadable', problem: 'it is not JSON' });
+    expect(placementRecordOf(damaged, keys)).toEqual({ kind: 'untrusted', problem: 'it is not JSON' });
   });
 });
 
@@ -321,7 +350,7 @@ describe('placedWorkload', () => {
   ];
 
   it.each(rows)('$name', ({ workload, assumedCluster, expected }) => {
-    expect(placedWorkload({ workload, facts: jobFacts }, assumedCluster)).toEqual(expected);
+    expect(placedWorkload({ workload, facts: jobFacts }, assumedCluster, keys)).toEqual(expected);
   });
 
   it('takes the pod demand from the caller, so its cache is honoured, and asks none for a suspended one', () => {
@@ -332,10 +361,12 @@ describe('placedWorkload', () => {
     };
     const running = job('a', { annotations: placedOn('worker-1') });
     const paused = job('b', { annotations: placedOn('worker-1'), suspend: true });
-    expect(placedWorkload({ workload: running, facts: jobFacts }, undefined, demandOf)?.demand).toEqual([
-      { requests: { cpu: 7 }, count: 1 },
-    ]);
-    expect(placedWorkload({ workload: paused, facts: jobFacts }, undefined, demandOf)?.demand).toEqual([]);
+    expect(placedWorkload({ workload: running, facts: jobFacts }, undefined, keys, demandOf)?.demand).toEqual(
+      [{ requests: { cpu: 7 }, count: 1 }],
+    );
+    expect(placedWorkload({ workload: paused, facts: jobFacts }, undefined, keys, demandOf)?.demand).toEqual(
+      [],
+    );
     expect(asked).toEqual(['a']);
   });
 });
@@ -417,10 +448,10 @@ describe('loadOfPlaced', () => {
     const assumed = new Map([['uid-fresh', 'worker-2']]);
     const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/a', 1]]) }]]);
     const each = kinded(origins).flatMap((entry) => {
-      const one = placedWorkload(entry, assumed.get(entry.workload.metadata!.uid!));
+      const one = placedWorkload(entry, assumed.get(entry.workload.metadata!.uid!), keys);
       return one ? [one] : [];
     });
-    expect(loadOfPlaced(each, capacities)).toEqual(clusterLoad(kinded(origins), capacities, assumed));
+    expect(loadOfPlaced(each, capacities)).toEqual(clusterLoad(kinded(origins), capacities, assumed, keys));
     expect(Object.fromEntries(loadOfPlaced(each, capacities))).toEqual({
       'worker-1': { jobs: 2, assumed: { cpu: 1000, memory: Gi } },
       'worker-2': { jobs: 1, assumed: { cpu: 2000, memory: Gi } },
@@ -492,7 +523,7 @@ describe('clusterCandidates', () => {
     const request = placementRequestFor(origins[1]!, undefined, 'spread', jobFacts);
     if (request.kind !== 'ok') throw new Error(request.message);
     const decision = chooseWorkerCluster(
-      clusterCandidates(clusters, clusterLoad(kinded(origins), new Map(), assumed)),
+      clusterCandidates(clusters, clusterLoad(kinded(origins), new Map(), assumed, keys)),
       request.request,
     );
     expect(decision.kind === 'placed' && decision.cluster).toBe('worker-2');
@@ -550,6 +581,7 @@ describe('several pod groups (a RayCluster: a head and a worker group)', () => {
       [{ workload: job('ray', { annotations: placedOn('worker-1') }), facts: rayFacts }],
       capacities,
       new Map(),
+      keys,
     );
     // The head and one worker run: two workers are still assumed.
     expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: 2 * Gi } });

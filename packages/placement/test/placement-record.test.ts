@@ -5,7 +5,12 @@ import {
   noProgress,
   type PlacementRecord,
   parsePlacementRecord,
+  readPlacementRecord,
 } from '../src/placement-record.ts';
+import { RecordKeyring } from '../src/record-seal.ts';
+
+const keys = new RecordKeyring(Buffer.alloc(32, 1));
+const subject = { namespace: 'team-a', name: 'train', uid: 'uid-train' };
 
 /** A placement record for tests, built up one fact at a time. */
 class PlacementRecordBuilder {
@@ -122,9 +127,9 @@ describe('placement record', () => {
         .build(),
     },
   ])('round-trips a record $name', ({ record }) => {
-    const text = formatPlacementRecord(record);
-    expect(parsePlacementRecord(text)).toEqual({ kind: 'ok', record });
-    expect(formatPlacementRecord(record)).toBe(text);
+    const text = formatPlacementRecord(record, subject, keys);
+    expect(readPlacementRecord(text, subject, keys)).toEqual({ kind: 'ok', record });
+    expect(formatPlacementRecord(record, subject, keys)).toBe(text);
   });
 
   it('keeps every field through the round trip', () => {
@@ -136,7 +141,7 @@ describe('placement record', () => {
       .withMirror('uid-2')
       .excluding('worker-9')
       .build();
-    const parsed = parsePlacementRecord(formatPlacementRecord(record));
+    const parsed = readPlacementRecord(formatPlacementRecord(record, subject, keys), subject, keys);
     expect(parsed.kind).toBe('ok');
     if (parsed.kind !== 'ok') return;
     expect(parsed.record).toStrictEqual({
@@ -159,9 +164,13 @@ describe('placement record', () => {
   });
 
   it.each(['{', 'cluster=worker-1', '{"attempt": 1,}', "{'attempt': 1}"])(
-    'is unreadable for non-JSON %j',
+    'is untrusted for non-JSON %j',
     (text) => {
-      expect(parsePlacementRecord(text)).toEqual({ kind: 'unreadable', problem: 'it is not JSON' });
+      expect(parsePlacementRecord(text)).toEqual({ kind: 'untrusted', problem: 'it is not JSON' });
+      expect(readPlacementRecord(text, subject, keys)).toEqual({
+        kind: 'untrusted',
+        problem: 'it is not JSON',
+      });
     },
   );
 
@@ -191,10 +200,10 @@ describe('placement record', () => {
       json: { ...valid, excludedClusters: ['worker-1', 7] },
       paths: ['excludedClusters.1'],
     },
-  ])('is unreadable for $name, naming each bad path', ({ json, paths }) => {
+  ])('is untrusted for $name, naming each bad path', ({ json, paths }) => {
     const parsed = parsePlacementRecord(JSON.stringify(json));
-    expect(parsed.kind).toBe('unreadable');
-    if (parsed.kind !== 'unreadable') return;
+    expect(parsed.kind).toBe('untrusted');
+    if (parsed.kind !== 'untrusted') return;
     const problemPaths = parsed.problem.split('; ').map((problem) => problem.split(': ')[0]);
     expect(problemPaths).toEqual(paths);
   });
@@ -202,13 +211,14 @@ describe('placement record', () => {
   it('says what is wrong, not only where', () => {
     const parsed = parsePlacementRecord(JSON.stringify({ ...valid, carried: { succeeded: 'x', failed: 0 } }));
     expect(parsed).toEqual({
-      kind: 'unreadable',
+      kind: 'untrusted',
+      claimedAttempt: 1,
       problem: expect.stringMatching(/^carried\.succeeded: .*expected number, received string/),
     });
   });
 
   it('refuses to format a record that would not read back', () => {
     const broken = { ...placement().build(), attempt: 0 };
-    expect(() => formatPlacementRecord(broken)).toThrow(/attempt/);
+    expect(() => formatPlacementRecord(broken, subject, keys)).toThrow(/attempt/);
   });
 });

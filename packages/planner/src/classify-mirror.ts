@@ -10,8 +10,10 @@ import type { ParsedPlacement } from '@jobrelay/placement';
  * - orphan: ours, but its origin no longer exists (deleted, or replaced by a new object of
  *   the same name): delete it.
  * - foreign: not created by this installation: never modified, adopted or deleted.
- * - undecided: ours, but the origin's placement record is unreadable, so which mirror is
- *   current cannot be known: kept until the record is fixed.
+ * - undecided: ours, but the origin's placement record is sealed with a key jobrelay does not
+ *   hold, so which mirror is current cannot be known: kept until the key or the record is fixed.
+ *
+ * A record jobrelay did not write (untrusted) names nothing: every mirror of its origin is stale.
  */
 export type MirrorClass =
   | { kind: 'current' }
@@ -39,7 +41,10 @@ export function classifyMirror(mirror: KubeObject, context: MirrorContext): Mirr
   if (ownership.kind === 'foreign') return { kind: 'foreign', owner: ownership.owner };
   if (!origin || ownership.kind === 'other-origin') return { kind: 'orphan' };
   const { placement } = origin;
-  if (placement.kind === 'unreadable') return { kind: 'undecided' };
+  if (placement.kind === 'unverifiable') return { kind: 'undecided' };
+  if (placement.kind === 'untrusted') {
+    return { kind: 'stale', why: 'its origin’s placement record was not written by jobrelay' };
+  }
   const record = placement.kind === 'ok' ? placement.record : undefined;
   if (!record?.cluster) return { kind: 'stale', why: 'its origin is not placed anywhere now' };
   if (record.cluster !== context.cluster) {

@@ -13,8 +13,18 @@ export const eventReasons = {
   failedPlacement: 'FailedPlacement',
   /** Warning: nothing fit for the placement timeout; the origin failed. */
   placementTimeout: 'PlacementTimeout',
-  /** Warning: the jobrelay.dev/placement annotation does not parse; nothing is done until it is removed. */
-  placementUnreadable: 'PlacementUnreadable',
+  /**
+   * Warning: the jobrelay.dev/placement annotation was not written by jobrelay for this workload
+   * (damaged, unsealed, or sealed for another workload); it is ignored, the workload's mirrors
+   * are deleted and it is placed from scratch, with the progress its status shows.
+   */
+  placementUntrusted: 'PlacementUntrusted',
+  /**
+   * Warning: the jobrelay.dev/placement annotation is sealed with a key jobrelay does not hold
+   * (its key Secret was lost or rotated out); nothing is done until the key is restored or the
+   * annotation removed.
+   */
+  placementUnverifiable: 'PlacementUnverifiable',
   /** Normal: the mirror was created on its cluster. Only with --record-dispatch-events. */
   mirrorCreated: 'MirrorCreated',
   /**
@@ -36,6 +46,11 @@ export const eventReasons = {
   replacing: 'Replacing',
   /** Normal: an outcome decided before the mirror was lost was made final without it. */
   finishedWithoutMirror: 'FinishedWithoutMirror',
+  /**
+   * Warning: jobrelay's bookkeeping on a mirror (its continuation) was changed on the worker;
+   * the mirror is deleted and made again.
+   */
+  mirrorTampered: 'MirrorTampered',
   /** Warning: the mirror's status would break the kind's API rules; nothing was written. */
   statusRefused: 'StatusRefused',
 } as const;

@@ -18,6 +18,13 @@ export interface ClusterSnapshot<T extends KubeObject = KubeObject> {
   drain: boolean;
   /** The object of the origin's namespace/name in its mirror cache, whoever owns it. */
   mirror: T | undefined;
+  /**
+   * Why this cluster would not take the origin now by its fences (cordon, drain, allowed
+   * namespaces, selector, pin, limits, what it accepts; not its capacity). Checked again just
+   * before a mirror is created, whatever the placement record says; filled in for the cluster
+   * the record names while its mirror is missing, undefined when it would take it.
+   */
+  fenced?: string;
 }
 
 /** Everything one reconcile of one origin decides from, read from caches at one instant. */

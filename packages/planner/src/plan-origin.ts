@@ -1,5 +1,5 @@
 import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
-import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import { noProgress, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
 import { classifyMirror } from './classify-mirror.ts';
 import { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
@@ -71,13 +71,13 @@ export function planOrigin<T extends KubeObject>(
 
   const { origin, placement, clusters } = snapshot;
   const kind = adapter.resource.kind;
-  if (placement.kind === 'unreadable') {
+  if (placement.kind === 'unverifiable') {
     return [
       event(
         'Warning',
-        eventReasons.placementUnreadable,
+        eventReasons.placementUnverifiable,
         'Sync',
-        `annotation ${placementAnnotation} is damaged (${placement.problem}); remove it to let jobrelay place the ${kind} again`,
+        `annotation ${placementAnnotation} is sealed with a key jobrelay does not hold (key id ${placement.keyId}); nothing is done for this ${kind} until that key is back in jobrelay's record key Secret, or the annotation is removed to place it again`,
       ),
     ];
   }
@@ -86,7 +86,8 @@ export function planOrigin<T extends KubeObject>(
   const actions: Action<T>[] = [];
 
   // 2. Mirrors that are not the current attempt's, anywhere reachable, are stale. An
-  //    unreachable cluster must never hold up work on the reachable ones.
+  //    unreachable cluster must never hold up work on the reachable ones. A record jobrelay
+  //    did not write names no current mirror: every mirror of the origin goes.
   for (const cluster of reachable(clusters)) {
     const mirrorClass = classifyMirror(cluster.mirror!, {
       originId: config.originId,
@@ -98,6 +99,30 @@ export function planOrigin<T extends KubeObject>(
         mirrorClass.kind === 'stale' ? mirrorClass.why : 'it belongs to an earlier object of this name';
       actions.push({ type: 'delete-mirror', cluster: cluster.name, mirror: cluster.mirror!, why });
     }
+  }
+
+  // Not jobrelay's record (a Job author wrote or copied it, or it is damaged): nothing in it is
+  // believed. The workload starts over from what its own status shows, under a sealed record
+  // whose attempt is past every mirror it may still have, so none of them is ever adopted.
+  if (placement.kind === 'untrusted') {
+    return [
+      ...actions,
+      event(
+        'Warning',
+        eventReasons.placementUntrusted,
+        'Sync',
+        `annotation ${placementAnnotation} was not written by jobrelay for this ${kind} (${placement.problem}); it is ignored and the ${kind} is placed from scratch`,
+      ),
+      {
+        type: 'patch-placement',
+        record: {
+          attempt: nextAttemptAfter(snapshot, placement.claimedAttempt, config),
+          carried: adapter.progress?.(origin) ?? noProgress,
+          excludedClusters: [],
+          waitingSince: new Date(now).toISOString(),
+        },
+      },
+    ];
   }
 
   // 3. Finished: keep the mirror for the retention time, then remove it.
@@ -144,6 +169,26 @@ export function planOrigin<T extends KubeObject>(
   }
   const mirror = currentMirror(here, originUid, placement, config);
   if (!mirror) return [...actions, ...ensureMirror(adapter, origin, record, here, config, now)];
+  // What jobrelay put on the mirror is read back (its continuation): if it was changed on the
+  // worker, nothing read from it is believed; the mirror goes and is made again.
+  const tampered = adapter.mirrorBookkeepingProblem?.(origin, mirror, record);
+  if (tampered !== undefined) {
+    return [
+      ...actions,
+      {
+        type: 'delete-mirror',
+        cluster: here.name,
+        mirror,
+        why: `its jobrelay bookkeeping was changed on the worker (${tampered})`,
+      },
+      event(
+        'Warning',
+        eventReasons.mirrorTampered,
+        'Sync',
+        `the mirror on ${here.name} carries bookkeeping jobrelay did not give it (${tampered}); it is deleted and made again`,
+      ),
+    ];
+  }
 
   // 6. Sync: progress of earlier attempts into a re-placed mirror (before it may run), spec
   //    changes down, status up.
@@ -162,6 +207,23 @@ export function planOrigin<T extends KubeObject>(
   const carried = adapter.mirrorIncludesCarried?.(mirror) ? noProgress : record.carried;
   const desired = adapter.originStatus(origin, mirror, carried, new Date(now));
   return [...actions, ...statusWrite(adapter, origin, desired, 'sync')];
+}
+
+/**
+ * An attempt number above the untrusted record's claim and above every mirror of this origin
+ * seen on a reachable cluster: a fresh placement's mirror is never mistaken for an old one.
+ */
+function nextAttemptAfter<T extends KubeObject>(
+  snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
+  claimedAttempt: number | undefined,
+  config: PlannerConfig,
+): number {
+  let highest = claimedAttempt ?? 0;
+  for (const cluster of reachable(snapshot.clusters)) {
+    const ownership = mirrorOwnership(cluster.mirror!, config.originId, snapshot.origin.metadata!.uid!);
+    if (ownership.kind === 'this-origin') highest = Math.max(highest, ownership.attempt ?? 0);
+  }
+  return highest + 1;
 }
 
 /** Reachable clusters holding an object of the origin's name. */
@@ -335,6 +397,19 @@ function ensureMirror<T extends KubeObject>(
         ),
       },
     ];
+  }
+  // The fences again, just before anything is created: the record says where the workload
+  // was placed, not that the cluster still takes it (cordoned since, a namespace no longer
+  // allowed, its limits), so a record is never a way past them.
+  if (cluster.fenced !== undefined) {
+    return replace(
+      adapter,
+      origin,
+      record,
+      `cluster ${cluster.name} no longer takes it: ${cluster.fenced}`,
+      [],
+      now,
+    );
   }
   const key = `${origin.metadata!.namespace}/${origin.metadata!.name}`;
   return [

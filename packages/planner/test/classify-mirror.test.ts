@@ -76,12 +76,20 @@ const rows: Array<{
     deletable: true,
   },
   {
-    name: 'the placement record is unreadable',
+    name: 'the placement record is sealed with a key jobrelay does not hold',
     mirror: mirrorOf(origin),
     cluster: 'worker-1',
-    origin: { uid: 'uid-1', placement: { kind: 'unreadable', problem: 'x' } },
+    origin: { uid: 'uid-1', placement: { kind: 'unverifiable', keyId: '0123456789abcdef' } },
     expected: 'undecided',
     deletable: false,
+  },
+  {
+    name: 'the placement record was not written by jobrelay (names no current mirror)',
+    mirror: mirrorOf(origin),
+    cluster: 'worker-1',
+    origin: { uid: 'uid-1', placement: { kind: 'untrusted', problem: 'it carries no seal' } },
+    expected: 'stale',
+    deletable: true,
   },
   {
     name: 'not created by jobrelay',

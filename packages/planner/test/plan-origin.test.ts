@@ -16,6 +16,7 @@ import {
   foreignJob,
   mirrorOf,
   now,
+  originId,
   originJob,
   present,
   record,
@@ -59,18 +60,125 @@ describe('1. a deleted origin', () => {
   });
 });
 
-describe('an unreadable placement record', () => {
+describe('a placement record jobrelay did not seal for this workload (untrusted)', () => {
+  const untrusted = { kind: 'untrusted', problem: 'it carries no seal', claimedAttempt: 2 } as const;
+
+  it('believes nothing in it: deletes every mirror of the origin, says so, and starts afresh from its status', () => {
+    const origin = originJob({ status: { succeeded: 1, failed: 2 } });
+    const actions = plan(
+      present(origin, untrusted, [
+        cluster('worker-1', { mirror: mirrorOf(origin) }),
+        cluster('worker-2', { mirror: mirrorOf(origin, { attempt: 4 }) }),
+        cluster('worker-3', { mirror: foreignJob(origin) }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['delete-mirror', 'delete-mirror', 'record-event', 'patch-placement']);
+    expect(only(actions, 'delete-mirror').map((a) => a.cluster)).toEqual(['worker-1', 'worker-2']);
+    expect(reasons(actions)).toEqual(['PlacementUntrusted']);
+    expect(only(actions, 'record-event')[0]!.note).toBe(
+      `annotation ${placementAnnotation} was not written by jobrelay for this Job (it carries no seal); it is ignored and the Job is placed from scratch`,
+    );
+    // Past every mirror seen (attempt 4) and the claim (2): none of them is ever adopted.
+    expect(only(actions, 'patch-placement')[0]!.record).toEqual({
+      attempt: 5,
+      carried: { succeeded: 1, failed: 2 },
+      excludedClusters: [],
+      waitingSince: new Date(now).toISOString(),
+    });
+  });
+
+  it('carries nothing the record claims: a new Job starts from zero', () => {
+    const actions = plan(present(originJob(), { kind: 'untrusted', problem: 'x' }, [cluster('worker-1')]));
+    expect(only(actions, 'patch-placement')[0]!.record).toMatchObject({ attempt: 1, carried: noProgress });
+    expect(types(actions)).not.toContain('create-mirror');
+    expect(types(actions)).not.toContain('enqueue-placement');
+  });
+});
+
+describe('a placement record sealed with a key jobrelay does not hold (unverifiable)', () => {
   it('says so in an Event and touches no mirror, since which is current cannot be known', () => {
     const origin = originJob();
     const actions = plan(
-      present(origin, { kind: 'unreadable', problem: 'not JSON' }, [
+      present(origin, { kind: 'unverifiable', keyId: '0123456789abcdef' }, [
         cluster('worker-1', { mirror: mirrorOf(origin) }),
         cluster('worker-2', { mirror: mirrorOf(origin, { attempt: 2 }) }),
       ]),
     );
     expect(types(actions)).toEqual(['record-event']);
-    expect(reasons(actions)).toEqual(['PlacementUnreadable']);
-    expect(only(actions, 'record-event')[0]!.note).toContain(placementAnnotation);
+    expect(reasons(actions)).toEqual(['PlacementUnverifiable']);
+    expect(only(actions, 'record-event')[0]!.note).toContain('key id 0123456789abcdef');
+  });
+});
+
+describe('the fences again, just before a mirror is created', () => {
+  it('places the workload again when its cluster no longer takes it, creating nothing there', () => {
+    const origin = originJob();
+    const actions = plan(present(origin, record(), [cluster('worker-1', { fenced: 'cordoned' })]));
+    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
+    expect(only(actions, 'record-event')[0]!.note).toContain('cluster worker-1 no longer takes it: cordoned');
+    const next = only(actions, 'patch-placement')[0]!.record;
+    expect(next.attempt).toBe(2);
+    expect(next.cluster).toBeUndefined();
+  });
+
+  it('creates it when the cluster still takes it', () => {
+    const actions = plan(present(originJob(), record(), [cluster('worker-1')]));
+    expect(types(actions)).toEqual(['create-mirror']);
+  });
+
+  it('leaves a mirror that exists alone: the fences are for new mirrors', () => {
+    const origin = originJob({ status: running });
+    const mirror = mirrorOf(origin, { status: running });
+    const actions = plan(present(origin, record(), [cluster('worker-1', { mirror, fenced: 'cordoned' })]));
+    expect(types(actions)).not.toContain('patch-placement');
+    expect(types(actions)).not.toContain('delete-mirror');
+  });
+});
+
+describe('a mirror whose continuation was edited on its worker', () => {
+  const origin = originJob({ status: { succeeded: 1, failed: 0, startTime: seconds(-100) } });
+  const placement = record({ attempt: 2, carried: { succeeded: 1, failed: 0 } });
+  const seeded = () =>
+    adapter.buildMirror(origin, { originId, attempt: 2, carried: placement.carried, now: new Date(now) });
+
+  it.each([
+    {
+      name: 'claiming more progress than was carried',
+      edit: (mirror: V1Job) => {
+        mirror.metadata!.annotations![continuesFromAnnotation] = '{"succeeded":3,"failed":0}';
+      },
+      problem: 'claims more progress than was carried',
+    },
+    {
+      name: 'without the continuation it was given',
+      edit: (mirror: V1Job) => {
+        delete mirror.metadata!.annotations![continuesFromAnnotation];
+      },
+      problem: 'was removed',
+    },
+  ])('is deleted, and nothing read from it is believed, when $name', ({ edit, problem }) => {
+    const mirror = seeded();
+    mirror.metadata!.uid = 'mirror-uid-2';
+    edit(mirror);
+    const actions = plan(present(origin, placement, [cluster('worker-1', { mirror })]));
+    expect(types(actions)).toEqual(['delete-mirror', 'record-event']);
+    expect(only(actions, 'delete-mirror')[0]!.why).toContain(problem);
+    expect(reasons(actions)).toEqual(['MirrorTampered']);
+  });
+
+  it('is used as it is when its continuation is the one jobrelay gave it', () => {
+    const mirror = seeded();
+    mirror.metadata!.uid = 'mirror-uid-2';
+    const actions = plan(present(origin, placement, [cluster('worker-1', { mirror })]));
+    expect(types(actions)).toEqual(['seed-mirror-status', 'requeue']);
+  });
+
+  it('is deleted when a first attempt carries a continuation', () => {
+    const fresh = originJob();
+    const mirror = mirrorOf(fresh);
+    mirror.metadata!.annotations![continuesFromAnnotation] = '{"succeeded":3,"failed":0}';
+    const actions = plan(present(fresh, record(), [cluster('worker-1', { mirror })]));
+    expect(types(actions)).toEqual(['delete-mirror', 'record-event']);
   });
 });
 
@@ -581,14 +689,15 @@ describe('6. sync', () => {
     expect(plan(present(synced, record(), [cluster('worker-1', { mirror })]))).toEqual([]);
   });
 
-  it('adds the progress carried from earlier attempts to a fresh mirror’s', () => {
+  it('takes a seeded mirror’s status as the whole Job’s: the carried progress is not added again', () => {
     const origin = originJob({ status: { ...running, failed: 2 } });
-    const mirror = mirrorOf(origin, { attempt: 2, status: { ...running, failed: 1 } });
-    const actions = plan(
-      present(origin, record({ attempt: 2, carried: { succeeded: 0, failed: 2 } }), [
-        cluster('worker-1', { mirror }),
-      ]),
-    );
+    const carried = { succeeded: 0, failed: 2 };
+    const mirror = adapter.buildMirror(origin, { originId, attempt: 2, carried, now: new Date(now) });
+    mirror.metadata!.uid = 'mirror-uid-2';
+    // Seeded with the 2 carried failures, then one more of its own.
+    mirror.status = { ...running, failed: 3 };
+    mirror.spec!.suspend = false;
+    const actions = plan(present(origin, record({ attempt: 2, carried }), [cluster('worker-1', { mirror })]));
     expect((only(actions, 'write-status')[0]!.status as V1Job['status'])?.failed).toBe(3);
   });
 

@@ -5,6 +5,7 @@ import { mergePatch as mergePatchOptions } from '@jobrelay/kube';
 import {
   buildMirrorJob,
   continuationFor,
+  continuationProblem,
   defaultManagedBy,
   isJobFinished,
   isSeedApplied,
@@ -102,6 +103,8 @@ export const batchJobAdapter = {
       ...(status.failedIndexes ? { failedIndexes: status.failedIndexes } : {}),
     };
   },
+  mirrorBookkeepingProblem: (origin, mirror, { attempt, carried }) =>
+    continuationProblem(origin, mirror, attempt, carried),
   mirrorStatusSeed: (mirror) => mirrorStatusSeed(mirror),
   isSeedApplied: (mirror) => isSeedApplied(mirror),
   // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.

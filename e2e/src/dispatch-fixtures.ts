@@ -1,5 +1,11 @@
 import { originUidLabel, placementAnnotation } from '@jobrelay/mirror';
-import { type PlacementRecord, parsePlacementRecord } from '@jobrelay/placement';
+import {
+  formatPlacementRecord,
+  loadRecordKeyring,
+  type PlacementRecord,
+  parsePlacementRecord,
+  sealSubjectOf,
+} from '@jobrelay/placement';
 import { type Sandbox, sandboxStatus } from '@jobrelay/sandbox';
 import type { KubernetesObject, V1Job } from '@kubernetes/client-node';
 import { expect } from 'vitest';
@@ -57,6 +63,22 @@ export function placementRecordOf(origin: KubernetesObject): PlacementRecord {
   if (parsed.kind !== 'ok')
     throw new Error(`${origin.metadata?.name} has no readable placement record (${parsed.kind})`);
   return parsed.record;
+}
+
+/**
+ * `record` as the annotation's text, sealed for `origin` with the installation's record key (as
+ * a controller writes it): for tests that arrange what a controller would have left behind.
+ * Reading the key Secret takes an admin; a Job author cannot.
+ */
+export async function sealedPlacement(
+  fleet: Fleet,
+  origin: KubernetesObject,
+  record: PlacementRecord,
+): Promise<string> {
+  const { keyring } = await loadRecordKeyring(fleet.management.core, 'jobrelay-system', {
+    createIfMissing: true,
+  });
+  return formatPlacementRecord(record, sealSubjectOf(origin), keyring);
 }
 
 /** The mirror of `origin` on whichever worker holds it, found by the origin-uid label. */

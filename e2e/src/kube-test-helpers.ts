@@ -4,6 +4,7 @@ import {
   BatchV1Api,
   CoreV1Api,
   KubeConfig,
+  RbacAuthorizationV1Api,
   type V1Job,
   type V1JobCondition,
   type V1JobSpec,
@@ -29,6 +30,54 @@ export function clientsFor(sandbox: Sandbox, cluster: string, identity: Identity
     batch: kubeConfig.makeApiClient(BatchV1Api),
     core: kubeConfig.makeApiClient(CoreV1Api),
     kubeConfig,
+  };
+}
+
+/**
+ * A Job author as a real cluster would have one: a ServiceAccount in `namespace` bound to the
+ * built-in `edit` ClusterRole there (create, update and delete Jobs and most else in its own
+ * namespace; nothing in jobrelay-system), with a TokenRequest token. `admin` makes it.
+ */
+export async function namespaceEditor(
+  sandbox: Sandbox,
+  admin: ClusterClients,
+  namespace: string,
+  name = 'author',
+): Promise<ClusterClients & { username: string }> {
+  await admin.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await admin.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name: `${name}-edit` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  });
+  const request = await admin.core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: { spec: { expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [
+      {
+        name: 'management',
+        server: sandbox.management.server,
+        caData: Buffer.from(sandbox.caPem).toString('base64'),
+      },
+    ],
+    users: [{ name, token }],
+    contexts: [{ name, cluster: 'management', user: name }],
+    currentContext: name,
+  });
+  return {
+    batch: kubeConfig.makeApiClient(BatchV1Api),
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    kubeConfig,
+    username: `system:serviceaccount:${namespace}:${name}`,
   };
 }
 

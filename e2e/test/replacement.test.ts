@@ -20,7 +20,7 @@ import { parseIndexIntervals } from '@jobrelay/status';
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
-import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { type Fleet, fleetOf, sealedPlacement } from '../src/dispatch-fixtures.ts';
 import { type FleetSampler, jobControllerUidLabel, startFleetSampler } from '../src/fleet-sampler.ts';
 import {
   condition,
@@ -352,7 +352,7 @@ describe('a mirror a controller created and died before it saw', () => {
     const cluster = fleet.sandbox.workers[0]!.name;
     const worker = fleet.workers.get(cluster)!;
     const name = uniqueName('unseen');
-    await fleet.management.batch.createNamespacedJob({
+    const created = await fleet.management.batch.createNamespacedJob({
       namespace,
       body: sandboxJob({
         name,
@@ -362,12 +362,10 @@ describe('a mirror a controller created and died before it saw', () => {
       }),
     });
     const record = { cluster, attempt: 1, carried: { succeeded: 0, failed: 0 }, excludedClusters: [] };
+    // Sealed with the installation's key, as the dying controller would have written it.
+    const sealed = await sealedPlacement(fleet, created, record);
     const placed = await fleet.management.batch.patchNamespacedJob(
-      {
-        name,
-        namespace,
-        body: { metadata: { annotations: { [placementAnnotation]: JSON.stringify(record) } } },
-      },
+      { name, namespace, body: { metadata: { annotations: { [placementAnnotation]: sealed } } } },
       mergePatch,
     );
     await worker.core.createNamespace({ body: { metadata: { name: namespace } } }).catch((err: unknown) => {

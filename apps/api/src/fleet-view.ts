@@ -43,7 +43,7 @@ import { activeCondition, type ClusterView, clusterView } from './cluster-views.
 import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
-import { loadRecordKeysUntilFound, recordKeys } from './placement-trust.ts';
+import { loadRecordKeys, recordKeys } from './placement-trust.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -216,14 +216,16 @@ export class FleetView {
   }
 
   async start(): Promise<void> {
-    // In the background: the views show no placement until the keys are read (see placement-trust.ts).
-    void loadRecordKeysUntilFound(this.core, this.options.systemNamespace, this.options.log, {
-      retryMs: 5_000,
-      stopped: () => this.stopped,
-    }).then(() => {
-      this.assumedMemo = undefined;
-    });
     for (const kind of this.viewed.values()) kind.origins.start();
+    // Views show no placement until the keys are read (see placement-trust.ts); retried in the
+    // background while the Secret is missing.
+    await loadRecordKeys(this.core, this.options.systemNamespace, this.options.log, {
+      retryMs: 2_000,
+      stopped: () => this.stopped,
+      loaded: () => {
+        this.assumedMemo = undefined;
+      },
+    });
     // The registry's start returns once its WorkerCluster cache is synced.
     await Promise.all([
       ...[...this.viewed.values()].map((kind) => kind.origins.waitForSync()),

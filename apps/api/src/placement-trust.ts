@@ -40,31 +40,38 @@ export function placementOf(object: Parameters<typeof placementRecordOf>[0]): Pl
 }
 
 /**
- * Reads the record keys (never creates them: that is the controller's), retrying every
- * `retryMs` until the Secret exists and is readable. Resolves once loaded; `stopped` ends it.
+ * Reads the record keys (never creates them: that is the controller's). Resolves `true` once
+ * loaded; on a failure it warns once and, unless `stopped`, tries again every `retryMs` in the
+ * background, resolving `false` at once so a start is not held up by a controller not yet run.
  */
-export async function loadRecordKeysUntilFound(
+export async function loadRecordKeys(
   secrets: RecordKeySecrets,
   namespace: string,
   log: Logger,
-  options: { retryMs: number; stopped: () => boolean },
-): Promise<void> {
-  let warned = false;
-  while (!options.stopped()) {
-    try {
-      const { keyring } = await loadRecordKeyring(secrets, namespace, { createIfMissing: false });
-      trustRecordsSealedBy(keyring);
-      log.info({ keyId: keyring.currentKeyId }, 'loaded the placement record keys');
-      return;
-    } catch (err) {
-      if (!warned) {
-        log.warn(
-          { err: { message: err instanceof Error ? err.message : String(err) } },
-          'cannot read the placement record keys yet (the controller creates them); no placement is shown until then',
-        );
-        warned = true;
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, options.retryMs).unref());
+  options: { retryMs: number; stopped: () => boolean; loaded?: () => void },
+): Promise<boolean> {
+  const attempt = async () => {
+    const { keyring } = await loadRecordKeyring(secrets, namespace, { createIfMissing: false });
+    trustRecordsSealedBy(keyring);
+    log.info({ keyId: keyring.currentKeyId }, 'loaded the placement record keys');
+    options.loaded?.();
+  };
+  try {
+    await attempt();
+    return true;
+  } catch (err) {
+    log.warn(
+      { err: { message: err instanceof Error ? err.message : String(err) } },
+      'cannot read the placement record keys yet (the controller creates them); no placement is shown until then',
+    );
   }
+  const retry = () => {
+    if (options.stopped()) return;
+    setTimeout(() => {
+      if (options.stopped()) return;
+      attempt().catch(retry);
+    }, options.retryMs).unref();
+  };
+  retry();
+  return false;
 }

@@ -18,7 +18,9 @@ export const placementReasons: ReadonlySet<string> = new Set([
   'NameCollision',
   'NamespaceMissing',
   'FinishedWithoutMirror',
-  'PlacementUnreadable',
+  'PlacementUntrusted',
+  'PlacementUnverifiable',
+  'MirrorTampered',
   'MirrorRefused',
 ]);
 

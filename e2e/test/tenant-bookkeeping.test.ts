@@ -1,0 +1,272 @@
+// A Job author tries to steer jobrelay with its own bookkeeping, as a hostile tenant would
+// (issue 28, part 1): a placement record naming a cluster the fleet's fences keep it out of,
+// a record carrying progress that never happened, a valid record copied from another Job, a
+// continuation annotation on the origin, and, on a worker, a mirror's continuation edited. The
+// author is a ServiceAccount with the built-in `edit` role in its own namespace only. Here the
+// admission policy is NOT installed: the controller's own checks must hold alone (with the
+// policy, tenant-admission-policy.test.ts). Each case ends as the same Job would on one
+// cluster: nothing created where a fence forbids it, and every pod counted really ran.
+
+import { mergePatch } from '@jobrelay/kube';
+import { placementAnnotation } from '@jobrelay/mirror';
+import { EventsV1Api, type V1Job } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import {
+  type Fleet,
+  findMirror,
+  fleetOf,
+  placementRecordOf,
+  sealedPlacement,
+  waitForMirror,
+} from '../src/dispatch-fixtures.ts';
+import { type FleetSampler, startFleetSampler } from '../src/fleet-sampler.ts';
+import {
+  type ClusterClients,
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  namespaceEditor,
+  sandboxJob,
+  testSandbox,
+  uniqueName,
+  waitForFinishedJob,
+} from '../src/kube-test-helpers.ts';
+import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
+
+let fleet: Fleet;
+let controller: ControllerProcess;
+let sampler: FleetSampler;
+let namespace: string;
+let author: ClusterClients;
+let admin: ReturnType<typeof workerClusterAdmin>;
+/** The worker the fences keep this namespace out of: cordoned, and its allowedNamespaces exclude it. */
+let fenced: string;
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  admin = workerClusterAdmin(fleet);
+  namespace = await createTestNamespace(fleet.management, 'tenant');
+  author = await namespaceEditor(fleet.sandbox, fleet.management, namespace);
+  fenced = [...fleet.workers.keys()][0]!;
+  await admin.patch(fenced, { spec: { unschedulable: true, allowedNamespaces: ['somebody-else'] } });
+  sampler = await startFleetSampler(fleet, { namespaces: [namespace] });
+  controller = startController(fleet.sandbox);
+});
+
+afterAll(async () => {
+  await controller?.kill('SIGTERM');
+  await sampler?.stop();
+  if (fenced) await admin.reset(fenced, []);
+});
+
+/** What a hostile author writes as jobrelay's placement record: unsealed JSON of its choosing. */
+function forgedRecord(fields: Record<string, unknown>): string {
+  return JSON.stringify({
+    attempt: 1,
+    carried: { succeeded: 0, failed: 0 },
+    excludedClusters: [],
+    ...fields,
+  });
+}
+
+async function eventsAbout(job: V1Job, reason: string): Promise<string[]> {
+  const events = await fleet.management.kubeConfig
+    .makeApiClient(EventsV1Api)
+    .listNamespacedEvent({ namespace, fieldSelector: `regarding.uid=${job.metadata!.uid}` });
+  return events.items.filter((e) => e.reason === reason).map((e) => e.note ?? '');
+}
+
+/** The pods of `origin`'s mirrors that ran to success, on any worker, as the sampler saw them. */
+function succeededPods(origin: V1Job): number {
+  return sampler
+    .report()
+    .podsOfOrigin(origin.metadata!.uid!)
+    .filter((p) => p.phase === 'Succeeded').length;
+}
+
+async function finished(job: V1Job): Promise<V1Job> {
+  return waitForFinishedJob(fleet.management, namespace, job.metadata!.name!, 120_000);
+}
+
+describe('a Job author writing jobrelay’s placement record (no admission policy)', () => {
+  it('cannot choose a cluster the fences keep it out of: the record is reported and the Job placed from scratch', async () => {
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('steer'),
+        managedBy: dispatcherManagedBy,
+        annotations: { [placementAnnotation]: forgedRecord({ cluster: fenced }) },
+      }),
+    });
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(1);
+    await sampler.settle();
+    const mirrors = sampler.report().mirrorsOf(job.metadata!.uid!);
+    expect(mirrors.length).toBeGreaterThan(0);
+    expect(mirrors.map((m) => m.cluster)).not.toContain(fenced);
+    const record = placementRecordOf(done);
+    expect(record.cluster).not.toBe(fenced);
+    // The record on the Job now is jobrelay's own, sealed for it.
+    expect(JSON.parse(done.metadata!.annotations![placementAnnotation]!).seal).toMatch(/^v1\./);
+    expect(await eventsAbout(job, 'PlacementUntrusted')).toEqual([
+      expect.stringContaining('it carries no seal'),
+    ]);
+  });
+
+  it('cannot claim progress: a Job of 4 completions whose record carries 3 runs 4 pods', async () => {
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('carried'),
+        managedBy: dispatcherManagedBy,
+        spec: { completions: 4, parallelism: 1 },
+        annotations: {
+          [placementAnnotation]: forgedRecord({
+            attempt: 2,
+            cluster: [...fleet.workers.keys()][1],
+            carried: { succeeded: 3, failed: 0 },
+          }),
+        },
+      }),
+    });
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(4);
+    await sampler.settle();
+    expect(succeededPods(done)).toBe(4);
+    expect(placementRecordOf(done).carried).toEqual({ succeeded: 0, failed: 0 });
+    expect(await eventsAbout(job, 'PlacementUntrusted')).toHaveLength(1);
+  });
+
+  it('cannot reuse another Job’s valid record: it is sealed for that Job alone', async () => {
+    const first = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({ name: uniqueName('donor'), managedBy: dispatcherManagedBy }),
+    });
+    const donor = await finished(first);
+    const copied = donor.metadata!.annotations![placementAnnotation]!;
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('copy'),
+        managedBy: dispatcherManagedBy,
+        spec: { completions: 2, parallelism: 1 },
+        annotations: { [placementAnnotation]: copied },
+      }),
+    });
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(2);
+    await sampler.settle();
+    expect(succeededPods(done)).toBe(2);
+    expect(await eventsAbout(job, 'PlacementUntrusted')).toEqual([
+      expect.stringContaining('does not match this workload'),
+    ]);
+  });
+
+  it('cannot hand its mirror a continuation: jobrelay’s annotations never cross to a worker', async () => {
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('continues'),
+        managedBy: dispatcherManagedBy,
+        spec: { completions: 3, parallelism: 1 },
+        pod: { runSeconds: 2 },
+        annotations: {
+          'jobrelay.dev/continues-from': '{"succeeded":2,"failed":0}',
+          'jobrelay.dev/placement-attempt': '7',
+          'jobrelay.dev/deadline-used-seconds': '0',
+        },
+      }),
+    });
+    const { mirror } = await waitForMirror(fleet, job);
+    const annotations = mirror.metadata?.annotations ?? {};
+    expect(annotations['jobrelay.dev/continues-from']).toBeUndefined();
+    expect(annotations['jobrelay.dev/deadline-used-seconds']).toBeUndefined();
+    expect(annotations['jobrelay.dev/placement-attempt']).toBe('1');
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(3);
+    await sampler.settle();
+    expect(succeededPods(done)).toBe(3);
+  });
+});
+
+describe('a sealed record naming a cluster whose fences changed since', () => {
+  it('creates nothing there: the fences are checked again just before the mirror is made', async () => {
+    // What a controller would have written before the cluster was cordoned: a genuine record.
+    // The Job waits suspended meanwhile, so nothing is made before the record is in place.
+    const job = await fleet.management.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('refenced'),
+        managedBy: dispatcherManagedBy,
+        spec: { suspend: true },
+      }),
+    });
+    const sealed = await sealedPlacement(fleet, job, {
+      cluster: fenced,
+      attempt: 1,
+      carried: { succeeded: 0, failed: 0 },
+      excludedClusters: [],
+    });
+    await fleet.management.batch.patchNamespacedJob(
+      {
+        namespace,
+        name: job.metadata!.name!,
+        body: { metadata: { annotations: { [placementAnnotation]: sealed } }, spec: { suspend: false } },
+      },
+      mergePatch,
+    );
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(1);
+    await sampler.settle();
+    const clusters = sampler
+      .report()
+      .mirrorsOf(job.metadata!.uid!)
+      .map((m) => m.cluster);
+    expect(clusters.length).toBeGreaterThan(0);
+    expect(clusters).not.toContain(fenced);
+    expect(placementRecordOf(done).attempt).toBe(2);
+    expect(await eventsAbout(job, 'Replacing')).toEqual([
+      expect.stringContaining(`cluster ${fenced} no longer takes it: cordoned`),
+    ]);
+  });
+});
+
+describe('a mirror’s continuation edited on its worker', () => {
+  it('is not believed: the mirror is deleted and made again, and every pod counted ran', async () => {
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('tamper'),
+        managedBy: dispatcherManagedBy,
+        spec: { completions: 2, parallelism: 1 },
+        pod: { runSeconds: 5 },
+      }),
+    });
+    const { cluster, mirror } = await waitForMirror(fleet, job);
+    // The worker's side of the same tenant (or anyone who may edit Jobs there) claims progress.
+    await fleet.workers.get(cluster)!.batch.patchNamespacedJob(
+      {
+        namespace,
+        name: mirror.metadata!.name!,
+        body: { metadata: { annotations: { 'jobrelay.dev/continues-from': '{"succeeded":2,"failed":0}' } } },
+      },
+      mergePatch,
+    );
+    await eventually(
+      'the edited mirror replaced',
+      async () => {
+        const now = await findMirror(fleet, job);
+        return now && now.mirror.metadata!.uid !== mirror.metadata!.uid ? now : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(2);
+    await sampler.settle();
+    expect(succeededPods(done)).toBeGreaterThanOrEqual(2);
+    expect(await eventsAbout(job, 'MirrorTampered')).toEqual([
+      expect.stringContaining('a first attempt carries no progress'),
+    ]);
+  });
+});

@@ -250,11 +250,10 @@ export class OriginPlacer {
       (o) => this.demandOf({ workload: o, facts: kind.adapter }),
     );
     if (request.kind === 'invalid') return request.message;
-    const load = this.loadByCluster();
+    // Only the count of workloads matters to the fences, not the assumed requests (capacity).
     const self = this.placed.get(origin.metadata!.uid!);
-    const here = load.get(cluster);
-    if (here && self?.cluster === cluster) load.set(cluster, { ...here, jobs: here.jobs - 1 });
-    const [candidate] = clusterCandidates([input], load);
+    const others = this.placed.workloadsOn(cluster) - (self?.cluster === cluster ? 1 : 0);
+    const [candidate] = clusterCandidates([input], new Map([[cluster, { jobs: others, assumed: {} }]]));
     return fenceRejection(candidate!, request.request);
   }
 

@@ -76,6 +76,11 @@ export class PlacedLoadIndex {
     else sameKey.splice(sameKey.indexOf(workload), 1);
   }
 
+  /** How many placed, unfinished workloads `cluster` has (what maxActiveJobs limits). */
+  workloadsOn(cluster: string): number {
+    return this.clusters.get(cluster)?.jobs ?? 0;
+  }
+
   /** Per cluster: the workloads placed there and the requests of their pods not yet counted. */
   load(capacities: ReadonlyMap<string, PodsByOwner | undefined>): ClusterLoad {
     const result: ClusterLoad = new Map();

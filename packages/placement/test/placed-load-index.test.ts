@@ -95,7 +95,10 @@ describe('PlacedLoadIndex', () => {
             index.delete(String(step.uid));
             oracle.delete(step.uid);
           }
-          expect(comparable(index.load(pods))).toEqual(comparable(summedLoad(oracle.values(), pods)));
+          const summed = summedLoad(oracle.values(), pods);
+          expect(comparable(index.load(pods))).toEqual(comparable(summed));
+          for (const cluster of ['worker-1', 'worker-2', 'worker-3'])
+            expect(index.workloadsOn(cluster)).toBe(summed.get(cluster)?.jobs ?? 0);
         }
         expect(index.size).toBe(oracle.size);
         expect([...index.values()]).toEqual([...oracle.values()]);

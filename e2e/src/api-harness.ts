@@ -7,6 +7,7 @@ import {
   loadApiConfig,
   servedKinds,
 } from '@jobrelay/api';
+import type { KubeconfigPolicy } from '@jobrelay/clusters';
 import { defaultOriginId } from '@jobrelay/kube';
 import type { Identity, Sandbox } from '@jobrelay/sandbox';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -48,7 +49,13 @@ export interface ApiHarness {
  */
 export async function startApiHarness(
   sandbox: Sandbox,
-  options: { authCacheSeconds?: number; rateLimitPerMinute?: number; bodyLimitBytes?: number } = {},
+  options: {
+    authCacheSeconds?: number;
+    rateLimitPerMinute?: number;
+    bodyLimitBytes?: number;
+    /** How registered kubeconfigs are vetted; default: the API's defaults (nothing beyond the allow-list). */
+    kubeconfigPolicy?: KubeconfigPolicy;
+  } = {},
 ): Promise<ApiHarness> {
   const management = new KubeConfig();
   management.loadFromFile(sandbox.serviceAccountKubeconfigPath('jobrelay-api'));
@@ -65,7 +72,7 @@ export async function startApiHarness(
     systemNamespace: 'jobrelay-system',
     redisUrl: sandbox.redisUrl,
     placementPolicy: 'spread',
-    allowExecPlugins: false,
+    kubeconfigPolicy: options.kubeconfigPolicy ?? {},
     log,
   });
   const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: options.authCacheSeconds ?? 5 });
@@ -76,7 +83,6 @@ export async function startApiHarness(
     config: {
       originId,
       systemNamespace: 'jobrelay-system',
-      allowExecPlugins: false,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
       bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
       requestTimeoutSeconds: 30,

@@ -145,7 +145,8 @@ export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig
     booleanFields,
   });
   const policyProblem = kubeconfigPolicyProblem(config);
-  if (policyProblem) throw new ConfigError(`invalid configuration:\n  ${policyProblem}`);
+  if (policyProblem)
+    throw new ConfigError(`invalid configuration:\n  --denied-server-cidrs ${policyProblem}`);
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsKeyFile)) {
     throw new ConfigError('invalid configuration:\n  --tls-cert-file and --tls-key-file go together');
   }

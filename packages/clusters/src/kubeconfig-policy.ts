@@ -38,10 +38,13 @@ export interface KubeconfigPolicySettings {
   deniedServerCidrs: readonly string[];
 }
 
-/** Settings that contradict each other, for a configuration error; undefined when they agree. */
+/**
+ * What is wrong with `deniedServerCidrs` given the other settings (the message follows the
+ * flag's name), for a configuration error; undefined when the settings agree.
+ */
 export function kubeconfigPolicyProblem(settings: KubeconfigPolicySettings): string | undefined {
   if (settings.deniedServerCidrs.length > 0 && !settings.restrictServerAddresses)
-    return '--denied-server-cidrs is checked only with --restrict-server-addresses=true: set both, or neither';
+    return 'is checked only with --restrict-server-addresses=true: set both, or neither';
   return undefined;
 }
 

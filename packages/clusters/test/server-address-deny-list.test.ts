@@ -93,7 +93,7 @@ describe('kubeconfigPolicyOf', () => {
 
   it('says that CIDRs without the restriction would do nothing', () => {
     expect(kubeconfigPolicyProblem({ ...off, deniedServerCidrs: ['10.96.0.0/12'] })).toContain(
-      '--denied-server-cidrs is checked only with --restrict-server-addresses=true',
+      'is checked only with --restrict-server-addresses=true',
     );
   });
 });

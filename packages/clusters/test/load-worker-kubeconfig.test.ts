@@ -1032,4 +1032,54 @@ describe('properties of the allow-list', () => {
       { numRuns: 500 },
     );
   });
+
+  it('answers any text with a load or a refusal, never an exception, whatever the policy', () => {
+    /** Every path to a value in the document. */
+    const pathsOf = (value: unknown, path: Array<string | number> = []): Array<Array<string | number>> =>
+      value && typeof value === 'object'
+        ? [
+            path,
+            ...Object.entries(value).flatMap(([key, v]) =>
+              pathsOf(v, [...path, Array.isArray(value) ? Number(key) : key]),
+            ),
+          ]
+        : [path];
+    const junkedKubeconfig = fc
+      .tuple(allowedKubeconfig, fc.nat(), fc.jsonValue({ maxDepth: 2 }))
+      .map(([doc, pick, junk]) => {
+        const paths = pathsOf(doc).filter((path) => path.length > 0);
+        const path = paths[pick % paths.length]!;
+        const parent = path
+          .slice(0, -1)
+          .reduce<Record<string | number, unknown>>(
+            (at, part) => at[part] as Record<string | number, unknown>,
+            doc as Record<string, unknown>,
+          );
+        parent[path.at(-1)!] = junk;
+        return stringify(doc);
+      });
+    const policies: KubeconfigPolicy[] = [
+      {},
+      {
+        allowExecPlugins: true,
+        allowProxyUrl: true,
+        serverAddressDenyList: new ServerAddressDenyList(['10.0.0.0/8']),
+      },
+    ];
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          junkedKubeconfig,
+          fc.string(),
+          fc.jsonValue().map((value) => stringify(value)),
+        ),
+        fc.constantFrom(...policies),
+        (text, policy) => {
+          const result = loadWorkerKubeconfig(text, policy);
+          if (!result.ok) expect(result.message.length).toBeGreaterThan(0);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
 });

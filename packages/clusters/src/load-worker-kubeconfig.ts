@@ -23,46 +23,48 @@ export interface KubeconfigPolicy {
   now?: Date;
 }
 
-// The allow-list: only what a worker connection needs. A field not listed here is refused, on
-// every entry (not only the current context's), so nothing jobrelay stores can make it read a
-// file, run a program or send its credentials elsewhere. `extensions` (minikube and other tools
-// write them) are data no client reads: accepted and dropped. `insecure-skip-tls-verify: false`
-// says what is true anyway: accepted.
+// The allow-list is the zod schema below (kubeconfigSchema): only what a worker connection
+// needs. A field not in it is refused, on every entry (not only the current context's), so
+// nothing jobrelay stores can make it read a file, run a program or send its credentials
+// elsewhere. `extensions` (minikube and other tools write them) are data no client reads:
+// accepted and dropped. `insecure-skip-tls-verify: false` says what is true anyway: accepted.
+// The lists here only name the allowed fields in refusals.
 const clusterFields = ['server', 'certificate-authority-data', 'tls-server-name', 'extensions'] as const;
 const userFields = ['token', 'client-certificate-data', 'client-key-data', 'extensions'] as const;
 const contextFields = ['cluster', 'user', 'namespace', 'extensions'] as const;
 
+const readsTokenFile =
+  'it names a file, which jobrelay would read from its own filesystem (its own ServiceAccount token, for one) and send as the bearer token; put the token inline in token';
+const basicAuthentication =
+  'basic authentication is not supported by Kubernetes; use a token or a client certificate';
+const impersonation =
+  'impersonation is not supported; give jobrelay a token or certificate of the identity it should act as';
+const filePath = (inline: string, what: string) =>
+  `it is a file path, which jobrelay would read from its own filesystem; put the ${what} inline in ${inline}`;
+
 /** Refused fields people do write, with why and what to write instead. */
 const whyRefused: Record<'cluster' | 'user', Record<string, string>> = {
   cluster: {
-    'certificate-authority':
-      'it is a file path, which jobrelay would read from its own filesystem; put the CA inline in certificate-authority-data (kubectl config view --raw --flatten does)',
+    'certificate-authority': `${filePath('certificate-authority-data', 'CA')} (kubectl config view --raw --flatten does)`,
     'proxy-url':
       'this installation sends no worker traffic through a proxy; connect to the server directly, or an admin can allow proxies (--allow-proxy-url)',
     'insecure-skip-tls-verify':
       'it turns off TLS verification; give the cluster’s CA in certificate-authority-data instead',
   },
   user: {
-    'token-file':
-      'it names a file, which jobrelay would read from its own filesystem (its own ServiceAccount token, for one) and send as the bearer token; put the token inline in token',
-    tokenFile:
-      'it names a file, which jobrelay would read from its own filesystem (its own ServiceAccount token, for one) and send as the bearer token; put the token inline in token',
-    'client-certificate':
-      'it is a file path, which jobrelay would read from its own filesystem; put the certificate inline in client-certificate-data',
-    'client-key':
-      'it is a file path, which jobrelay would read from its own filesystem; put the key inline in client-key-data',
+    'token-file': readsTokenFile,
+    tokenFile: readsTokenFile,
+    'client-certificate': filePath('client-certificate-data', 'certificate'),
+    'client-key': filePath('client-key-data', 'key'),
     exec: 'an exec credential plugin would run a program inside jobrelay; use a token or a client certificate, or an admin can allow plugins (--allow-exec-plugins)',
     'auth-provider':
       'auth-provider plugins run code and read files, and are deprecated; use a token or a client certificate',
-    username: 'basic authentication is not supported by Kubernetes; use a token or a client certificate',
-    password: 'basic authentication is not supported by Kubernetes; use a token or a client certificate',
-    as: 'impersonation is not supported; give jobrelay a token or certificate of the identity it should act as',
-    'as-uid':
-      'impersonation is not supported; give jobrelay a token or certificate of the identity it should act as',
-    'as-groups':
-      'impersonation is not supported; give jobrelay a token or certificate of the identity it should act as',
-    'as-user-extra':
-      'impersonation is not supported; give jobrelay a token or certificate of the identity it should act as',
+    username: basicAuthentication,
+    password: basicAuthentication,
+    as: impersonation,
+    'as-uid': impersonation,
+    'as-groups': impersonation,
+    'as-user-extra': impersonation,
   },
 };
 
@@ -312,7 +314,10 @@ function problemsOf(
           });
           continue;
         }
-        const why = entry === 'cluster' || entry === 'user' ? whyRefused[entry][key] : undefined;
+        const why =
+          (entry === 'cluster' || entry === 'user') && Object.hasOwn(whyRefused[entry], key)
+            ? whyRefused[entry][key]
+            : undefined;
         problems.push({
           reason: unsafe,
           message: `${pathText([...issue.path, key])} is not allowed: ${why ?? allowedFieldsOf(issue.path, policy)}`,

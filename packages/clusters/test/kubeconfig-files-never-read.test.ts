@@ -135,7 +135,9 @@ function loadInChild(texts: string[]): { results: Array<Record<string, unknown>>
 }
 
 describe('a kubeconfig naming files or programs', () => {
-  it('is refused naming the field, without opening the file or running the program', () => {
+  it('is refused naming the field, without opening the file or running the program', {
+    timeout: 60_000,
+  }, () => {
     const cases = [...fileCases, ...otherCases];
     expect(cases.length).toBe(32);
     const control = kubeconfig(() => {});

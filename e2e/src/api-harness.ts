@@ -7,10 +7,11 @@ import {
   loadApiConfig,
   servedKinds,
 } from '@jobrelay/api';
+import type { KubeconfigPolicy } from '@jobrelay/clusters';
 import { defaultOriginId } from '@jobrelay/kube';
 import type { Identity, Sandbox } from '@jobrelay/sandbox';
 import { KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 
 /**
  * Who calls: a sandbox identity's token, no token at all, a token the apiserver does not know,
@@ -48,13 +49,21 @@ export interface ApiHarness {
  */
 export async function startApiHarness(
   sandbox: Sandbox,
-  options: { authCacheSeconds?: number; rateLimitPerMinute?: number; bodyLimitBytes?: number } = {},
+  options: {
+    authCacheSeconds?: number;
+    rateLimitPerMinute?: number;
+    bodyLimitBytes?: number;
+    /** How registered kubeconfigs are vetted; default: the API's defaults (nothing beyond the allow-list). */
+    kubeconfigPolicy?: KubeconfigPolicy;
+    /** Where the API logs; default silent (JOBRELAY_TEST_API_LOG sets a level). */
+    log?: Logger;
+  } = {},
 ): Promise<ApiHarness> {
   const management = new KubeConfig();
   management.loadFromFile(sandbox.serviceAccountKubeconfigPath('jobrelay-api'));
   // The controller's origin id, derived as the controller and the API process derive it.
   const originId = await defaultOriginId(management);
-  const log = pino({ level: process.env.JOBRELAY_TEST_API_LOG ?? 'silent' });
+  const log = options.log ?? pino({ level: process.env.JOBRELAY_TEST_API_LOG ?? 'silent' });
   // The kinds as the API process picks them with its default flags (the controller's defaults):
   // every built-in kind the management cluster serves.
   const kinds = await servedKinds(chosenKinds(loadApiConfig([], {})), management, log);
@@ -65,7 +74,7 @@ export async function startApiHarness(
     systemNamespace: 'jobrelay-system',
     redisUrl: sandbox.redisUrl,
     placementPolicy: 'spread',
-    allowExecPlugins: false,
+    kubeconfigPolicy: options.kubeconfigPolicy ?? {},
     log,
   });
   const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: options.authCacheSeconds ?? 5 });
@@ -76,7 +85,6 @@ export async function startApiHarness(
     config: {
       originId,
       systemNamespace: 'jobrelay-system',
-      allowExecPlugins: false,
       rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
       bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
       requestTimeoutSeconds: 30,

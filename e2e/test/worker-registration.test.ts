@@ -185,7 +185,7 @@ describe('the Active condition of a WorkerCluster', () => {
           d.clusters[0]!.cluster['certificate-authority'] = '/etc/ca.crt';
         }),
         reason: 'KubeconfigUnsafe',
-        fragment: 'certificate-authority is a file path',
+        fragment: 'certificate-authority is not allowed: it is a file path',
       },
       {
         what: 'exec plugin',

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { kubeconfigPolicyFields, kubeconfigPolicyProblem } from '@jobrelay/clusters';
 import { builtInKinds, kindSelectionFields } from '@jobrelay/kinds';
 import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagConfig } from '@jobrelay/kube';
 import { redisUrlProblem } from '@jobrelay/placement';
@@ -33,7 +34,8 @@ export const apiConfigSchema = z.object({
     })
     .default('redis://127.0.0.1:6379'),
   placementPolicy: z.enum(['spread', 'binpack']).default('spread'),
-  allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
+  /** The controller's kubeconfig policy (exec plugins, proxies, denied server addresses): registrations are vetted alike. */
+  ...kubeconfigPolicyFields,
   /** How long TokenReview and SubjectAccessReview answers are reused (0 to 10). */
   authCacheSeconds: z.coerce.number().int().min(0).max(10).default(5),
   /** Requests per minute per caller (by identity; by address before authentication). */
@@ -82,6 +84,18 @@ const flags = {
     'allowExecPlugins',
     'accept exec credential plugins in registered kubeconfigs (true|false)',
   ],
+  'allow-proxy-url': [
+    'allowProxyUrl',
+    'accept proxy-url (http, https, socks5) in registered kubeconfigs (true|false)',
+  ],
+  'restrict-server-addresses': [
+    'restrictServerAddresses',
+    'refuse worker servers at loopback, link-local and --denied-server-cidrs addresses (true|false)',
+  ],
+  'denied-server-cidrs': [
+    'deniedServerCidrs',
+    'with --restrict-server-addresses: more ranges to refuse, e.g. the pod and service CIDRs',
+  ],
   'auth-cache-seconds': [
     'authCacheSeconds',
     'reuse TokenReview/SubjectAccessReview answers this long (0-10, default 5)',
@@ -95,7 +109,12 @@ const flags = {
   'log-level': ['logLevel', 'trace|debug|info|warn|error|fatal (default info)'],
 } as const satisfies Record<string, readonly [keyof ApiConfig, string]>;
 
-const booleanFields: ReadonlySet<keyof ApiConfig> = new Set(['allowInsecureHttp', 'allowExecPlugins']);
+const booleanFields: ReadonlySet<keyof ApiConfig> = new Set([
+  'allowInsecureHttp',
+  'allowExecPlugins',
+  'allowProxyUrl',
+  'restrictServerAddresses',
+]);
 
 export const apiUsage = `usage: jobrelay-api [--flag value ...]   (npm run api -- --help)
 
@@ -122,9 +141,12 @@ function isLoopback(host: string): boolean {
 export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig {
   const config = loadFlagConfig(argv, env, apiConfigSchema, {
     flags: Object.fromEntries(Object.entries(flags).map(([flag, [field]]) => [flag, field])),
-    listFields: new Set(['kinds', 'kindManagedBy']),
+    listFields: new Set(['kinds', 'kindManagedBy', 'deniedServerCidrs']),
     booleanFields,
   });
+  const policyProblem = kubeconfigPolicyProblem(config);
+  if (policyProblem)
+    throw new ConfigError(`invalid configuration:\n  --denied-server-cidrs ${policyProblem}`);
   if (Boolean(config.tlsCertFile) !== Boolean(config.tlsKeyFile)) {
     throw new ConfigError('invalid configuration:\n  --tls-cert-file and --tls-key-file go together');
   }

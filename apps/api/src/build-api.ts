@@ -62,7 +62,7 @@ export interface ApiDependencies {
   log: Logger;
   config: Pick<
     ApiConfig,
-    'systemNamespace' | 'allowExecPlugins' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'requestTimeoutSeconds'
+    'systemNamespace' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'requestTimeoutSeconds'
   > & { originId: string };
   metrics?: ApiMetrics;
   /** PEM certificate and key: serve HTTPS. */

@@ -1,4 +1,9 @@
-import { type WorkerCluster, WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
+import {
+  type KubeconfigPolicy,
+  type WorkerCluster,
+  WorkerClusterRegistry,
+  type WorkerConnection,
+} from '@jobrelay/clusters';
 import {
   type AnyJobKindAdapter,
   apiVersionOf,
@@ -66,7 +71,8 @@ export interface FleetViewOptions {
   redisUrl: string;
   /** The controller's default scoring policy, for previews. */
   placementPolicy: ScoringPolicy;
-  allowExecPlugins: boolean;
+  /** What a registered kubeconfig may hold beyond the allow-list: the controller's policy (kubeconfigPolicyOf). */
+  kubeconfigPolicy: KubeconfigPolicy;
   log: Logger;
   now?: () => number;
 }
@@ -158,6 +164,8 @@ export class FleetView {
   readonly workloadKinds: WorkloadKinds;
   /** Their adapters: workers are checked for these, here and by registration's probe. */
   readonly kinds: readonly AnyJobKindAdapter[];
+  /** How kubeconfigs are vetted, here and by registration's probe. */
+  readonly kubeconfigPolicy: KubeconfigPolicy;
 
   constructor(options: FleetViewOptions) {
     this.options = options;
@@ -165,6 +173,7 @@ export class FleetView {
     this.startedAt = this.now();
     this.workloadKinds = new WorkloadKinds(options.kinds);
     this.kinds = this.workloadKinds.adapters;
+    this.kubeconfigPolicy = options.kubeconfigPolicy;
     const { management, log } = options;
     // One kept connection pool, not client-node's TLS connection per request.
     const pool = sharedPoolConfiguration(management);
@@ -194,7 +203,7 @@ export class FleetView {
       kinds: this.kinds,
       clock: { now: this.now },
       log: log.child({ component: 'worker-observer' }),
-      allowExecPlugins: options.allowExecPlugins,
+      kubeconfigPolicy: options.kubeconfigPolicy,
       observeOnly: true,
       // The registry's WorkerCluster informer is the API's too: one watch, one cache.
       onWorkerClusterEvent: (event) =>

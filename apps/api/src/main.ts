@@ -2,6 +2,7 @@
 // The API process: `npm run api -- --kubeconfig <file> [--flag value ...]`. Only wiring:
 // configuration, logger, signals; the app itself is built by buildApi.
 import { readFileSync } from 'node:fs';
+import { kubeconfigPolicyOf } from '@jobrelay/clusters';
 import { defaultOriginId, logRedaction, printableConfig } from '@jobrelay/kube';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     systemNamespace: config.systemNamespace,
     redisUrl: config.redisUrl,
     placementPolicy: config.placementPolicy,
-    allowExecPlugins: config.allowExecPlugins,
+    kubeconfigPolicy: kubeconfigPolicyOf(config),
     log,
   });
   const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: config.authCacheSeconds });

@@ -45,6 +45,37 @@ describe('loadApiConfig', () => {
     expect(() => loadApiConfig(['--no-such-flag'], {})).toThrow(ConfigError);
   });
 
+  it('takes the kubeconfig policy: proxies, exec plugins and denied server addresses, all off by default', () => {
+    expect(loadApiConfig([], {})).toMatchObject({
+      allowExecPlugins: false,
+      allowProxyUrl: false,
+      restrictServerAddresses: false,
+      deniedServerCidrs: [],
+    });
+    expect(
+      loadApiConfig(
+        [
+          '--allow-proxy-url=true',
+          '--restrict-server-addresses',
+          'true',
+          '--denied-server-cidrs',
+          '10.244.0.0/16, 10.96.0.0/12',
+        ],
+        {},
+      ),
+    ).toMatchObject({
+      allowProxyUrl: true,
+      restrictServerAddresses: true,
+      deniedServerCidrs: ['10.244.0.0/16', '10.96.0.0/12'],
+    });
+    expect(() => loadApiConfig(['--denied-server-cidrs', '10.96.0.0/12,10.244.0.0'], {})).toThrow(
+      '--denied-server-cidrs: "10.244.0.0" needs a prefix length from 0 to 32',
+    );
+    expect(() => loadApiConfig(['--denied-server-cidrs', '10.96.0.0/12'], {})).toThrow(
+      '--denied-server-cidrs is checked only with --restrict-server-addresses=true',
+    );
+  });
+
   it('documents every flag in --help', () => {
     for (const flag of [
       '--kubeconfig',
@@ -59,6 +90,10 @@ describe('loadApiConfig', () => {
       '--kinds',
       '--kind-managed-by',
       '--generic-kinds-file',
+      '--allow-exec-plugins',
+      '--allow-proxy-url',
+      '--restrict-server-addresses',
+      '--denied-server-cidrs',
     ])
       expect(apiUsage).toContain(flag);
   });

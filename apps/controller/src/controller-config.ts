@@ -1,3 +1,4 @@
+import { kubeconfigPolicyFields, kubeconfigPolicyProblem } from '@jobrelay/clusters';
 import { kindSelectionFields } from '@jobrelay/kinds';
 import {
   ConfigError,
@@ -48,8 +49,8 @@ export const controllerConfigSchema = z.object({
   workerBurst: z.coerce.number().int().min(1).max(10_000).default(100),
   /** Cap of the backoff between connection attempts to a failing worker. */
   clusterReconnectMaxSeconds: seconds(300, 1),
-  /** Accept exec credential plugins in worker kubeconfigs; they run programs inside the controller. */
-  allowExecPlugins: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(false),
+  /** What a worker kubeconfig may hold beyond the allow-list: exec plugins, proxies, denied server addresses. */
+  ...kubeconfigPolicyFields,
   createNamespaces: z.boolean({ error: 'must be true or false (or 1 or 0)' }).default(true),
   /**
    * Also record a Normal Event for every placement and mirror creation (two more writes per
@@ -105,6 +106,9 @@ export const checkedControllerConfigSchema = controllerConfigSchema.superRefine(
       path: ['retryPeriodSeconds'],
       message: `must be shorter than the renew deadline (${config.renewDeadlineSeconds}s)`,
     });
+  const policyProblem = kubeconfigPolicyProblem(config);
+  if (policyProblem)
+    context.addIssue({ code: 'custom', path: ['deniedServerCidrs'], message: policyProblem });
 });
 
 export type ControllerConfig = z.infer<typeof controllerConfigSchema>;
@@ -127,6 +131,9 @@ const flags = {
   'record-dispatch-events': 'recordDispatchEvents',
   'placement-policy': 'placementPolicy',
   'allow-exec-plugins': 'allowExecPlugins',
+  'allow-proxy-url': 'allowProxyUrl',
+  'restrict-server-addresses': 'restrictServerAddresses',
+  'denied-server-cidrs': 'deniedServerCidrs',
   'worker-lost-timeout-seconds': 'workerLostTimeoutSeconds',
   'placement-timeout-seconds': 'placementTimeoutSeconds',
   'mirror-refusal-limit': 'mirrorRefusalLimit',
@@ -163,7 +170,14 @@ export { ConfigError };
 export function loadControllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
   return loadFlagConfig(argv, env, checkedControllerConfigSchema, {
     flags,
-    listFields: new Set(['namespaces', 'kinds', 'kindManagedBy']),
-    booleanFields: new Set(['createNamespaces', 'allowExecPlugins', 'recordDispatchEvents', 'leaderElect']),
+    listFields: new Set(['namespaces', 'kinds', 'kindManagedBy', 'deniedServerCidrs']),
+    booleanFields: new Set([
+      'createNamespaces',
+      'allowExecPlugins',
+      'allowProxyUrl',
+      'restrictServerAddresses',
+      'recordDispatchEvents',
+      'leaderElect',
+    ]),
   });
 }

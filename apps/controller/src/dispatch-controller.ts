@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
+import { kubeconfigPolicyOf, WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
 import { apiVersionOf, collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
 import {
   type Clock,
@@ -209,7 +209,7 @@ export class DispatchController {
       healthIntervalMs: config.clusterHealthIntervalSeconds * 1000,
       reconnectMaxBackoffMs: config.clusterReconnectMaxSeconds * 1000,
       clientRateLimit: { qps: config.workerQps, burst: config.workerBurst },
-      allowExecPlugins: config.allowExecPlugins,
+      kubeconfigPolicy: kubeconfigPolicyOf(config),
       leading: () => this.leading,
       onWorkerApiResponse: (cluster, verb, code) =>
         this.metrics.workerApiRequests.inc({ cluster, verb, code: String(code) }),

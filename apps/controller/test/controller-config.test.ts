@@ -34,6 +34,9 @@ const defaults: ControllerConfig = {
   workerBurst: 100,
   clusterReconnectMaxSeconds: 300,
   allowExecPlugins: false,
+  allowProxyUrl: false,
+  restrictServerAddresses: false,
+  deniedServerCidrs: [],
   createNamespaces: true,
   reconcileConcurrency: 16,
   placementConcurrency: 16,
@@ -215,6 +218,47 @@ function configFile(text: string, name = 'controller.yaml'): string {
   writeFileSync(file, text);
   return file;
 }
+
+describe('the worker kubeconfig policy', () => {
+  it('takes --allow-proxy-url, --restrict-server-addresses and --denied-server-cidrs', () => {
+    expect(
+      loadControllerConfig(
+        ['--allow-proxy-url', '1', '--restrict-server-addresses=true', '--denied-server-cidrs', 'fd00::/108'],
+        { JOBRELAY_ALLOW_EXEC_PLUGINS: 'true' },
+      ),
+    ).toMatchObject({
+      allowExecPlugins: true,
+      allowProxyUrl: true,
+      restrictServerAddresses: true,
+      deniedServerCidrs: ['fd00::/108'],
+    });
+  });
+
+  it('names a bad CIDR, and CIDRs that would not be checked', () => {
+    expect(
+      configErrorOf(() =>
+        loadControllerConfig(['--restrict-server-addresses=true', '--denied-server-cidrs', 'pods'], {}),
+      ),
+    ).toContain('--denied-server-cidrs: "pods" is not a CIDR (expected e.g. 10.96.0.0/12 or fd00::/108)');
+    expect(
+      configErrorOf(() => loadControllerConfig(['--denied-server-cidrs', '10.96.0.0/12'], {})),
+    ).toContain('--denied-server-cidrs: is checked only with --restrict-server-addresses=true');
+    expect(configErrorOf(() => loadControllerConfig(['--allow-proxy-url', 'yes'], {}))).toContain(
+      '--allow-proxy-url: must be true or false (or 1 or 0)',
+    );
+  });
+
+  it('lists the flags in the usage', async () => {
+    const { controllerUsage } = await import('../src/controller-config.ts');
+    for (const flag of [
+      '--allow-exec-plugins',
+      '--allow-proxy-url',
+      '--restrict-server-addresses',
+      '--denied-server-cidrs',
+    ])
+      expect(controllerUsage).toContain(flag);
+  });
+});
 
 describe('--config', () => {
   it('reads settings by name from a YAML file, with real lists, booleans and numbers', () => {

@@ -202,8 +202,10 @@ export function inlineCluster(cluster: Fields, readFile: (p: string) => Buffer =
   const out: Fields = { ...cluster };
   const path = out['certificate-authority'];
   delete out['certificate-authority'];
-  // Extensions carry tool-specific data (e.g. minikube's) that the worker's vetting has no use for.
+  // Extensions carry tool-specific data (e.g. minikube's) that no client reads, and
+  // disable-compression only how this machine's kubectl talks: neither is the worker's business.
   delete out.extensions;
+  delete out['disable-compression'];
   if (typeof path === 'string' && path && out['certificate-authority-data'] === undefined) {
     out['certificate-authority-data'] = readInline(path, 'certificate-authority', readFile).toString(
       'base64',
@@ -215,7 +217,9 @@ export function inlineCluster(cluster: Fields, readFile: (p: string) => Buffer =
 /**
  * A minimal self-contained kubeconfig of one context: just its cluster, user and context, every
  * file reference replaced by inline data, because the API refuses file paths (they would name
- * files on the controller's filesystem, not the admin's).
+ * files on the controller's filesystem, not the admin's). Anything else outside the API's
+ * allow-list (exec, auth-provider, impersonation, proxy-url) is sent as it is: the API names
+ * the field it refuses, or accepts it when its admin allowed it.
  */
 export function extractContextKubeconfig(
   config: MergedKubeconfig,

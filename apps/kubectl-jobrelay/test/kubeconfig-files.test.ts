@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadWorkerKubeconfig } from '@jobrelay/clusters';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import {
@@ -216,5 +217,66 @@ describe('extractContextKubeconfig', () => {
       `cannot read certificate-authority ${join(dir, 'absent.crt')}: ENOENT`,
     );
     expect(() => extractContextKubeconfig(config, 'missing')).toThrow(OperationError);
+  });
+});
+
+describe('what register sends, against the API’s vetting', () => {
+  it('passes it for what kubectl and minikube write: relative files, extensions, preferences, disable-compression', () => {
+    mkdirSync(join(dir, 'profiles', 'minikube'), { recursive: true });
+    write('ca.crt', 'CA PEM');
+    write(join('profiles', 'minikube', 'client.crt'), 'CERT PEM');
+    write(join('profiles', 'minikube', 'client.key'), 'KEY PEM');
+    const minikube = {
+      name: 'cluster_info',
+      extension: { provider: 'minikube.sigs.k8s.io', version: 'v1.36.0' },
+    };
+    const file = write('config', {
+      apiVersion: 'v1',
+      kind: 'Config',
+      preferences: {},
+      clusters: [
+        {
+          name: 'minikube',
+          cluster: {
+            server: 'https://192.168.49.2:8443',
+            'certificate-authority': 'ca.crt',
+            'disable-compression': true,
+            extensions: [minikube],
+          },
+        },
+      ],
+      users: [
+        {
+          name: 'minikube',
+          user: {
+            'client-certificate': 'profiles/minikube/client.crt',
+            'client-key': 'profiles/minikube/client.key',
+          },
+        },
+      ],
+      contexts: [
+        {
+          name: 'minikube',
+          context: { cluster: 'minikube', user: 'minikube', namespace: 'default', extensions: [minikube] },
+        },
+      ],
+      'current-context': 'minikube',
+    });
+    const sent = stringify(extractContextKubeconfig(loadKubeconfig([file], true), 'minikube'));
+    const vetted = loadWorkerKubeconfig(sent);
+    expect(vetted.ok, vetted.ok ? '' : vetted.message).toBe(true);
+  });
+
+  it('leaves the refusal of what cannot be inlined to the API, which names the field', () => {
+    const file = write('config', {
+      clusters: [{ name: 'c', cluster: { server: 'https://x', 'certificate-authority-data': b64('CA') } }],
+      users: [{ name: 'u', user: { token: 't', as: 'system:admin' } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+    });
+    const sent = stringify(extractContextKubeconfig(loadKubeconfig([file], true), 'c'));
+    expect(loadWorkerKubeconfig(sent)).toMatchObject({ ok: false, reason: 'KubeconfigUnsafe' });
+    expect((loadWorkerKubeconfig(sent) as { message: string }).message).toContain(
+      'users[0].user.as is not allowed: impersonation is not supported',
+    );
   });
 });

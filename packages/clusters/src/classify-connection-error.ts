@@ -1,4 +1,5 @@
 import { statusCodeOf, TimeoutError } from '@jobrelay/kube';
+import { ServerAddressDeniedError } from './server-address-deny-list.ts';
 import { type ActiveReason, activeReasons } from './worker-cluster.ts';
 
 const tlsErrorCodes = new Set([
@@ -14,15 +15,22 @@ const tlsErrorCodes = new Set([
   'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
-function causeCodes(err: unknown): string[] {
-  const codes: string[] = [];
+/** The error and its causes, at most five deep. */
+function causeChain(err: unknown): unknown[] {
+  const chain: unknown[] = [];
   let current: unknown = err;
   for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') codes.push(code);
+    chain.push(current);
     current = (current as { cause?: unknown }).cause;
   }
-  return codes;
+  return chain;
+}
+
+function causeCodes(err: unknown): string[] {
+  return causeChain(err).flatMap((cause) => {
+    const code = (cause as { code?: unknown }).code;
+    return typeof code === 'string' ? [code] : [];
+  });
 }
 
 /**
@@ -54,6 +62,13 @@ export function classifyConnectionError(
   }
   if (err instanceof TimeoutError)
     return { reason: activeReasons.unreachable, message: `${server}: ${err.message}` };
+  const denied = causeChain(err).find((cause) => cause instanceof ServerAddressDeniedError);
+  if (denied) {
+    return {
+      reason: activeReasons.kubeconfigUnsafe,
+      message: `the server ${server} was not contacted: ${denied.message} (--restrict-server-addresses)`,
+    };
+  }
   const codes = causeCodes(err);
   const tls = codes.find((code) => tlsErrorCodes.has(code));
   if (tls) {

@@ -1,3 +1,4 @@
+export { AddressGuardedKubeConfig } from './address-guarded-kube-config.ts';
 export { classifyConnectionError } from './classify-connection-error.ts';
 export {
   attemptDue,
@@ -10,7 +11,17 @@ export {
   olderRegistration,
   type RegistrationClaim,
 } from './connection-state.ts';
-export { type KubeconfigLoad, loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
+export {
+  type KubeconfigPolicySettings,
+  kubeconfigPolicyFields,
+  kubeconfigPolicyOf,
+  kubeconfigPolicyProblem,
+} from './kubeconfig-policy.ts';
+export {
+  type KubeconfigLoad,
+  type KubeconfigPolicy,
+  loadWorkerKubeconfig,
+} from './load-worker-kubeconfig.ts';
 export {
   checkWorker,
   defaultProbeTimeoutMs,
@@ -21,6 +32,13 @@ export {
   type WorkerKubeconfigProbe,
   type WorkerKubeconfigProbeOptions,
 } from './probe-worker.ts';
+export {
+  alwaysDeniedRanges,
+  cidrProblem,
+  type DeniedRange,
+  ServerAddressDeniedError,
+  ServerAddressDenyList,
+} from './server-address-deny-list.ts';
 export {
   type CapacitySnapshot,
   type NodeCapacity,

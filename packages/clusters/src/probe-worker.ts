@@ -4,7 +4,7 @@ import { originLabel } from '@jobrelay/mirror';
 import type { V1SelfSubjectAccessReview } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { classifyConnectionError } from './classify-connection-error.ts';
-import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
+import { type KubeconfigPolicy, loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
 import { type ActiveReason, activeReasons } from './worker-cluster.ts';
 import {
   deniedPermissions,
@@ -237,8 +237,8 @@ export interface WorkerKubeconfigProbeOptions {
   kinds: readonly WorkerKind[];
   /** This installation's `jobrelay.dev/origin` value: the mirror list selects on it. */
   originId: string;
-  /** Accept exec credential plugins (off by default, as in the controller). */
-  allowExecPlugins?: boolean;
+  /** What the kubeconfig may hold beyond the allow-list: the controller's policy, so both vet alike. */
+  kubeconfigPolicy?: KubeconfigPolicy;
   /** Per check (each API call); default 5 s, as the registry's health probe. */
   timeoutMs?: number;
   /** The clock, for client certificate validity. */
@@ -257,7 +257,7 @@ export async function probeWorkerKubeconfig(
   options: WorkerKubeconfigProbeOptions,
 ): Promise<WorkerKubeconfigProbe> {
   const loaded = loadWorkerKubeconfig(kubeconfigText, {
-    allowExecPlugins: options.allowExecPlugins ?? false,
+    ...options.kubeconfigPolicy,
     ...(options.now ? { now: options.now } : {}),
   });
   if (!loaded.ok) return { ok: false, reason: loaded.reason, message: loaded.message };

@@ -29,7 +29,7 @@ import {
   olderRegistration,
   type RemovedEvent,
 } from './connection-state.ts';
-import { loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
+import { type KubeconfigPolicy, loadWorkerKubeconfig } from './load-worker-kubeconfig.ts';
 import { checkWorker, defaultProbeTimeoutMs, mirrorSelectorFor } from './probe-worker.ts';
 import { type CapacitySnapshot, WorkerCapacity } from './worker-capacity.ts';
 import {
@@ -159,8 +159,8 @@ export interface WorkerClusterRegistryOptions {
   reconnectMaxBackoffMs?: number;
   /** Client-side rate limit per worker cluster. */
   clientRateLimit?: ClusterClientOptions;
-  /** Accept exec credential plugins in worker kubeconfigs (off by default). */
-  allowExecPlugins?: boolean;
+  /** What a worker kubeconfig may hold beyond the allow-list (exec plugins, proxies, denied server addresses); nothing by default. */
+  kubeconfigPolicy?: KubeconfigPolicy;
   /** Where time comes from (backoff, heartbeats, certificate validity); default Date.now. */
   clock?: { now(): number };
   /**
@@ -535,7 +535,7 @@ export class WorkerClusterRegistry {
         );
       }
       const loaded = loadWorkerKubeconfig(Buffer.from(data, 'base64').toString('utf8'), {
-        allowExecPlugins: this.options.allowExecPlugins ?? false,
+        ...this.options.kubeconfigPolicy,
         now: new Date(this.clock.now()),
       });
       if (!loaded.ok) return failed(loaded.reason, `Secret ${secretRef}: ${loaded.message}`);

@@ -225,7 +225,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
       const probe = await probeWorkerKubeconfig(body.kubeconfig, {
         kinds: fleet.kinds,
         originId: deps.config.originId,
-        allowExecPlugins: deps.config.allowExecPlugins,
+        kubeconfigPolicy: fleet.kubeconfigPolicy,
       });
       if (!probe.ok) {
         throw new ApiProblem('kubeconfig-refused', probe.message, { reason: probe.reason });

@@ -33,6 +33,8 @@ export interface OriginExecutorOptions {
   originId: string;
   recordDispatchEvents: boolean;
   createNamespaces: boolean;
+  /** The labels of a namespace created on a worker for a mirror (createdNamespaceLabels); undefined while the management namespace is not known. */
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
   events: EventRecorder;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
@@ -248,6 +250,7 @@ export class OriginExecutor {
               originUid: target.uid,
               attempt: action.record.attempt,
               createNamespaces: this.options.createNamespaces,
+              namespaceLabels: this.options.namespaceLabels(action.body.metadata!.namespace!),
             }),
           (outcome) => outcome.kind !== 'namespace-missing',
         );

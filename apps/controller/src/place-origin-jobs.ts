@@ -9,6 +9,7 @@ import {
   chooseWorkerCluster,
   clusterCandidates,
   type KindedWorkload,
+  type NamespaceLookup,
   noProgress,
   PlacedLoadIndex,
   type PlacementOutcome,
@@ -45,7 +46,12 @@ export interface OriginPlacerOptions {
   /** Waiting placements are promoted through it when capacity frees up. */
   queue: Pick<PlacementQueue, 'retryWaitingNow'>;
   recordEvent: RecordOriginEvent;
-  config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents'>;
+  config: Pick<
+    ControllerConfig,
+    'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents' | 'systemNamespace'
+  >;
+  /** The management cluster's namespaces: a workload's namespace's Pod Security level. */
+  namespaces: NamespaceLookup;
   clock: Clock;
   log: Logger;
   /**
@@ -147,7 +153,12 @@ export class OriginPlacer {
     // Refused a moment ago: the reconcile enqueues it again once the delay is over.
     if (previous?.retryAfter && Date.parse(previous.retryAfter) > this.options.clock.now())
       return 'not-needed';
-    const request = placementRequestFor(origin, previous, this.options.config.placementPolicy, adapter, (o) =>
+    const settings = {
+      defaultPolicy: this.options.config.placementPolicy,
+      systemNamespace: this.options.config.systemNamespace,
+      namespaces: this.options.namespaces,
+    };
+    const request = placementRequestFor(origin, previous, settings, adapter, (o) =>
       this.demandOf({ workload: o, facts: adapter }),
     );
     const decision =

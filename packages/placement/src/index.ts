@@ -3,6 +3,7 @@ export {
   type ClusterVerdict,
   chooseWorkerCluster,
   clusterVerdicts,
+  type NamespaceLookup,
   type PlacementDecision,
   type PlacementRequest,
   type ScoredCluster,
@@ -29,6 +30,7 @@ export {
   type PlacedWorkload,
   type PlacementClusterInput,
   type PlacementRequestResult,
+  type PlacementSettings,
   type PodsByOwner,
   placedWorkload,
   placementRecordOf,
@@ -55,6 +57,31 @@ export {
 export type { PodGroup } from './pod-groups.ts';
 export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
 export {
+  type PodRestrictions,
+  type PodRestrictionsRead,
+  podRestrictionRefusal,
+  podRestrictionsSchema,
+  readPodRestrictions,
+} from './pod-restrictions.ts';
+export {
+  atLeastAsStrict,
+  type PodSecurityLevel,
+  podSecurityEnforceLabel,
+  podSecurityLabelPatch,
+  podSecurityLabelPrefix,
+  podSecurityLabelsOf,
+  podSecurityLevelOf,
+  podSecurityLevels,
+} from './pod-security.ts';
+export {
+  type AskedServiceAccount,
+  defaultServiceAccount,
+  noPodTemplateAsks,
+  type PodTemplateAsks,
+  podTemplateAsks,
+  type WorkloadPodTemplate,
+} from './pod-template-asks.ts';
+export {
   connectRedis,
   type HostPort,
   parseRedisUrl,
@@ -73,3 +100,4 @@ export {
   scaleResources,
   subtractResources,
 } from './resource-quantity.ts';
+export { systemNamespaceProblem } from './system-namespaces.ts';

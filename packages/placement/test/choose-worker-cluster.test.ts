@@ -10,6 +10,9 @@ import {
   scoringPolicies,
 } from '../src/choose-worker-cluster.ts';
 import { type LabelRequirement, parseLabelSelector } from '../src/label-selector.ts';
+import type { PodRestrictions } from '../src/pod-restrictions.ts';
+import type { PodSecurityLevel } from '../src/pod-security.ts';
+import { noPodTemplateAsks, type PodTemplateAsks } from '../src/pod-template-asks.ts';
 import { type Resources, resourceAmount } from '../src/resource-quantity.ts';
 
 const Gi = 2 ** 30;
@@ -32,12 +35,17 @@ type NodeSpec = readonly [cpu: string, memory: string, others?: Readonly<Record<
 const nodeResources = ([cpu, memory, others = {}]: NodeSpec): Resources =>
   amounts({ cpu, memory, ...others });
 
-/** A WorkerCluster as placement sees it: active, uncordoned, weight 1, open to all namespaces, capacity unknown. */
+/**
+ * A WorkerCluster as placement sees it: active, uncordoned, weight 1, open to all namespaces,
+ * no pod restrictions, its namespaces listed (none yet), capacity unknown.
+ */
 class CandidateBuilder {
   private candidate: ClusterCandidate;
   private nodeSpecs: NodeSpec[] | undefined;
   private allocatableSpec: NodeSpec | undefined;
   private assumedRequests: Resources = {};
+  private workerNamespaces: Map<string, { metadata: { labels: Record<string, string> } }> | undefined =
+    new Map();
 
   constructor(name: string) {
     this.candidate = {
@@ -49,6 +57,30 @@ class CandidateBuilder {
       allowedNamespaces: [],
       activeJobs: 0,
     };
+  }
+
+  /** spec.podRestrictions. */
+  restricting(podRestrictions: PodRestrictions): this {
+    this.candidate = { ...this.candidate, podRestrictions };
+    return this;
+  }
+
+  /** spec.podRestrictions did not parse. */
+  unreadableRestrictions(problem: string): this {
+    this.candidate = { ...this.candidate, podRestrictionsProblem: problem };
+    return this;
+  }
+
+  /** A namespace that exists on the worker, with these labels. */
+  namespace(name: string, labels: Record<string, string> = {}): this {
+    this.workerNamespaces?.set(name, { metadata: { labels } });
+    return this;
+  }
+
+  /** Its namespaces have not been listed yet. */
+  namespacesUnknown(): this {
+    this.workerNamespaces = undefined;
+    return this;
   }
 
   labels(labels: Record<string, string>): this {
@@ -109,7 +141,8 @@ class CandidateBuilder {
   }
 
   build(): ClusterCandidate {
-    const candidate = structuredClone(this.candidate);
+    const candidate: ClusterCandidate = structuredClone(this.candidate);
+    if (this.workerNamespaces) candidate.namespaces = new Map(this.workerNamespaces);
     if (this.nodeSpecs === undefined) return candidate;
     const nodes = this.nodeSpecs.map((spec, index) => ({
       name: `${candidate.name}-node-${index}`,
@@ -125,14 +158,31 @@ class CandidateBuilder {
   }
 }
 
-/** A Job in namespace default, one pod of 1 cpu and 1Gi, no selector, no pin, spread. */
+/**
+ * A Job in namespace default, one pod of 1 cpu and 1Gi, no selector, no pin, spread, asking
+ * nothing beyond resources, from a namespace that enforces no Pod Security level.
+ */
 class JobBuilder {
   private request: PlacementRequest = {
     namespace: 'default',
     excludedClusters: [],
     podGroups: [{ requests: amounts({ cpu: '1', memory: '1Gi' }), count: 1 }],
     policy: 'spread',
+    asks: noPodTemplateAsks,
+    podSecurity: 'privileged',
   };
+
+  /** What its pod templates ask beyond resources (the rest as none). */
+  asking(asks: Partial<PodTemplateAsks>): this {
+    this.request = { ...this.request, asks: { ...noPodTemplateAsks, ...asks } };
+    return this;
+  }
+
+  /** The Pod Security level its namespace enforces on the management cluster. */
+  enforcedHere(podSecurity: PodSecurityLevel): this {
+    this.request = { ...this.request, podSecurity };
+    return this;
+  }
 
   /** What one pod requests, as quantities; replaces the default 1 cpu / 1Gi. */
   requests(quantities: Readonly<Record<string, string>>): this {
@@ -1008,6 +1058,24 @@ describe('chooseWorkerCluster: properties', () => {
     allowedNamespaces: mostly([], fc.subarray(['default', 'team-a'])),
     maxActiveJobs: mostly(undefined, fc.integer({ min: 0, max: 3 })),
     activeJobs: fc.integer({ min: 0, max: 4 }),
+    podRestrictions: mostly(
+      undefined,
+      fc.constantFrom({ refusePrivileged: true }, { refuseHostPath: false }),
+    ),
+    namespaces: mostly(
+      new Map(),
+      fc.option(
+        fc
+          .constantFrom('privileged', 'baseline', 'restricted', 'nonsense')
+          .map(
+            (level) =>
+              new Map([
+                ['team-a', { metadata: { labels: { 'pod-security.kubernetes.io/enforce': level } } }],
+              ]),
+          ),
+        { nil: undefined, freq: 4 },
+      ),
+    ),
     capacity: fc.option(
       fc.record({
         nodes: fc.array(fc.record({ name: fc.constantFrom('n1', 'n2', 'n3'), free: resources(-1, 16, 2) }), {
@@ -1030,6 +1098,11 @@ describe('chooseWorkerCluster: properties', () => {
       maxLength: 3,
     }),
     policy: fc.constantFrom(...scoringPolicies),
+    asks: mostly(noPodTemplateAsks, fc.constant({ ...noPodTemplateAsks, privileged: ['container main'] })),
+    podSecurity: mostly<PodSecurityLevel, PodSecurityLevel>(
+      'privileged',
+      fc.constantFrom('baseline', 'restricted'),
+    ),
   });
 
   const candidates = fc.uniqueArray(candidate, { selector: (c) => c.name, maxLength: names.length });
@@ -1053,6 +1126,12 @@ describe('chooseWorkerCluster: properties', () => {
     if (r.clusterSelector?.requirements.some((req) => !requirementHolds(req, c.labels))) return false;
     if (c.allowedNamespaces.length > 0 && !c.allowedNamespaces.includes(r.namespace)) return false;
     if (c.maxActiveJobs !== undefined && c.activeJobs >= c.maxActiveJobs) return false;
+    if (c.podRestrictions?.refusePrivileged && r.asks.privileged.length > 0) return false;
+    if (!c.namespaces) return false;
+    const enforced = c.namespaces.get(r.namespace)?.metadata?.labels?.['pod-security.kubernetes.io/enforce'];
+    const strictness = (level: string | undefined) =>
+      level === undefined ? 0 : (({ privileged: 0, baseline: 1 } as Record<string, number>)[level] ?? 2);
+    if (c.namespaces.get(r.namespace) && strictness(enforced) < strictness(r.podSecurity)) return false;
     const groups = r.podGroups
       .map((group) => ({
         ...group,

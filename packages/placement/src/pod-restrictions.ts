@@ -36,6 +36,7 @@ export const podRestrictionsSchema = z
     allowedServiceAccounts: z
       .array(serviceAccountName, { error: 'must be a list of ServiceAccount names' })
       .min(1, 'must list at least one name (absent allows any)')
+      .max(100, 'must list at most 100 names')
       .optional(),
   })
   .strict();

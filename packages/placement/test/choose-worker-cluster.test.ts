@@ -329,6 +329,66 @@ describe('chooseWorkerCluster: each filter alone', () => {
       reason: 'at maxActiveJobs (0)',
     },
     {
+      name: 'pod restrictions refuse a privileged container',
+      request: job().asking({ privileged: ['container main'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refusePrivileged: true }),
+      reason: 'refuses privileged pods (container main)',
+    },
+    {
+      name: 'pod restrictions refuse a hostPath volume',
+      request: job().asking({ hostPathVolumes: ['volume docker'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refuseHostPath: true }),
+      reason: 'refuses hostPath volumes (volume docker)',
+    },
+    {
+      name: 'pod restrictions refuse host namespaces',
+      request: job().asking({ hostNamespaces: ['hostNetwork', 'hostPID'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refuseHostNamespaces: true }),
+      reason: 'refuses host namespaces (hostNetwork, hostPID)',
+    },
+    {
+      name: 'pod restrictions refuse a node by name',
+      request: job().asking({ nodeNames: ['nodeName node-1'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refuseNodeName: true }),
+      reason: 'refuses pods bound to a node by name (nodeName node-1)',
+    },
+    {
+      name: 'pod restrictions refuse a service account not listed',
+      request: job().asking({ serviceAccounts: [{ role: '', name: 'builder' }] }),
+      candidate: cluster('a')
+        .nodes(roomy)
+        .restricting({ allowedServiceAccounts: ['default'] }),
+      reason: 'does not allow service account builder',
+    },
+    {
+      name: 'pod restrictions that do not parse refuse everything',
+      request: job(),
+      candidate: cluster('a')
+        .nodes(roomy)
+        .unreadableRestrictions('spec.podRestrictions.refusePrivileged: must be true or false'),
+      reason: 'podRestrictions not readable (spec.podRestrictions.refusePrivileged: must be true or false)',
+    },
+    {
+      name: 'its namespace of that name enforces nothing, baseline here',
+      request: job().inNamespace('team-a').enforcedHere('baseline'),
+      candidate: cluster('a').nodes(roomy).namespace('team-a'),
+      reason: 'namespace team-a enforces privileged there, baseline here',
+    },
+    {
+      name: 'its namespace of that name enforces baseline, restricted here',
+      request: job().inNamespace('team-a').enforcedHere('restricted'),
+      candidate: cluster('a')
+        .nodes(roomy)
+        .namespace('team-a', { 'pod-security.kubernetes.io/enforce': 'baseline' }),
+      reason: 'namespace team-a enforces baseline there, restricted here',
+    },
+    {
+      name: 'its namespaces not listed yet',
+      request: job(),
+      candidate: cluster('a').nodes(roomy).namespacesUnknown(),
+      reason: 'namespaces not known yet',
+    },
+    {
       name: 'capacity not known yet',
       request: job(),
       candidate: cluster('a'),
@@ -533,6 +593,27 @@ describe('chooseWorkerCluster: filter order', () => {
       reason: 'at maxActiveJobs (1)',
     },
     {
+      name: 'maxActiveJobs before pod restrictions',
+      request: job().asking({ privileged: ['container main'] }),
+      candidate: cluster('a').maxActiveJobs(0).restricting({ refusePrivileged: true }),
+      reason: 'at maxActiveJobs (0)',
+    },
+    {
+      name: 'pod restrictions before the namespace there',
+      request: job()
+        .inNamespace('team-a')
+        .enforcedHere('baseline')
+        .asking({ privileged: ['container main'] }),
+      candidate: cluster('a').restricting({ refusePrivileged: true }).namespace('team-a'),
+      reason: 'refuses privileged pods (container main)',
+    },
+    {
+      name: 'the namespace there before capacity',
+      request: job().inNamespace('team-a').enforcedHere('baseline').requests({ cpu: '64' }),
+      candidate: cluster('a').nodes(['4', '16Gi']).namespace('team-a'),
+      reason: 'namespace team-a enforces privileged there, baseline here',
+    },
+    {
       name: 'maxActiveJobs before fit',
       request: job().requests({ cpu: '64' }),
       candidate: cluster('a').nodes(['4', '16Gi']).maxActiveJobs(1).activeJobs(1),
@@ -642,6 +723,81 @@ describe('chooseWorkerCluster: why nothing fits', () => {
     expect(decide(job())).toEqual({
       kind: 'unschedulable',
       message: '0/0 clusters available: no WorkerCluster is registered.',
+    });
+  });
+});
+
+describe('chooseWorkerCluster: a mirror never gains privileges', () => {
+  const enforcing = (level: string) => ({ 'pod-security.kubernetes.io/enforce': level });
+
+  it.each([
+    {
+      there: undefined,
+      here: 'restricted' as const,
+      why: 'no namespace of that name there: jobrelay creates it with these labels',
+    },
+    { there: 'restricted', here: 'baseline' as const, why: 'stricter there' },
+    { there: 'baseline', here: 'baseline' as const, why: 'equal' },
+    {
+      there: 'nonsense',
+      here: 'restricted' as const,
+      why: 'a level Pod Security admission cannot read enforces restricted',
+    },
+    { there: 'privileged', here: 'privileged' as const, why: 'nothing enforced on either side' },
+  ])('places where the namespace there enforces $there against $here here ($why)', ({ there, here }) => {
+    const candidate = cluster('a').nodes(roomy);
+    if (there) candidate.namespace('team-a', enforcing(there));
+    expect(decide(job().inNamespace('team-a').enforcedHere(here), candidate).kind).toBe('placed');
+  });
+
+  it('goes to the one cluster that neither refuses its pods nor runs them more leniently, saying why not the others', () => {
+    const request = job()
+      .inNamespace('team-a')
+      .enforcedHere('baseline')
+      .asking({ hostNamespaces: ['hostNetwork'], serviceAccounts: [{ role: '', name: 'default' }] });
+    const clusters = [
+      cluster('a').nodes(roomy).restricting({ refuseHostNamespaces: true }),
+      cluster('b').nodes(roomy).namespace('team-a'),
+      cluster('c')
+        .nodes(roomy)
+        .namespace('team-a', enforcing('baseline'))
+        .restricting({ refusePrivileged: true }),
+    ];
+    const decision = expectPlaced(decide(request, ...clusters));
+    expect(decision.cluster).toBe('c');
+    expect(decision.message).toMatch(
+      /; 1\/3 clusters feasible\. 2 filtered: 1 namespace team-a enforces privileged there, baseline here, 1 refuses host namespaces \(hostNetwork\)\.$/,
+    );
+    // The placement preview explains each cluster in the same words.
+    expect(
+      clusterVerdicts(
+        clusters.map((c) => c.build()),
+        request.build(),
+      ),
+    ).toEqual([
+      { name: 'c', eligible: true, score: expect.any(Number), reason: null },
+      { name: 'a', eligible: false, score: null, reason: 'refuses host namespaces (hostNetwork)' },
+      {
+        name: 'b',
+        eligible: false,
+        score: null,
+        reason: 'namespace team-a enforces privileged there, baseline here',
+      },
+    ]);
+  });
+
+  it('waits when every cluster refuses, counting the reasons kube-scheduler style', () => {
+    const request = job().asking({ privileged: ['container main'] });
+    expect(
+      decide(
+        request,
+        cluster('a').nodes(roomy).restricting({ refusePrivileged: true }),
+        cluster('b').nodes(roomy).restricting({ refusePrivileged: true, refuseHostPath: true }),
+        cluster('c').nodes(roomy).cordoned(),
+      ),
+    ).toEqual({
+      kind: 'unschedulable',
+      message: '0/3 clusters available: 1 cordoned, 2 refuses privileged pods (container main).',
     });
   });
 });

@@ -211,6 +211,59 @@ describe('placementRequestFor', () => {
     });
   });
 
+  it.each(['kube-system', 'kube-public', 'default', 'jobrelay-system'])(
+    'never places a workload in the system namespace %s, whatever it asks',
+    (namespace) => {
+      const workload = job('sys', { annotations: { 'jobrelay.dev/cluster': 'worker-1' } });
+      workload.metadata!.namespace = namespace;
+      expect(placementRequestFor(workload, undefined, settings(), jobFacts)).toEqual({
+        kind: 'invalid',
+        message: `namespace ${namespace} is a system namespace: jobrelay never dispatches from it`,
+      });
+    },
+  );
+
+  it("takes the system namespace from the controller's settings", () => {
+    const workload = job('own');
+    workload.metadata!.namespace = 'dispatch';
+    const result = placementRequestFor(
+      workload,
+      undefined,
+      { ...settings(), systemNamespace: 'dispatch' },
+      jobFacts,
+    );
+    expect(result).toEqual({
+      kind: 'invalid',
+      message: 'namespace dispatch is a system namespace: jobrelay never dispatches from it',
+    });
+  });
+
+  it('waits, saying so, while its namespace is not in the cache: its Pod Security level is not known', () => {
+    const workload = job('new-team');
+    workload.metadata!.namespace = 'team-new';
+    expect(placementRequestFor(workload, undefined, settings(), jobFacts)).toEqual({
+      kind: 'invalid',
+      message: 'namespace team-new is not known yet: its Pod Security level cannot be read',
+    });
+  });
+
+  it("carries its namespace's Pod Security level and what its pod templates ask", () => {
+    const privileged = job('root');
+    privileged.spec!.template.spec!.containers[0]!.securityContext = { privileged: true };
+    privileged.spec!.template.spec!.serviceAccountName = 'builder';
+    const result = placementRequestFor(privileged, undefined, settings(), jobFacts);
+    expect(result.kind === 'ok' && result.request.podSecurity).toBe('baseline');
+    expect(result.kind === 'ok' && result.request.asks).toEqual({
+      ...noPodTemplateAsks,
+      privileged: ['container main'],
+      serviceAccounts: [{ role: '', name: 'builder' }],
+    });
+    const open = job('open');
+    open.metadata!.namespace = 'open';
+    const unlabelled = placementRequestFor(open, undefined, settings(), jobFacts);
+    expect(unlabelled.kind === 'ok' && unlabelled.request.podSecurity).toBe('privileged');
+  });
+
   it("uses the caller's pod demand, so a cache is honoured", () => {
     const seen: string[] = [];
     const result = placementRequestFor(job('cached'), undefined, settings('spread'), jobFacts, (j) => {

@@ -591,6 +591,7 @@ export class DispatchController {
       reason: cluster.reason,
       inactiveSince: cluster.inactiveSince,
       drain: cluster.drain,
+      podRestrictions: cluster.podRestrictions,
       mirror: cluster.mirrors
         ? (cluster.mirrors.get(objectName) ??
           this.expectedMirror(originKey(kindName, objectName), cluster.name))

@@ -97,6 +97,8 @@ export interface ClusterMirrorCache {
   inactiveSince: number | undefined;
   /** `spec.drain` of its WorkerCluster. */
   drain: boolean;
+  /** `spec.podRestrictions` of its WorkerCluster, as stored (not read yet). */
+  podRestrictions: unknown;
   /** The cache of our mirrors of the kind asked for; undefined while not connected or not served. */
   mirrors: ResilientInformer<KubeObject> | undefined;
 }
@@ -366,6 +368,7 @@ export class WorkerClusterRegistry {
         reason: entry ? conditionOf(entry.state).reason : activeReasons.connecting,
         inactiveSince: (entry?.state ?? initialConnectionState()).inactiveSince,
         drain: wc.spec.drain === true,
+        podRestrictions: wc.spec.podRestrictions,
         mirrors: connected?.mirrors?.get(kind),
       });
     }
@@ -379,6 +382,7 @@ export class WorkerClusterRegistry {
         reason: state.reason,
         inactiveSince: undefined,
         drain: false,
+        podRestrictions: undefined,
         mirrors: entry.mirrors.get(kind),
       });
     }

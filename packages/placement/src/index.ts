@@ -57,9 +57,12 @@ export {
 export type { PodGroup } from './pod-groups.ts';
 export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
 export {
+  describeRefusal,
+  newlyRefusedAsks,
   type PodRestrictions,
   type PodRestrictionsRead,
   podRestrictionRefusal,
+  refusedAsks,
   podRestrictionsSchema,
   readPodRestrictions,
 } from './pod-restrictions.ts';

@@ -4,7 +4,7 @@
 // against what the workload's pod templates ask (pod-template-asks.ts), so a refused workload
 // waits, or goes elsewhere, with the reason.
 import { z } from 'zod';
-import type { AskedServiceAccount, PodTemplateAsks } from './pod-template-asks.ts';
+import { type AskedServiceAccount, noPodTemplateAsks, type PodTemplateAsks } from './pod-template-asks.ts';
 
 /** A ServiceAccount name: a DNS-1123 subdomain (k8s.io/apimachinery validation). */
 const serviceAccountName = z
@@ -85,31 +85,79 @@ function serviceAccountText(account: AskedServiceAccount): string {
     : `a service account ${account.unknown}${where}`;
 }
 
+/** What of `asks` these restrictions refuse: the refused subset of each kind of ask. */
+export function refusedAsks(
+  restrictions: PodRestrictions | undefined,
+  asks: PodTemplateAsks,
+): PodTemplateAsks {
+  if (!restrictions || !restrictsAnything(restrictions)) return noPodTemplateAsks;
+  const allowed = restrictions.allowedServiceAccounts;
+  return {
+    templatesUnknown: asks.templatesUnknown,
+    privileged: restrictions.refusePrivileged ? asks.privileged : [],
+    hostPathVolumes: restrictions.refuseHostPath ? asks.hostPathVolumes : [],
+    hostNamespaces: restrictions.refuseHostNamespaces ? asks.hostNamespaces : [],
+    nodeNames: restrictions.refuseNodeName ? asks.nodeNames : [],
+    serviceAccounts: allowed
+      ? asks.serviceAccounts.filter((a) => !('name' in a) || !allowed.includes(a.name))
+      : [],
+  };
+}
+
+/**
+ * The refusal that names refused asks (`refuses privileged pods (container main)`), or
+ * undefined when there are none; the first kind of ask refused is the reason, in a fixed order:
+ * templates that cannot be read, privileged, hostPath, host namespaces, nodeName, service
+ * accounts.
+ */
+export function describeRefusal(refused: PodTemplateAsks): string | undefined {
+  if (refused.templatesUnknown) return 'refuses workloads whose pod templates jobrelay cannot read';
+  if (refused.privileged.length > 0) return `refuses privileged pods (${refused.privileged.join(', ')})`;
+  if (refused.hostPathVolumes.length > 0)
+    return `refuses hostPath volumes (${refused.hostPathVolumes.join(', ')})`;
+  if (refused.hostNamespaces.length > 0)
+    return `refuses host namespaces (${refused.hostNamespaces.join(', ')})`;
+  if (refused.nodeNames.length > 0)
+    return `refuses pods bound to a node by name (${refused.nodeNames.join(', ')})`;
+  if (refused.serviceAccounts.length > 0)
+    return `does not allow ${refused.serviceAccounts.map(serviceAccountText).join(', ')}`;
+  return undefined;
+}
+
 /**
  * Why a cluster with these restrictions refuses a workload that asks `asks`, naming what it
- * asks (`refuses privileged pods (container main)`), or undefined when it does not. The first
- * refused ask is the reason, in a fixed order: privileged, hostPath, host namespaces,
- * nodeName, service accounts. A cluster that restricts anything refuses a workload whose
- * templates cannot be read, rather than guess that they ask nothing.
+ * asks (`refuses privileged pods (container main)`), or undefined when it does not. A cluster
+ * that restricts anything refuses a workload whose templates cannot be read, rather than guess
+ * that they ask nothing.
  */
 export function podRestrictionRefusal(
   restrictions: PodRestrictions | undefined,
   asks: PodTemplateAsks,
 ): string | undefined {
-  if (!restrictions || !restrictsAnything(restrictions)) return undefined;
-  if (asks.templatesUnknown) return 'refuses workloads whose pod templates jobrelay cannot read';
-  if (restrictions.refusePrivileged && asks.privileged.length > 0)
-    return `refuses privileged pods (${asks.privileged.join(', ')})`;
-  if (restrictions.refuseHostPath && asks.hostPathVolumes.length > 0)
-    return `refuses hostPath volumes (${asks.hostPathVolumes.join(', ')})`;
-  if (restrictions.refuseHostNamespaces && asks.hostNamespaces.length > 0)
-    return `refuses host namespaces (${asks.hostNamespaces.join(', ')})`;
-  if (restrictions.refuseNodeName && asks.nodeNames.length > 0)
-    return `refuses pods bound to a node by name (${asks.nodeNames.join(', ')})`;
-  const allowed = restrictions.allowedServiceAccounts;
-  if (allowed) {
-    const refused = asks.serviceAccounts.filter((a) => !('name' in a) || !allowed.includes(a.name));
-    if (refused.length > 0) return `does not allow ${refused.map(serviceAccountText).join(', ')}`;
-  }
-  return undefined;
+  return describeRefusal(refusedAsks(restrictions, asks));
+}
+
+/**
+ * What `after` asks that these restrictions refuse and `before` did not already ask: a spec
+ * change of a running workload (a RayCluster's worker group template) is judged by what it
+ * adds, so a workload placed before its cluster restricted anything keeps its own changes (a
+ * suspend, a replica count) flowing, and gains nothing new.
+ */
+export function newlyRefusedAsks(
+  restrictions: PodRestrictions | undefined,
+  before: PodTemplateAsks,
+  after: PodTemplateAsks,
+): PodTemplateAsks {
+  const was = refusedAsks(restrictions, before);
+  const now = refusedAsks(restrictions, after);
+  const added = (a: readonly string[], b: readonly string[]) => a.filter((x) => !b.includes(x));
+  const key = (a: AskedServiceAccount) => JSON.stringify(a);
+  return {
+    templatesUnknown: now.templatesUnknown && !was.templatesUnknown,
+    privileged: added(now.privileged, was.privileged),
+    hostPathVolumes: added(now.hostPathVolumes, was.hostPathVolumes),
+    hostNamespaces: added(now.hostNamespaces, was.hostNamespaces),
+    nodeNames: added(now.nodeNames, was.nodeNames),
+    serviceAccounts: now.serviceAccounts.filter((a) => !was.serviceAccounts.map(key).includes(key(a))),
+  };
 }

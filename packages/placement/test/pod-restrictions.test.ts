@@ -1,6 +1,12 @@
 import type { V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { type PodRestrictions, podRestrictionRefusal, readPodRestrictions } from '../src/pod-restrictions.ts';
+import {
+  describeRefusal,
+  newlyRefusedAsks,
+  type PodRestrictions,
+  podRestrictionRefusal,
+  readPodRestrictions,
+} from '../src/pod-restrictions.ts';
 import { noPodTemplateAsks, type PodTemplateAsks, podTemplateAsks } from '../src/pod-template-asks.ts';
 
 const main = { name: 'main', image: 'busybox' };
@@ -240,5 +246,36 @@ describe('podRestrictionRefusal', () => {
     ],
   ])('%s', (_what, restrictions, asked, refusal) => {
     expect(podRestrictionRefusal(restrictions, asked)).toBe(refusal);
+  });
+});
+
+describe('newlyRefusedAsks', () => {
+  const base = { ...noPodTemplateAsks, serviceAccounts: [{ role: '', name: 'default' }] };
+
+  it('is what the change adds of what the cluster refuses, nothing it already had', () => {
+    const before = { ...base, privileged: ['container a'] };
+    const after = {
+      ...base,
+      privileged: ['container a', 'container b'],
+      hostPathVolumes: ['volume v'],
+      serviceAccounts: [{ role: '', name: 'builder' }],
+    };
+    const restrictions = { refusePrivileged: true, allowedServiceAccounts: ['default'] };
+    expect(describeRefusal(newlyRefusedAsks(restrictions, before, after))).toBe(
+      'refuses privileged pods (container b)',
+    );
+    expect(newlyRefusedAsks(restrictions, before, after).serviceAccounts).toEqual([
+      { role: '', name: 'builder' },
+    ]);
+  });
+
+  it('is nothing when the change adds nothing refused', () => {
+    const same = { ...base, privileged: ['container a'] };
+    expect(describeRefusal(newlyRefusedAsks({ refusePrivileged: true }, same, same))).toBeUndefined();
+    expect(
+      describeRefusal(
+        newlyRefusedAsks({ refuseHostPath: true }, base, { ...base, privileged: ['container a'] }),
+      ),
+    ).toBeUndefined();
   });
 });

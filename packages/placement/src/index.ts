@@ -62,9 +62,9 @@ export {
   type PodRestrictions,
   type PodRestrictionsRead,
   podRestrictionRefusal,
-  refusedAsks,
   podRestrictionsSchema,
   readPodRestrictions,
+  refusedAsks,
 } from './pod-restrictions.ts';
 export {
   atLeastAsStrict,

@@ -58,20 +58,23 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const worker of workers ?? []) await restrict(worker, null).catch(() => {});
+  // The controller first: with it running, a waiting Job would be placed once restrictions lift.
+  await controller?.kill('SIGTERM');
+  await api?.close();
   for (const { namespace, name } of systemJobs)
     await fleet.management.batch
       .deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' })
       .catch(() => {});
   for (const name of managementNamespaces)
     await fleet.management.core.deleteNamespace({ name }).catch(() => {});
-  // Once their origins are gone the controller deletes the mirrors; the namespaces go after.
-  for (const { worker, name } of workerNamespaces)
-    await workerCore(worker)
-      .deleteNamespace({ name })
-      .catch(() => {});
-  await api?.close();
-  await controller?.kill('SIGTERM');
+  for (const worker of workers ?? []) await restrict(worker, null).catch(() => {});
+  // Whoever made them (a worker's admin, or jobrelay for a mirror), with the mirrors in them.
+  const names = new Set([...managementNamespaces, ...workerNamespaces.map((n) => n.name)]);
+  for (const worker of workers ?? [])
+    for (const name of names)
+      await workerCore(worker)
+        .deleteNamespace({ name })
+        .catch(() => {});
 });
 
 function workerCore(worker: string): CoreV1Api {

@@ -153,6 +153,10 @@ export class OriginPlacer {
     // Refused a moment ago: the reconcile enqueues it again once the delay is over.
     if (previous?.retryAfter && Date.parse(previous.retryAfter) > this.options.clock.now())
       return 'not-needed';
+    // A namespace created a moment before its workload may not have reached the cache yet: a
+    // retry, not a reason to write on the workload (placementRequestFor would say it waits).
+    if (!this.options.namespaces.get(task.namespace))
+      throw new Error(`namespace ${task.namespace} is not in the cache yet; retrying`);
     const settings = {
       defaultPolicy: this.options.config.placementPolicy,
       systemNamespace: this.options.config.systemNamespace,

@@ -33,7 +33,10 @@ export interface OriginExecutorOptions {
   originId: string;
   recordDispatchEvents: boolean;
   createNamespaces: boolean;
-  /** The labels of a namespace created on a worker for a mirror (createdNamespaceLabels); undefined while the management namespace is not known. */
+  /**
+   * The labels of a namespace created on a worker for a mirror (createdNamespaceLabels);
+   * undefined while the management namespace is not known (nothing is created then).
+   */
   namespaceLabels: (namespace: string) => Record<string, string> | undefined;
   events: EventRecorder;
   queue: Pick<PlacementQueue, 'enqueue'>;

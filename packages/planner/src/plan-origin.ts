@@ -199,11 +199,11 @@ function applyMergePatch(target: unknown, patch: unknown): unknown {
 }
 
 /**
- * Why a spec change must not reach the mirror (`which refuses ...`): its pod templates, once patched, would ask for
- * something the cluster's podRestrictions refuse that the mirror does not ask already (a
- * RayCluster's worker group made privileged after its placement). Placement checked the
- * templates the workload had then; templates that change later are checked here, before they
- * go down. Restrictions that cannot be read refuse any such change.
+ * Why a spec change must not reach the mirror (`which refuses ...`): its pod templates, once
+ * patched, would ask for something the cluster's podRestrictions refuse that the mirror does
+ * not ask already (a RayCluster's worker group made privileged after its placement). Placement
+ * checked the templates the workload had then; templates that change later are checked here,
+ * before they go down. Restrictions that cannot be read refuse any such change.
  */
 function specChangeRefusal<T extends KubeObject>(
   adapter: JobKindAdapter<T>,

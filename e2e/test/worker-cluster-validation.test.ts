@@ -105,6 +105,26 @@ const bad: Array<{ what: string; name?: string; spec: Record<string, unknown>; s
     spec: { ...secretRef, allowedNamespaces: ['Team A'] },
     says: /spec\.allowedNamespaces\[0\]: Invalid value.*must be a namespace name/,
   },
+  {
+    what: 'a pod restriction that is a word',
+    spec: { ...secretRef, podRestrictions: { refusePrivileged: 'yes' } },
+    says: /spec\.podRestrictions\.refusePrivileged: Invalid value: "string": .*must be of type boolean/,
+  },
+  {
+    what: 'an empty list of allowed ServiceAccounts (absent allows any)',
+    spec: { ...secretRef, podRestrictions: { allowedServiceAccounts: [] } },
+    says: /spec\.podRestrictions\.allowedServiceAccounts: Invalid value: .*at least 1 items/,
+  },
+  {
+    what: 'an allowed ServiceAccount that cannot exist',
+    spec: { ...secretRef, podRestrictions: { allowedServiceAccounts: ['Build Bot'] } },
+    says: /spec\.podRestrictions\.allowedServiceAccounts\[0\]: Invalid value.*must be a ServiceAccount name/,
+  },
+  {
+    what: 'an allowed ServiceAccount listed twice',
+    spec: { ...secretRef, podRestrictions: { allowedServiceAccounts: ['runner', 'runner'] } },
+    says: /spec\.podRestrictions\.allowedServiceAccounts\[1\]: Duplicate value: "runner"/,
+  },
 ];
 
 describe('WorkerCluster validation by the management apiserver', () => {
@@ -131,6 +151,13 @@ describe('WorkerCluster validation by the management apiserver', () => {
       drain: false,
       maxActiveJobs: 0,
       allowedNamespaces: ['team-a', 'b2'],
+      podRestrictions: {
+        refusePrivileged: true,
+        refuseHostPath: true,
+        refuseHostNamespaces: false,
+        refuseNodeName: true,
+        allowedServiceAccounts: ['default', 'runner.v2'],
+      },
     };
     const stored = (await custom.createClusterCustomObject({
       ...resource,

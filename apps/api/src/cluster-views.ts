@@ -14,6 +14,18 @@ export const clusterSchema = z
     weight: z.number(),
     maxActiveJobs: z.number().int().nullable(),
     allowedNamespaces: z.array(z.string()),
+    podRestrictions: z
+      .object({
+        refusePrivileged: z.boolean().optional(),
+        refuseHostPath: z.boolean().optional(),
+        refuseHostNamespaces: z.boolean().optional(),
+        refuseNodeName: z.boolean().optional(),
+        allowedServiceAccounts: z.array(z.string()).optional(),
+      })
+      .nullable()
+      .describe(
+        'What the cluster refuses beyond Pod Security (spec.podRestrictions): privileged containers, hostPath volumes, host namespaces, nodeName, service accounts not listed. null: nothing more.',
+      ),
     capacity: z
       .object({
         nodes: z.number().int(),
@@ -83,6 +95,7 @@ export function clusterView(
     weight: wc.spec.weight ?? 1,
     maxActiveJobs: wc.spec.maxActiveJobs ?? null,
     allowedNamespaces: wc.spec.allowedNamespaces ?? [],
+    podRestrictions: wc.spec.podRestrictions ?? null,
     capacity: capacity
       ? { nodes: capacity.nodes ?? 0, allocatable: capacity.allocatable ?? {}, free: capacity.free ?? {} }
       : null,

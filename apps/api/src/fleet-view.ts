@@ -1,5 +1,6 @@
 import {
   type KubeconfigPolicy,
+  namespaceView,
   type WorkerCluster,
   WorkerClusterRegistry,
   type WorkerConnection,
@@ -39,6 +40,7 @@ import {
   CustomObjectsApi,
   type KubeConfig,
   type V1Job,
+  type V1Namespace,
   VersionApi,
 } from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
@@ -143,6 +145,8 @@ export class FleetView {
   private started = false;
   private stopped = false;
   readonly registry: WorkerClusterRegistry;
+  /** The management cluster's namespaces (their labels): the Pod Security level a preview compares. */
+  private readonly namespaces: ResilientInformer<V1Namespace>;
   private readonly queue: Queue;
   private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
@@ -196,6 +200,17 @@ export class FleetView {
       });
       this.viewed.set(adapter.name, { adapter, managedBy, origins, sortedKeys: undefined });
     }
+    this.namespaces = new ResilientInformer<V1Namespace>({
+      name: 'management namespaces',
+      kubeConfig: management,
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      path: '/api/v1/namespaces',
+      modelName: 'V1Namespace',
+      view: namespaceView,
+      log,
+      onEvent: () => {},
+    });
     this.registry = new WorkerClusterRegistry({
       management,
       systemNamespace: options.systemNamespace,
@@ -226,6 +241,7 @@ export class FleetView {
 
   async start(): Promise<void> {
     for (const kind of this.viewed.values()) kind.origins.start();
+    this.namespaces.start();
     // Views show no placement until the keys are read (see placement-trust.ts); retried in the
     // background while the Secret is missing.
     await loadRecordKeys(this.core, this.options.systemNamespace, this.options.log, {
@@ -238,6 +254,7 @@ export class FleetView {
     // The registry's start returns once its WorkerCluster cache is synced.
     await Promise.all([
       ...[...this.viewed.values()].map((kind) => kind.origins.waitForSync()),
+      this.namespaces.waitForSync(),
       this.registry.start(),
     ]);
     this.started = true;
@@ -251,6 +268,7 @@ export class FleetView {
     clearInterval(this.queueDepthTimer);
     await Promise.all([
       ...[...this.viewed.values()].map((kind) => kind.origins.stop()),
+      this.namespaces.stop(),
       this.registry.stop(),
     ]);
     await this.queue.close().catch(() => {});
@@ -549,7 +567,12 @@ export class FleetView {
    * cannot read the object (a manifest it does not understand): the route says so.
    */
   preview(adapter: AnyJobKindAdapter, object: KubeObject): PreviewResult {
-    const request = placementRequestFor(object, placementOf(object), this.options.placementPolicy, adapter);
+    const settings = {
+      defaultPolicy: this.options.placementPolicy,
+      systemNamespace: this.options.systemNamespace,
+      namespaces: this.namespaces,
+    };
+    const request = placementRequestFor(object, placementOf(object), settings, adapter);
     if (request.kind === 'invalid') {
       return { decision: 'unschedulable', cluster: null, message: request.message, clusters: [] };
     }
@@ -566,6 +589,7 @@ export class FleetView {
         state: { active: condition?.status === 'True', reason: condition?.reason ?? 'Unknown' },
         ...(servedKinds ? { servedKinds } : {}),
         capacity: view?.capacity,
+        ...(view?.namespaces ? { namespaces: view.namespaces } : {}),
       };
     });
     const capacities = new Map([...views.values()].map((view) => [view.name, view.capacity]));

@@ -1,5 +1,10 @@
 import { hostname } from 'node:os';
-import { kubeconfigPolicyOf, WorkerClusterRegistry, type WorkerConnection } from '@jobrelay/clusters';
+import {
+  kubeconfigPolicyOf,
+  namespaceView,
+  WorkerClusterRegistry,
+  type WorkerConnection,
+} from '@jobrelay/clusters';
 import { apiVersionOf, collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
 import {
   type Clock,
@@ -26,7 +31,7 @@ import {
   type PlannerConfig,
   planOrigin,
 } from '@jobrelay/planner';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
@@ -39,6 +44,7 @@ import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OwnOriginWrites } from './own-origin-writes.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
+import { createdNamespaceLabels, WorkerNamespaceLabels } from './worker-namespace-labels.ts';
 import { WrittenPlacements } from './written-placements.ts';
 
 /** How long a created mirror is taken as existing while its cluster's cache does not show it. */
@@ -85,6 +91,9 @@ export class DispatchController {
   private readonly placer: OriginPlacer;
   private readonly executor: OriginExecutor;
   private readonly plannerConfig: PlannerConfig;
+  /** The management cluster's namespaces (their labels): Pod Security levels, for placement and for workers. */
+  private readonly namespaces: ResilientInformer<V1Namespace>;
+  private readonly namespaceLabels: WorkerNamespaceLabels;
   /**
    * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
    * a reconcile in between does not try to create them again (one wasted POST and a GET per
@@ -199,6 +208,24 @@ export class DispatchController {
         management: adapter.client(managementApis),
       });
     }
+    this.namespaces = new ResilientInformer<V1Namespace>({
+      name: 'management namespaces',
+      kubeConfig: management,
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      path: '/api/v1/namespaces',
+      modelName: 'V1Namespace',
+      view: namespaceView,
+      log,
+      onEvent: (event) => {
+        const name = event.object.metadata?.name;
+        if (!name) return;
+        // A level raised or lowered here: worker namespaces jobrelay manages follow, and
+        // workloads waiting on a weaker namespace there, or on this one, get another look.
+        this.namespaceLabels.managementNamespaceChanged(name);
+        this.placer.retryWaitingPlacementsSoon();
+      },
+    });
     this.registry = new WorkerClusterRegistry({
       management,
       systemNamespace: config.systemNamespace,
@@ -241,6 +268,11 @@ export class DispatchController {
         this.reconcileEveryOrigin();
       },
       onCapacityChange: () => this.placer.retryWaitingPlacementsSoon(),
+      onNamespaceEvent: (cluster, event) => {
+        const name = event.object.metadata?.name;
+        if (name) this.namespaceLabels.workerNamespaceChanged(cluster, name);
+        this.placer.retryWaitingPlacementsSoon();
+      },
       beforeActive: (connection) => this.deleteStaleMirrorsOn(connection),
       assumedRequests: (cluster) => this.placer.loadByCluster().get(cluster)?.assumed ?? {},
     });
@@ -264,6 +296,7 @@ export class DispatchController {
           note,
         }),
       config,
+      namespaces: this.namespaces,
       clock: this.clock,
       log,
       // Placed: its mirror is created ahead of status syncs, from the written version.
@@ -290,6 +323,10 @@ export class DispatchController {
       recordDispatchEvents: config.recordDispatchEvents,
       createNamespaces: config.createNamespaces,
       recordKeys: options.recordKeys,
+      namespaceLabels: (namespace) => {
+        const here = this.namespaces.get(namespace);
+        return here ? createdNamespaceLabels(options.originId, here.metadata?.labels) : undefined;
+      },
       events: this.events,
       queue: this.queue,
       forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
@@ -306,6 +343,15 @@ export class DispatchController {
         const seenAt = this.mirrorChangeSeenAt.get(originKey(kind, objectKey(origin)));
         if (seenAt !== undefined) this.metrics.statusLag.observe((this.clock.now() - seenAt) / 1000);
       },
+      log,
+    });
+    this.namespaceLabels = new WorkerNamespaceLabels({
+      originId: options.originId,
+      management: this.namespaces,
+      connections: () => this.registry.connections(),
+      connection: (cluster) => this.registry.get(cluster),
+      leading: () => this.leading,
+      clock: this.clock,
       log,
     });
     this.elector = config.leaderElect
@@ -346,13 +392,18 @@ export class DispatchController {
     // Origins first: a worker is only activated after its stale mirrors, judged against
     // the origins, are gone.
     for (const kind of this.kinds.values()) kind.origins.start();
+    this.namespaces.start();
     await this.registry.start();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.waitForSync()));
+    await this.namespaces.waitForSync();
     // Mirror caches must be complete before anything is created or collected.
     await Promise.all(
       this.registry
         .connections()
-        .flatMap((c) => [...this.kinds.keys()].map((kind) => c.mirrors(kind)?.waitForSync())),
+        .flatMap((c) => [
+          ...[...this.kinds.keys()].map((kind) => c.mirrors(kind)?.waitForSync()),
+          c.namespaces.waitForSync(),
+        ]),
     );
     // Every replica places: the queue hands each task to one of them, and a placement is
     // written over the version read, so two replicas never both place one workload.
@@ -402,10 +453,14 @@ export class DispatchController {
       );
     this.reconcileEveryOrigin();
     this.reconciles.resume();
+    this.namespaceLabels.start();
     this.timers.push(
       // Level-triggered backstop: a lost Redis, a missed event or a dead placement task
       // is repaired within one resync.
-      setInterval(() => this.reconcileEveryOrigin(), config.resyncIntervalSeconds * 1000),
+      setInterval(() => {
+        this.reconcileEveryOrigin();
+        this.namespaceLabels.reconcileEvery();
+      }, config.resyncIntervalSeconds * 1000),
       setInterval(() => void this.collectGarbage(), config.garbageCollectionIntervalSeconds * 1000),
       // What an operator asks first: how much is managed, waiting, and what it costs the workers.
       setInterval(() => void this.logSummary(), 60_000),
@@ -433,6 +488,7 @@ export class DispatchController {
     for (const timer of this.timers) clearInterval(timer);
     this.placer.stop();
     this.reconciles.stop();
+    this.namespaceLabels.stop();
     const finished = await withTimeout(
       Promise.all([this.reconciles.whenIdle(), this.queue.close()]),
       timeoutMs,
@@ -448,6 +504,7 @@ export class DispatchController {
     this.leading = false;
     await this.elector?.release();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.stop()));
+    await this.namespaces.stop();
     await this.registry.stop();
     await this.closeHealthServer?.();
     return finished;
@@ -570,6 +627,7 @@ export class DispatchController {
       reason: cluster.reason,
       inactiveSince: cluster.inactiveSince,
       drain: cluster.drain,
+      podRestrictions: cluster.podRestrictions,
       mirror: cluster.mirrors
         ? (cluster.mirrors.get(objectName) ??
           this.expectedMirror(originKey(kindName, objectName), cluster.name))

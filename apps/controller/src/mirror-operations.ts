@@ -17,12 +17,21 @@ export type CreateMirrorResult<T extends KubeObject> =
 /**
  * Creates the mirror, idempotently, for any kind: an AlreadyExists carrying our origin UID
  * and attempt is adopted; anything else of that name is a collision (kueue #11849, #12404).
+ * A namespace missing there is created with `namespaceLabels` (its management namespace's Pod
+ * Security labels and jobrelay's origin label); without them it is not created at all, rather
+ * than created enforcing nothing.
  */
 export async function createOrAdoptMirror<T extends KubeObject>(
   client: WorkloadClient<T>,
   core: CoreV1Api,
   body: T,
-  options: { originId: string; originUid: string; attempt: number; createNamespaces: boolean },
+  options: {
+    originId: string;
+    originUid: string;
+    attempt: number;
+    createNamespaces: boolean;
+    namespaceLabels: Record<string, string> | undefined;
+  },
 ): Promise<CreateMirrorResult<T>> {
   const namespace = body.metadata!.namespace!;
   const create = async (): Promise<CreateMirrorResult<T>> => {
@@ -39,7 +48,11 @@ export async function createOrAdoptMirror<T extends KubeObject>(
   } catch (err) {
     if (isNotFound(err)) {
       if (!options.createNamespaces) return { kind: 'namespace-missing' };
-      await ensureNamespace(core, namespace);
+      if (!options.namespaceLabels)
+        throw new Error(
+          `namespace ${namespace} is missing there and its labels on the management cluster are not known yet: not created`,
+        );
+      await ensureNamespace(core, namespace, options.namespaceLabels);
       return await create();
     }
     if (!isAlreadyExists(err)) throw err;
@@ -110,11 +123,9 @@ export class FirstCreatePerNamespace {
   }
 }
 
-async function ensureNamespace(core: CoreV1Api, name: string): Promise<void> {
+async function ensureNamespace(core: CoreV1Api, name: string, labels: Record<string, string>): Promise<void> {
   try {
-    await core.createNamespace({
-      body: { metadata: { name, labels: { 'app.kubernetes.io/created-by': 'jobrelay' } } },
-    });
+    await core.createNamespace({ body: { metadata: { name, labels } } });
   } catch (err) {
     if (!isAlreadyExists(err)) throw new Error(`cannot create namespace ${name}: ${describeApiError(err)}`);
   }

@@ -35,6 +35,11 @@ export interface OriginExecutorOptions {
   createNamespaces: boolean;
   /** Seals the placement records it writes. */
   recordKeys: RecordKeyring;
+  /**
+   * The labels of a namespace created on a worker for a mirror (createdNamespaceLabels);
+   * undefined while the management namespace is not known (nothing is created then).
+   */
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
   events: EventRecorder;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
@@ -255,6 +260,7 @@ export class OriginExecutor {
               originUid: target.uid,
               attempt: action.record.attempt,
               createNamespaces: this.options.createNamespaces,
+              namespaceLabels: this.options.namespaceLabels(action.body.metadata!.namespace!),
             }),
           (outcome) => outcome.kind !== 'namespace-missing',
         );

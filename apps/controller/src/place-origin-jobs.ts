@@ -10,6 +10,7 @@ import {
   clusterCandidates,
   fenceRejection,
   type KindedWorkload,
+  type NamespaceLookup,
   noProgress,
   PlacedLoadIndex,
   type PlacementOutcome,
@@ -49,7 +50,12 @@ export interface OriginPlacerOptions {
   recordEvent: RecordOriginEvent;
   /** Seals the placement records it writes, and checks those it reads. */
   recordKeys: RecordKeyring;
-  config: Pick<ControllerConfig, 'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents'>;
+  config: Pick<
+    ControllerConfig,
+    'placementPolicy' | 'placementTimeoutSeconds' | 'recordDispatchEvents' | 'systemNamespace'
+  >;
+  /** The management cluster's namespaces: a workload's namespace's Pod Security level. */
+  namespaces: NamespaceLookup;
   clock: Clock;
   log: Logger;
   /**
@@ -154,7 +160,11 @@ export class OriginPlacer {
     // Refused a moment ago: the reconcile enqueues it again once the delay is over.
     if (previous?.retryAfter && Date.parse(previous.retryAfter) > this.options.clock.now())
       return 'not-needed';
-    const request = placementRequestFor(origin, previous, this.options.config.placementPolicy, adapter, (o) =>
+    // A namespace created a moment before its workload may not have reached the cache yet: a
+    // retry, not a reason to write on the workload (placementRequestFor would say it waits).
+    if (!this.options.namespaces.get(task.namespace))
+      throw new Error(`namespace ${task.namespace} is not in the cache yet; retrying`);
+    const request = placementRequestFor(origin, previous, this.placementSettings(), adapter, (o) =>
       this.demandOf({ workload: o, facts: adapter }),
     );
     const decision =
@@ -229,6 +239,15 @@ export class OriginPlacer {
     return this.placed.load(capacities);
   }
 
+  /** What placement reads beside the workload: the default policy and the namespaces. */
+  private placementSettings() {
+    return {
+      defaultPolicy: this.options.config.placementPolicy,
+      systemNamespace: this.options.config.systemNamespace,
+      namespaces: this.options.namespaces,
+    };
+  }
+
   /**
    * Why `cluster`'s fences would keep this placed workload out now (not its capacity: the
    * workload is already counted there), or undefined if they would not; checked just before its
@@ -242,12 +261,8 @@ export class OriginPlacer {
   ): string | undefined {
     const input = this.options.registry.clusters().find((c) => c.name === cluster);
     if (!input) return undefined;
-    const request = placementRequestFor(
-      origin,
-      record,
-      this.options.config.placementPolicy,
-      kind.adapter,
-      (o) => this.demandOf({ workload: o, facts: kind.adapter }),
+    const request = placementRequestFor(origin, record, this.placementSettings(), kind.adapter, (o) =>
+      this.demandOf({ workload: o, facts: kind.adapter }),
     );
     if (request.kind === 'invalid') return request.message;
     // Only the count of workloads matters to the fences, not the assumed requests (capacity).

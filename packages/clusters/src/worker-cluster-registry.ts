@@ -16,8 +16,8 @@ import {
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
-import { formatResourceAmount, type Resources } from '@jobrelay/placement';
-import type { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { formatResourceAmount, type NamespaceLookup, type Resources } from '@jobrelay/placement';
+import type { CoreV1Api, CustomObjectsApi, KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   attemptDue,
@@ -71,6 +71,8 @@ export interface WorkerConnection {
   /** The cache of our mirrors of that kind; undefined when the worker does not serve it. */
   mirrors<T extends KubeObject>(kind: JobKindAdapter<T>): ResilientInformer<T> | undefined;
   mirrors(kind: string): ResilientInformer<KubeObject> | undefined;
+  /** The worker's namespaces (name, UID and labels only): Pod Security levels, and which ones jobrelay created. */
+  readonly namespaces: ResilientInformer<V1Namespace>;
   /** Every served kind's mirror cache has been listed. */
   mirrorsSynced(): boolean;
   /** Resolves once every served kind's mirror cache has been listed. */
@@ -95,6 +97,8 @@ export interface ClusterMirrorCache {
   inactiveSince: number | undefined;
   /** `spec.drain` of its WorkerCluster. */
   drain: boolean;
+  /** `spec.podRestrictions` of its WorkerCluster, as stored (not read yet). */
+  podRestrictions: unknown;
   /** The cache of our mirrors of the kind asked for; undefined while not connected or not served. */
   mirrors: ResilientInformer<KubeObject> | undefined;
 }
@@ -114,6 +118,8 @@ export interface WorkerClusterView {
   servedKinds: readonly string[] | undefined;
   /** Undefined until its nodes and pods are listed. */
   capacity: CapacitySnapshot | undefined;
+  /** Its namespaces with their labels; undefined until they are listed. */
+  namespaces: NamespaceLookup | undefined;
 }
 
 interface ConnectionEntry {
@@ -127,6 +133,8 @@ interface ConnectionEntry {
   /** One label-selected cache of our mirrors per served kind (by adapter name), once the checks passed. */
   mirrors?: Map<string, ResilientInformer<KubeObject>>;
   capacity?: WorkerCapacity;
+  /** Every namespace of the worker, with its labels (namespaceView), once the checks passed. */
+  namespaces?: ResilientInformer<V1Namespace>;
   kubernetesVersion?: string;
   /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
   clusterUid?: string;
@@ -186,6 +194,8 @@ export interface WorkerClusterRegistryOptions {
   onWorkerApiResponse?: (cluster: string, verb: string, code: number) => void;
   /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
   onCapacityChange?: (cluster: string) => void;
+  /** A namespace changed on a worker (its Pod Security labels, or it was created). Must only enqueue. */
+  onNamespaceEvent?: (cluster: string, event: InformerEvent<V1Namespace>) => void;
   /**
    * Runs when a cluster connects (again), with the mirror cache of every served kind synced,
    * before it is marked Active: the place to delete mirrors that went stale while it was away.
@@ -333,6 +343,7 @@ export class WorkerClusterRegistry {
         inactiveSince: state.inactiveSince,
         servedKinds: entry?.servedKinds ? [...entry.servedKinds] : undefined,
         capacity: entry?.capacity?.hasSynced ? entry.capacity.snapshot() : undefined,
+        namespaces: entry?.namespaces?.hasSynced ? entry.namespaces : undefined,
       };
     });
   }
@@ -357,6 +368,7 @@ export class WorkerClusterRegistry {
         reason: entry ? conditionOf(entry.state).reason : activeReasons.connecting,
         inactiveSince: (entry?.state ?? initialConnectionState()).inactiveSince,
         drain: wc.spec.drain === true,
+        podRestrictions: wc.spec.podRestrictions,
         mirrors: connected?.mirrors?.get(kind),
       });
     }
@@ -370,6 +382,7 @@ export class WorkerClusterRegistry {
         reason: state.reason,
         inactiveSince: undefined,
         drain: false,
+        podRestrictions: undefined,
         mirrors: entry.mirrors.get(kind),
       });
     }
@@ -414,6 +427,7 @@ export class WorkerClusterRegistry {
       state: conditionOf(entry.state),
       clients: entry.clients!,
       core: entry.clients!.core,
+      namespaces: entry.namespaces!,
       servedKinds: new Set(informers.keys()),
       mirrors: mirrors as WorkerConnection['mirrors'],
       mirrorsSynced: () => [...informers.values()].every((informer) => informer.hasSynced),
@@ -636,6 +650,20 @@ export class WorkerClusterRegistry {
       entry.mirrors.set(adapter.name, informer);
       informer.start();
     }
+    if (!entry.namespaces) {
+      entry.namespaces = new ResilientInformer<V1Namespace>({
+        name: `${cluster} namespaces`,
+        kubeConfig: entry.kubeConfig!,
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        path: '/api/v1/namespaces',
+        modelName: 'V1Namespace',
+        view: namespaceView,
+        log,
+        onEvent: (event) => this.options.onNamespaceEvent?.(cluster, event),
+      });
+      entry.namespaces.start();
+    }
     if (!entry.capacity) {
       entry.capacity = new WorkerCapacity({
         cluster,
@@ -649,9 +677,10 @@ export class WorkerClusterRegistry {
 
   /** Closes the connection: clients, watches, and what was learned through them. */
   private async disconnect(entry: ConnectionEntry): Promise<void> {
-    const { mirrors, capacity } = entry;
+    const { mirrors, capacity, namespaces } = entry;
     entry.mirrors = undefined;
     entry.capacity = undefined;
+    entry.namespaces = undefined;
     entry.clients = undefined;
     entry.kubeConfig = undefined;
     entry.secretVersion = undefined;
@@ -661,7 +690,9 @@ export class WorkerClusterRegistry {
     entry.permissionsChecked = undefined;
     this.transition(entry, { type: 'closed' });
     await Promise.all(
-      [...(mirrors?.values() ?? [])].map((informer) => informer.stop()).concat(capacity?.stop() ?? []),
+      [...(mirrors?.values() ?? [])]
+        .map((informer) => informer.stop())
+        .concat(capacity?.stop() ?? [], namespaces?.stop() ?? []),
     );
   }
 
@@ -807,11 +838,26 @@ export function withLeaderCondition(
   };
 }
 
-/** Connected: its clients are made and its mirror watches run (the checks passed). */
+/** Connected: its clients are made and its mirror and namespace watches run (the checks passed). */
 function isConnected(
   entry: ConnectionEntry,
-): entry is ConnectionEntry & Required<Pick<ConnectionEntry, 'clients' | 'mirrors' | 'kubeConfig'>> {
-  return entry.clients !== undefined && entry.mirrors !== undefined && entry.kubeConfig !== undefined;
+): entry is ConnectionEntry &
+  Required<Pick<ConnectionEntry, 'clients' | 'mirrors' | 'namespaces' | 'kubeConfig'>> {
+  return (
+    entry.clients !== undefined &&
+    entry.mirrors !== undefined &&
+    entry.namespaces !== undefined &&
+    entry.kubeConfig !== undefined
+  );
+}
+
+/**
+ * What the namespace caches keep of a namespace: its identity and labels (Pod Security levels,
+ * and the origin label of those jobrelay created). A few hundred per worker at most.
+ */
+export function namespaceView(namespace: V1Namespace): V1Namespace {
+  const { name, uid, resourceVersion, labels } = namespace.metadata ?? {};
+  return { metadata: { name, uid, resourceVersion, ...(labels ? { labels } : {}) } };
 }
 
 function conditionOf(state: ConnectionState): WorkerConnectionState {

@@ -1,3 +1,5 @@
+import type { PodRestrictions } from '@jobrelay/placement';
+
 /** The WorkerCluster custom resource (deploy/crds/workerclusters.jobrelay.dev.yaml), as plain JSON. */
 export interface WorkerClusterCondition {
   type: string;
@@ -45,7 +47,16 @@ export interface WorkerClusterSpec {
   maxActiveJobs?: number;
   /** Only workloads from these namespaces; empty or absent means all. */
   allowedNamespaces?: string[];
+  /**
+   * What the cluster refuses beyond Pod Security: privileged containers, hostPath volumes,
+   * host namespaces, nodeName, service accounts not listed; absent refuses nothing more. Read
+   * with @jobrelay/placement's podRestrictionsSchema (readPodRestrictions) before it is used:
+   * the CRD's schema says the same, and a value that does not parse refuses every workload.
+   */
+  podRestrictions?: PodRestrictions;
 }
+
+export { podRestrictionsSchema, readPodRestrictions } from '@jobrelay/placement';
 
 export const workerClusterGroup = 'jobrelay.dev';
 export const workerClusterVersion = 'v1alpha1';

@@ -61,6 +61,12 @@ export function kindPermissions(kind: WorkerKind): WorkerPermission[] {
 export const clusterPermissions: readonly WorkerPermission[] = [
   // Missing namespaces, with --create-namespaces (a workload then says why it cannot be created).
   ...grant('', 'namespaces', ['create'], { required: [] }),
+  // Every namespace's Pod Security labels: placement refuses a cluster whose namespace of a
+  // workload's name enforces less than the management one (without them it cannot tell), and the
+  // namespaces jobrelay created there have their labels kept equal to the management ones
+  // (patch; without it they keep the labels they were created with, and are refused once those
+  // fall behind).
+  ...grant('', 'namespaces', ['list', 'watch', 'patch'], { required: ['list', 'watch'] }),
   // kube-system's UID tells two registrations of one cluster apart (without it: no detection).
   ...grant('', 'namespaces', ['get'], { required: [], resourceNames: ['kube-system'] }),
   // Capacity: nodes' allocatable and running pods' requests, list+watch.

@@ -222,3 +222,47 @@ describe('workerPermissions', () => {
     expect(statusPatch(builtInKind('rayjob')!)).toBe(false);
   });
 });
+
+describe('deploy/worker dispatcher policies', () => {
+  interface Policy {
+    metadata: { name: string };
+    spec: {
+      matchConstraints: { resourceRules: Array<{ apiGroups: string[]; resources: string[] }> };
+      matchConditions: Array<{ expression: string }>;
+    };
+  }
+  const policies = ofKind<Policy>('ValidatingAdmissionPolicy');
+  const bindings = ofKind<{ spec: { policyName: string; validationActions: string[] } }>(
+    'ValidatingAdmissionPolicyBinding',
+  );
+
+  it('judge only the jobrelay-dispatcher identity, and deny what they refuse', () => {
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual([
+      'jobrelay-dispatcher-namespaces',
+      'jobrelay-dispatcher-system-namespaces',
+    ]);
+    for (const policy of policies) {
+      expect(policy.spec.matchConditions).toEqual([
+        {
+          name: 'jobrelay-dispatcher',
+          expression:
+            "request.userInfo.username == 'system:serviceaccount:jobrelay-system:jobrelay-dispatcher'",
+        },
+      ]);
+      expect(
+        bindings.find((b) => b.spec.policyName === policy.metadata.name)?.spec.validationActions,
+      ).toEqual(['Deny']);
+    }
+  });
+
+  it('keep every shipped kind out of the system namespaces, its status too', () => {
+    const rules = policies.find((p) => p.metadata.name === 'jobrelay-dispatcher-system-namespaces')!.spec
+      .matchConstraints.resourceRules;
+    const covered = (group: string, resource: string) =>
+      rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource));
+    for (const { resource } of shippedKinds) {
+      expect(covered(resource.group, resource.plural), resource.plural).toBe(true);
+      expect(covered(resource.group, `${resource.plural}/status`), `${resource.plural}/status`).toBe(true);
+    }
+  });
+});

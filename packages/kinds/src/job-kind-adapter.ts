@@ -4,7 +4,7 @@
 // is declared `satisfies JobKindAdapter<ItsType>` so a missing or mistyped member fails the
 // type check, not a test run.
 import type { ClusterApiClients } from '@jobrelay/kube';
-import type { CarriedProgress, PodGroup } from '@jobrelay/placement';
+import type { CarriedProgress, PodGroup, WorkloadPodTemplate } from '@jobrelay/placement';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 
 /** Any namespaced Kubernetes object: the core reads only metadata; spec and status belong to the adapter. */
@@ -142,6 +142,15 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
   isSuspended(object: T): boolean;
   /** The pods it runs at once, as groups of identical pods: placement fits and assumes these. */
   podDemand(origin: T): PodGroup[];
+  /**
+   * Every pod template its pods are made from, whether or not they run at once (a worker
+   * group scaled to zero too), with the service account its controller gives them when the
+   * template names none: placement checks what they ask (privileges, host access, identity)
+   * against each WorkerCluster's podRestrictions. Undefined when the kind does not say where
+   * its templates are (a generic kind configured without podSets): a cluster that restricts
+   * anything then refuses it.
+   */
+  podTemplates(origin: T): WorkloadPodTemplate[] | undefined;
 
   /** The progress so far, carried into the next attempt when the workload moves (counters). */
   progress?(origin: T): CarriedProgress;

@@ -1,5 +1,8 @@
 import { describeLabelSelector, type LabelSelector, labelsMatch } from './label-selector.ts';
 import type { PodGroup } from './pod-groups.ts';
+import { type PodRestrictions, podRestrictionRefusal } from './pod-restrictions.ts';
+import { atLeastAsStrict, type PodSecurityLevel, podSecurityLevelOf } from './pod-security.ts';
+import type { PodTemplateAsks } from './pod-template-asks.ts';
 import {
   addResources,
   fitsIn,
@@ -8,6 +11,11 @@ import {
   scaleResources,
   subtractResources,
 } from './resource-quantity.ts';
+
+/** Namespaces by name, with their labels, as an informer caches them (V1Namespace is one). */
+export interface NamespaceLookup {
+  get(name: string): { metadata?: { labels?: Record<string, string> } } | undefined;
+}
 
 /** What placement knows about one WorkerCluster when it decides. */
 export interface ClusterCandidate {
@@ -29,6 +37,12 @@ export interface ClusterCandidate {
   activeJobs: number;
   /** The workload kinds (adapter names) the cluster serves; undefined while not known (not filtered). */
   servedKinds?: readonly string[];
+  /** spec.podRestrictions: what it refuses beyond Pod Security; undefined refuses nothing more. */
+  podRestrictions?: PodRestrictions;
+  /** Why spec.podRestrictions could not be read: the cluster then takes nothing, rather than anything. */
+  podRestrictionsProblem?: string;
+  /** The worker's namespaces (their Pod Security labels); undefined until they are listed. */
+  namespaces?: NamespaceLookup;
   /** Undefined until the cluster's nodes and pods have been listed. */
   capacity?: {
     /** Free resources of each node new pods can land on. */
@@ -55,6 +69,10 @@ export interface PlacementRequest {
   /** The workload's kind, when clusters may not all serve it: `name` as the clusters list it, `label` for messages. */
   kind?: { name: string; label: string };
   policy: ScoringPolicy;
+  /** What its pod templates ask beyond resources (podTemplateAsks): WorkerClusters' podRestrictions judge it. */
+  asks: PodTemplateAsks;
+  /** The Pod Security level its namespace enforces on the management cluster. */
+  podSecurity: PodSecurityLevel;
 }
 
 export interface ScoredCluster {
@@ -107,6 +125,31 @@ function renderRejection(count: number, rejections: Rejection[]): string {
   return `${count} insufficient ${first.resource} in total (${pods} ${fmt(first.requested)}, ${count === 1 ? 'free' : 'most free'} ${fmt(free)})`;
 }
 
+/** What the cluster's spec.podRestrictions refuse of the workload's pod templates. */
+function refusedByPodRestrictions(
+  candidate: ClusterCandidate,
+  request: PlacementRequest,
+): string | undefined {
+  if (candidate.podRestrictionsProblem !== undefined)
+    return `podRestrictions not readable (${candidate.podRestrictionsProblem})`;
+  return podRestrictionRefusal(candidate.podRestrictions, request.asks);
+}
+
+/**
+ * A namespace of the workload's name on the worker that enforces a weaker Pod Security level
+ * than the management namespace: its pods would be judged more leniently there. One that does
+ * not exist yet is created by jobrelay with the management namespace's labels; one jobrelay
+ * manages is brought to them, and is placed on again once it has been.
+ */
+function weakerNamespaceThere(candidate: ClusterCandidate, request: PlacementRequest): string | undefined {
+  if (!candidate.namespaces) return 'namespaces not known yet';
+  const there = candidate.namespaces.get(request.namespace);
+  if (!there) return undefined;
+  const level = podSecurityLevelOf(there.metadata?.labels);
+  if (atLeastAsStrict(level, request.podSecurity)) return undefined;
+  return `namespace ${request.namespace} enforces ${level} there, ${request.podSecurity} here`;
+}
+
 /**
  * Why a cluster's fences keep the Job out (everything but its capacity), or undefined if they
  * do not: the controller checks these again just before it creates a mirror, whatever the
@@ -133,6 +176,10 @@ export function fenceRejection(candidate: ClusterCandidate, request: PlacementRe
   if (request.kind && candidate.servedKinds && !candidate.servedKinds.includes(request.kind.name)) {
     return `does not serve ${request.kind.label}`;
   }
+  const refused = refusedByPodRestrictions(candidate, request);
+  if (refused) return refused;
+  const weaker = weakerNamespaceThere(candidate, request);
+  if (weaker) return weaker;
   return undefined;
 }
 

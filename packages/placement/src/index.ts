@@ -4,6 +4,7 @@ export {
   chooseWorkerCluster,
   clusterVerdicts,
   fenceRejection,
+  type NamespaceLookup,
   type PlacementDecision,
   type PlacementRequest,
   type ScoredCluster,
@@ -30,6 +31,7 @@ export {
   type PlacedWorkload,
   type PlacementClusterInput,
   type PlacementRequestResult,
+  type PlacementSettings,
   type PodsByOwner,
   placedWorkload,
   placementRecordOf,
@@ -57,6 +59,34 @@ export {
 } from './placement-record.ts';
 export type { PodGroup } from './pod-groups.ts';
 export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
+export {
+  describeRefusal,
+  newlyRefusedAsks,
+  type PodRestrictions,
+  type PodRestrictionsRead,
+  podRestrictionRefusal,
+  podRestrictionsSchema,
+  readPodRestrictions,
+  refusedAsks,
+} from './pod-restrictions.ts';
+export {
+  atLeastAsStrict,
+  type PodSecurityLevel,
+  podSecurityEnforceLabel,
+  podSecurityLabelPatch,
+  podSecurityLabelPrefix,
+  podSecurityLabelsOf,
+  podSecurityLevelOf,
+  podSecurityLevels,
+} from './pod-security.ts';
+export {
+  type AskedServiceAccount,
+  defaultServiceAccount,
+  noPodTemplateAsks,
+  type PodTemplateAsks,
+  podTemplateAsks,
+  type WorkloadPodTemplate,
+} from './pod-template-asks.ts';
 export {
   currentRecordKeyField,
   loadRecordKeyring,
@@ -90,3 +120,4 @@ export {
   scaleResources,
   subtractResources,
 } from './resource-quantity.ts';
+export { systemNamespaceProblem } from './system-namespaces.ts';

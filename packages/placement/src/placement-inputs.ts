@@ -16,14 +16,23 @@ import {
   placementPolicyAnnotation,
 } from '@jobrelay/mirror';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { ClusterCandidate, PlacementRequest, ScoringPolicy } from './choose-worker-cluster.ts';
+import type {
+  ClusterCandidate,
+  NamespaceLookup,
+  PlacementRequest,
+  ScoringPolicy,
+} from './choose-worker-cluster.ts';
 import { scoringPolicies } from './choose-worker-cluster.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import { PlacedLoadIndex } from './placed-load-index.ts';
 import { type ParsedPlacement, type PlacementRecord, readPlacementRecord } from './placement-record.ts';
 import type { PodGroup } from './pod-groups.ts';
+import { type PodRestrictionsRead, readPodRestrictions } from './pod-restrictions.ts';
+import { podSecurityLevelOf } from './pod-security.ts';
+import { podTemplateAsks, type WorkloadPodTemplate } from './pod-template-asks.ts';
 import type { RecordKeyring, SealSubject } from './record-seal.ts';
 import type { Resources } from './resource-quantity.ts';
+import { systemNamespaceProblem } from './system-namespaces.ts';
 
 /** Any workload object, as far as placement reads it: its metadata. */
 export interface Workload {
@@ -32,7 +41,8 @@ export interface Workload {
 
 /**
  * What placement needs to know about a workload of one kind (a JobKindAdapter is one).
- * `podDemand` gives the pods that run at once when it starts, as groups of identical pods.
+ * `podDemand` gives the pods that run at once when it starts, as groups of identical pods;
+ * `podTemplates` every template its pods are made from, as its controller will make them.
  */
 export interface WorkloadFacts<T extends Workload = Workload> {
   readonly name: string;
@@ -40,6 +50,18 @@ export interface WorkloadFacts<T extends Workload = Workload> {
   isFinished(workload: T): boolean;
   isSuspended(workload: T): boolean;
   podDemand(workload: T): PodGroup[];
+  /** Undefined when the kind does not say where its templates are. */
+  podTemplates(workload: T): WorkloadPodTemplate[] | undefined;
+}
+
+/** What placement reads besides the workload: the controller's settings and the management cluster's namespaces. */
+export interface PlacementSettings {
+  /** How clusters are scored unless the workload's placement-policy annotation says otherwise. */
+  defaultPolicy: ScoringPolicy;
+  /** The controller's own namespace: never dispatched from, like kube-* and default. */
+  systemNamespace: string;
+  /** The management cluster's namespaces: the Pod Security level a workload's namespace enforces here. */
+  namespaces: NamespaceLookup;
 }
 
 export type PlacementRequestResult =
@@ -49,17 +71,28 @@ export type PlacementRequestResult =
 /**
  * What the workload asks of a cluster, from its pods and its jobrelay.dev/* annotations
  * (cluster-selector, placement-policy, cluster pin), and the clusters its placement record
- * excludes. An annotation that does not parse makes the request invalid, with a message
- * naming the annotation: the workload waits with it rather than being placed by a guess.
- * `demandOf` lets a caller cache the demand per workload (pod templates are immutable).
+ * excludes, with the Pod Security level its namespace enforces here. A workload in a system
+ * namespace, in a namespace not known yet, or with an annotation that does not parse makes the
+ * request invalid, with a message that says so: the workload waits with it rather than being
+ * placed by a guess. `demandOf` lets a caller cache the demand per workload.
  */
 export function placementRequestFor<T extends Workload>(
   workload: T,
   previous: PlacementRecord | undefined,
-  defaultPolicy: ScoringPolicy,
+  settings: PlacementSettings,
   facts: WorkloadFacts<T>,
   demandOf: (workload: T) => PodGroup[] = (w) => facts.podDemand(w),
 ): PlacementRequestResult {
+  const namespace = workload.metadata?.namespace ?? '';
+  const system = systemNamespaceProblem(namespace, settings.systemNamespace);
+  if (system) return { kind: 'invalid', message: system };
+  const managementNamespace = settings.namespaces.get(namespace);
+  if (!managementNamespace) {
+    return {
+      kind: 'invalid',
+      message: `namespace ${namespace} is not known yet: its Pod Security level cannot be read`,
+    };
+  }
   const annotations = workload.metadata?.annotations ?? {};
   const selectorText = annotations[clusterSelectorAnnotation];
   let clusterSelector: PlacementRequest['clusterSelector'];
@@ -73,7 +106,7 @@ export function placementRequestFor<T extends Workload>(
     }
     clusterSelector = parsed.selector;
   }
-  const policy = annotations[placementPolicyAnnotation] ?? defaultPolicy;
+  const policy = annotations[placementPolicyAnnotation] ?? settings.defaultPolicy;
   if (!(scoringPolicies as readonly string[]).includes(policy)) {
     return {
       kind: 'invalid',
@@ -84,7 +117,7 @@ export function placementRequestFor<T extends Workload>(
   return {
     kind: 'ok',
     request: {
-      namespace: workload.metadata!.namespace!,
+      namespace,
       excludedClusters: previous?.excludedClusters ?? [],
       ...(previous?.refusedBy?.length ? { avoidedClusters: previous.refusedBy } : {}),
       ...(clusterSelector ? { clusterSelector } : {}),
@@ -92,6 +125,8 @@ export function placementRequestFor<T extends Workload>(
       podGroups: demandOf(workload),
       kind: { name: facts.name, label: facts.resource.kind },
       policy: policy as ScoringPolicy,
+      asks: podTemplateAsks(facts.podTemplates(workload)),
+      podSecurity: podSecurityLevelOf(managementNamespace.metadata?.labels),
     },
   };
 }
@@ -225,12 +260,28 @@ export interface PlacementClusterInput {
     drain?: boolean;
     maxActiveJobs?: number;
     allowedNamespaces?: readonly string[];
+    /** Read with podRestrictionsSchema: the CRD's schema, checked again. */
+    podRestrictions?: unknown;
   };
   state: { active: boolean; reason?: string };
   /** The workload kinds (adapter names) it serves; undefined while not known. */
   servedKinds?: readonly string[];
+  /** Its namespaces with their labels; undefined until they are listed. */
+  namespaces?: NamespaceLookup;
   /** Undefined until the cluster's nodes and pods are listed. */
   capacity: { nodes: ReadonlyArray<{ name: string; free: Resources }>; allocatable: Resources } | undefined;
+}
+
+const readRestrictions = new WeakMap<object, PodRestrictionsRead>();
+
+/** spec.podRestrictions read once per object: cached specs are replaced, never changed, on update. */
+function podRestrictionsOf(value: unknown): PodRestrictionsRead {
+  if (typeof value !== 'object' || value === null) return readPodRestrictions(value);
+  const cached = readRestrictions.get(value);
+  if (cached) return cached;
+  const read = readPodRestrictions(value);
+  readRestrictions.set(value, read);
+  return read;
 }
 
 /** The clusters as chooseWorkerCluster's candidates, with their load. */
@@ -240,6 +291,7 @@ export function clusterCandidates(
 ): ClusterCandidate[] {
   return clusters.map((cluster) => {
     const here = load.get(cluster.name);
+    const restrictions = podRestrictionsOf(cluster.spec.podRestrictions);
     return {
       name: cluster.name,
       labels: cluster.labels,
@@ -252,6 +304,12 @@ export function clusterCandidates(
       ...(cluster.spec.maxActiveJobs !== undefined ? { maxActiveJobs: cluster.spec.maxActiveJobs } : {}),
       activeJobs: here?.jobs ?? 0,
       ...(cluster.servedKinds ? { servedKinds: cluster.servedKinds } : {}),
+      ...(restrictions.ok
+        ? restrictions.restrictions
+          ? { podRestrictions: restrictions.restrictions }
+          : {}
+        : { podRestrictionsProblem: restrictions.problem }),
+      ...(cluster.namespaces ? { namespaces: cluster.namespaces } : {}),
       ...(cluster.capacity
         ? {
             capacity: {

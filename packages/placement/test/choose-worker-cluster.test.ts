@@ -10,6 +10,9 @@ import {
   scoringPolicies,
 } from '../src/choose-worker-cluster.ts';
 import { type LabelRequirement, parseLabelSelector } from '../src/label-selector.ts';
+import type { PodRestrictions } from '../src/pod-restrictions.ts';
+import type { PodSecurityLevel } from '../src/pod-security.ts';
+import { noPodTemplateAsks, type PodTemplateAsks } from '../src/pod-template-asks.ts';
 import { type Resources, resourceAmount } from '../src/resource-quantity.ts';
 
 const Gi = 2 ** 30;
@@ -32,12 +35,17 @@ type NodeSpec = readonly [cpu: string, memory: string, others?: Readonly<Record<
 const nodeResources = ([cpu, memory, others = {}]: NodeSpec): Resources =>
   amounts({ cpu, memory, ...others });
 
-/** A WorkerCluster as placement sees it: active, uncordoned, weight 1, open to all namespaces, capacity unknown. */
+/**
+ * A WorkerCluster as placement sees it: active, uncordoned, weight 1, open to all namespaces,
+ * no pod restrictions, its namespaces listed (none yet), capacity unknown.
+ */
 class CandidateBuilder {
   private candidate: ClusterCandidate;
   private nodeSpecs: NodeSpec[] | undefined;
   private allocatableSpec: NodeSpec | undefined;
   private assumedRequests: Resources = {};
+  private workerNamespaces: Map<string, { metadata: { labels: Record<string, string> } }> | undefined =
+    new Map();
 
   constructor(name: string) {
     this.candidate = {
@@ -49,6 +57,30 @@ class CandidateBuilder {
       allowedNamespaces: [],
       activeJobs: 0,
     };
+  }
+
+  /** spec.podRestrictions. */
+  restricting(podRestrictions: PodRestrictions): this {
+    this.candidate = { ...this.candidate, podRestrictions };
+    return this;
+  }
+
+  /** spec.podRestrictions did not parse. */
+  unreadableRestrictions(problem: string): this {
+    this.candidate = { ...this.candidate, podRestrictionsProblem: problem };
+    return this;
+  }
+
+  /** A namespace that exists on the worker, with these labels. */
+  namespace(name: string, labels: Record<string, string> = {}): this {
+    this.workerNamespaces?.set(name, { metadata: { labels } });
+    return this;
+  }
+
+  /** Its namespaces have not been listed yet. */
+  namespacesUnknown(): this {
+    this.workerNamespaces = undefined;
+    return this;
   }
 
   labels(labels: Record<string, string>): this {
@@ -109,7 +141,8 @@ class CandidateBuilder {
   }
 
   build(): ClusterCandidate {
-    const candidate = structuredClone(this.candidate);
+    const candidate: ClusterCandidate = structuredClone(this.candidate);
+    if (this.workerNamespaces) candidate.namespaces = new Map(this.workerNamespaces);
     if (this.nodeSpecs === undefined) return candidate;
     const nodes = this.nodeSpecs.map((spec, index) => ({
       name: `${candidate.name}-node-${index}`,
@@ -125,14 +158,31 @@ class CandidateBuilder {
   }
 }
 
-/** A Job in namespace default, one pod of 1 cpu and 1Gi, no selector, no pin, spread. */
+/**
+ * A Job in namespace default, one pod of 1 cpu and 1Gi, no selector, no pin, spread, asking
+ * nothing beyond resources, from a namespace that enforces no Pod Security level.
+ */
 class JobBuilder {
   private request: PlacementRequest = {
     namespace: 'default',
     excludedClusters: [],
     podGroups: [{ requests: amounts({ cpu: '1', memory: '1Gi' }), count: 1 }],
     policy: 'spread',
+    asks: noPodTemplateAsks,
+    podSecurity: 'privileged',
   };
+
+  /** What its pod templates ask beyond resources (the rest as none). */
+  asking(asks: Partial<PodTemplateAsks>): this {
+    this.request = { ...this.request, asks: { ...noPodTemplateAsks, ...asks } };
+    return this;
+  }
+
+  /** The Pod Security level its namespace enforces on the management cluster. */
+  enforcedHere(podSecurity: PodSecurityLevel): this {
+    this.request = { ...this.request, podSecurity };
+    return this;
+  }
 
   /** What one pod requests, as quantities; replaces the default 1 cpu / 1Gi. */
   requests(quantities: Readonly<Record<string, string>>): this {
@@ -277,6 +327,66 @@ describe('chooseWorkerCluster: each filter alone', () => {
       request: job(),
       candidate: cluster('a').nodes(roomy).maxActiveJobs(0),
       reason: 'at maxActiveJobs (0)',
+    },
+    {
+      name: 'pod restrictions refuse a privileged container',
+      request: job().asking({ privileged: ['container main'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refusePrivileged: true }),
+      reason: 'refuses privileged pods (container main)',
+    },
+    {
+      name: 'pod restrictions refuse a hostPath volume',
+      request: job().asking({ hostPathVolumes: ['volume docker'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refuseHostPath: true }),
+      reason: 'refuses hostPath volumes (volume docker)',
+    },
+    {
+      name: 'pod restrictions refuse host namespaces',
+      request: job().asking({ hostNamespaces: ['hostNetwork', 'hostPID'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refuseHostNamespaces: true }),
+      reason: 'refuses host namespaces (hostNetwork, hostPID)',
+    },
+    {
+      name: 'pod restrictions refuse a node by name',
+      request: job().asking({ nodeNames: ['nodeName node-1'] }),
+      candidate: cluster('a').nodes(roomy).restricting({ refuseNodeName: true }),
+      reason: 'refuses pods bound to a node by name (nodeName node-1)',
+    },
+    {
+      name: 'pod restrictions refuse a service account not listed',
+      request: job().asking({ serviceAccounts: [{ role: '', name: 'builder' }] }),
+      candidate: cluster('a')
+        .nodes(roomy)
+        .restricting({ allowedServiceAccounts: ['default'] }),
+      reason: 'does not allow service account builder',
+    },
+    {
+      name: 'pod restrictions that do not parse refuse everything',
+      request: job(),
+      candidate: cluster('a')
+        .nodes(roomy)
+        .unreadableRestrictions('spec.podRestrictions.refusePrivileged: must be true or false'),
+      reason: 'podRestrictions not readable (spec.podRestrictions.refusePrivileged: must be true or false)',
+    },
+    {
+      name: 'its namespace of that name enforces nothing, baseline here',
+      request: job().inNamespace('team-a').enforcedHere('baseline'),
+      candidate: cluster('a').nodes(roomy).namespace('team-a'),
+      reason: 'namespace team-a enforces privileged there, baseline here',
+    },
+    {
+      name: 'its namespace of that name enforces baseline, restricted here',
+      request: job().inNamespace('team-a').enforcedHere('restricted'),
+      candidate: cluster('a')
+        .nodes(roomy)
+        .namespace('team-a', { 'pod-security.kubernetes.io/enforce': 'baseline' }),
+      reason: 'namespace team-a enforces baseline there, restricted here',
+    },
+    {
+      name: 'its namespaces not listed yet',
+      request: job(),
+      candidate: cluster('a').nodes(roomy).namespacesUnknown(),
+      reason: 'namespaces not known yet',
     },
     {
       name: 'capacity not known yet',
@@ -483,6 +593,27 @@ describe('chooseWorkerCluster: filter order', () => {
       reason: 'at maxActiveJobs (1)',
     },
     {
+      name: 'maxActiveJobs before pod restrictions',
+      request: job().asking({ privileged: ['container main'] }),
+      candidate: cluster('a').maxActiveJobs(0).restricting({ refusePrivileged: true }),
+      reason: 'at maxActiveJobs (0)',
+    },
+    {
+      name: 'pod restrictions before the namespace there',
+      request: job()
+        .inNamespace('team-a')
+        .enforcedHere('baseline')
+        .asking({ privileged: ['container main'] }),
+      candidate: cluster('a').restricting({ refusePrivileged: true }).namespace('team-a'),
+      reason: 'refuses privileged pods (container main)',
+    },
+    {
+      name: 'the namespace there before capacity',
+      request: job().inNamespace('team-a').enforcedHere('baseline').requests({ cpu: '64' }),
+      candidate: cluster('a').nodes(['4', '16Gi']).namespace('team-a'),
+      reason: 'namespace team-a enforces privileged there, baseline here',
+    },
+    {
       name: 'maxActiveJobs before fit',
       request: job().requests({ cpu: '64' }),
       candidate: cluster('a').nodes(['4', '16Gi']).maxActiveJobs(1).activeJobs(1),
@@ -592,6 +723,81 @@ describe('chooseWorkerCluster: why nothing fits', () => {
     expect(decide(job())).toEqual({
       kind: 'unschedulable',
       message: '0/0 clusters available: no WorkerCluster is registered.',
+    });
+  });
+});
+
+describe('chooseWorkerCluster: a mirror never gains privileges', () => {
+  const enforcing = (level: string) => ({ 'pod-security.kubernetes.io/enforce': level });
+
+  it.each([
+    {
+      there: undefined,
+      here: 'restricted' as const,
+      why: 'no namespace of that name there: jobrelay creates it with these labels',
+    },
+    { there: 'restricted', here: 'baseline' as const, why: 'stricter there' },
+    { there: 'baseline', here: 'baseline' as const, why: 'equal' },
+    {
+      there: 'nonsense',
+      here: 'restricted' as const,
+      why: 'a level Pod Security admission cannot read enforces restricted',
+    },
+    { there: 'privileged', here: 'privileged' as const, why: 'nothing enforced on either side' },
+  ])('places where the namespace there enforces $there against $here here ($why)', ({ there, here }) => {
+    const candidate = cluster('a').nodes(roomy);
+    if (there) candidate.namespace('team-a', enforcing(there));
+    expect(decide(job().inNamespace('team-a').enforcedHere(here), candidate).kind).toBe('placed');
+  });
+
+  it('goes to the one cluster that neither refuses its pods nor runs them more leniently, saying why not the others', () => {
+    const request = job()
+      .inNamespace('team-a')
+      .enforcedHere('baseline')
+      .asking({ hostNamespaces: ['hostNetwork'], serviceAccounts: [{ role: '', name: 'default' }] });
+    const clusters = [
+      cluster('a').nodes(roomy).restricting({ refuseHostNamespaces: true }),
+      cluster('b').nodes(roomy).namespace('team-a'),
+      cluster('c')
+        .nodes(roomy)
+        .namespace('team-a', enforcing('baseline'))
+        .restricting({ refusePrivileged: true }),
+    ];
+    const decision = expectPlaced(decide(request, ...clusters));
+    expect(decision.cluster).toBe('c');
+    expect(decision.message).toMatch(
+      /; 1\/3 clusters feasible\. 2 filtered: 1 namespace team-a enforces privileged there, baseline here, 1 refuses host namespaces \(hostNetwork\)\.$/,
+    );
+    // The placement preview explains each cluster in the same words.
+    expect(
+      clusterVerdicts(
+        clusters.map((c) => c.build()),
+        request.build(),
+      ),
+    ).toEqual([
+      { name: 'c', eligible: true, score: expect.any(Number), reason: null },
+      { name: 'a', eligible: false, score: null, reason: 'refuses host namespaces (hostNetwork)' },
+      {
+        name: 'b',
+        eligible: false,
+        score: null,
+        reason: 'namespace team-a enforces privileged there, baseline here',
+      },
+    ]);
+  });
+
+  it('waits when every cluster refuses, counting the reasons kube-scheduler style', () => {
+    const request = job().asking({ privileged: ['container main'] });
+    expect(
+      decide(
+        request,
+        cluster('a').nodes(roomy).restricting({ refusePrivileged: true }),
+        cluster('b').nodes(roomy).restricting({ refusePrivileged: true, refuseHostPath: true }),
+        cluster('c').nodes(roomy).cordoned(),
+      ),
+    ).toEqual({
+      kind: 'unschedulable',
+      message: '0/3 clusters available: 1 cordoned, 2 refuses privileged pods (container main).',
     });
   });
 });
@@ -1008,6 +1214,24 @@ describe('chooseWorkerCluster: properties', () => {
     allowedNamespaces: mostly([], fc.subarray(['default', 'team-a'])),
     maxActiveJobs: mostly(undefined, fc.integer({ min: 0, max: 3 })),
     activeJobs: fc.integer({ min: 0, max: 4 }),
+    podRestrictions: mostly(
+      undefined,
+      fc.constantFrom({ refusePrivileged: true }, { refuseHostPath: false }),
+    ),
+    namespaces: mostly(
+      new Map(),
+      fc.option(
+        fc
+          .constantFrom('privileged', 'baseline', 'restricted', 'nonsense')
+          .map(
+            (level) =>
+              new Map([
+                ['team-a', { metadata: { labels: { 'pod-security.kubernetes.io/enforce': level } } }],
+              ]),
+          ),
+        { nil: undefined, freq: 4 },
+      ),
+    ),
     capacity: fc.option(
       fc.record({
         nodes: fc.array(fc.record({ name: fc.constantFrom('n1', 'n2', 'n3'), free: resources(-1, 16, 2) }), {
@@ -1030,6 +1254,11 @@ describe('chooseWorkerCluster: properties', () => {
       maxLength: 3,
     }),
     policy: fc.constantFrom(...scoringPolicies),
+    asks: mostly(noPodTemplateAsks, fc.constant({ ...noPodTemplateAsks, privileged: ['container main'] })),
+    podSecurity: mostly<PodSecurityLevel, PodSecurityLevel>(
+      'privileged',
+      fc.constantFrom('baseline', 'restricted'),
+    ),
   });
 
   const candidates = fc.uniqueArray(candidate, { selector: (c) => c.name, maxLength: names.length });
@@ -1053,6 +1282,12 @@ describe('chooseWorkerCluster: properties', () => {
     if (r.clusterSelector?.requirements.some((req) => !requirementHolds(req, c.labels))) return false;
     if (c.allowedNamespaces.length > 0 && !c.allowedNamespaces.includes(r.namespace)) return false;
     if (c.maxActiveJobs !== undefined && c.activeJobs >= c.maxActiveJobs) return false;
+    if (c.podRestrictions?.refusePrivileged && r.asks.privileged.length > 0) return false;
+    if (!c.namespaces) return false;
+    const enforced = c.namespaces.get(r.namespace)?.metadata?.labels?.['pod-security.kubernetes.io/enforce'];
+    const strictness = (level: string | undefined) =>
+      level === undefined ? 0 : (({ privileged: 0, baseline: 1 } as Record<string, number>)[level] ?? 2);
+    if (c.namespaces.get(r.namespace) && strictness(enforced) < strictness(r.podSecurity)) return false;
     const groups = r.podGroups
       .map((group) => ({
         ...group,

@@ -9,6 +9,7 @@ import {
   loadOfPlaced,
   type PlacedWorkload,
   type PlacementClusterInput,
+  type PlacementSettings,
   placedWorkload,
   placementRecordOf,
   placementRequestFor,
@@ -21,6 +22,7 @@ import {
   parsePlacementRecord,
 } from '../src/placement-record.ts';
 import { jobPodsAtOnce, podRequests } from '../src/pod-requests.ts';
+import { noPodTemplateAsks } from '../src/pod-template-asks.ts';
 import { RecordKeyring } from '../src/record-seal.ts';
 
 const Gi = 2 ** 30;
@@ -38,7 +40,19 @@ const jobFacts: WorkloadFacts<V1Job> = {
     j.spec?.template.spec
       ? [{ requests: podRequests(j.spec.template.spec), count: jobPodsAtOnce(j.spec) }]
       : [],
+  podTemplates: (j) => (j.spec?.template.spec ? [{ role: '', spec: j.spec.template.spec }] : []),
 };
+
+/** The management cluster's namespaces as the controller's cache holds them: team-a enforces baseline. */
+const managementNamespaces = new Map<string, { metadata: { labels: Record<string, string> } }>([
+  ['team-a', { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } }],
+  ['open', { metadata: { labels: {} } }],
+]);
+
+/** The controller's settings: a default policy, jobrelay-system, the namespaces above. */
+function settings(defaultPolicy: 'spread' | 'binpack' = 'spread'): PlacementSettings {
+  return { defaultPolicy, systemNamespace: 'jobrelay-system', namespaces: managementNamespaces };
+}
 const kinded = (jobs: V1Job[]) => jobs.map((workload) => ({ workload, facts: jobFacts }));
 
 /** A managed origin Job: one pod asking for `cpu` and 1Gi, `parallelism` at once. */
@@ -119,6 +133,7 @@ function cluster(name: string, overrides: Partial<PlacementClusterInput> = {}): 
     labels: {},
     spec: {},
     state: { active: true, reason: 'Connected' },
+    namespaces: new Map(),
     capacity: {
       nodes: [{ name: `${name}-node`, free: { cpu: 4000, memory: 16 * Gi } }],
       allocatable: { cpu: 4000, memory: 16 * Gi },
@@ -141,7 +156,7 @@ describe('placementRequestFor', () => {
         completions: 2,
       }),
       undefined,
-      'spread',
+      settings('spread'),
       jobFacts,
     );
     expect(result).toEqual({
@@ -154,6 +169,8 @@ describe('placementRequestFor', () => {
         podGroups: [{ requests: { cpu: 500, memory: Gi }, count: 2 }],
         kind: { name: 'job', label: 'Job' },
         policy: 'binpack',
+        asks: { ...noPodTemplateAsks, serviceAccounts: [{ role: '', name: 'default' }] },
+        podSecurity: 'baseline',
       },
     });
   });
@@ -162,7 +179,7 @@ describe('placementRequestFor', () => {
     const result = placementRequestFor(
       job('plain', { annotations: { 'jobrelay.dev/cluster-selector': '  ', 'jobrelay.dev/cluster': ' ' } }),
       undefined,
-      'binpack',
+      settings('binpack'),
       jobFacts,
     );
     expect(result.kind).toBe('ok');
@@ -175,7 +192,7 @@ describe('placementRequestFor', () => {
 
   it("keeps the previous attempt's excluded clusters", () => {
     const previous: PlacementRecord = { attempt: 2, carried: noProgress, excludedClusters: ['worker-1'] };
-    const result = placementRequestFor(job('again'), previous, 'spread', jobFacts);
+    const result = placementRequestFor(job('again'), previous, settings('spread'), jobFacts);
     expect(result.kind === 'ok' && result.request.excludedClusters).toEqual(['worker-1']);
   });
 
@@ -187,9 +204,9 @@ describe('placementRequestFor', () => {
       refusals: 2,
       refusedBy: ['worker-1', 'worker-3'],
     };
-    const result = placementRequestFor(job('refused'), refused, 'spread', jobFacts);
+    const result = placementRequestFor(job('refused'), refused, settings('spread'), jobFacts);
     expect(result.kind === 'ok' && result.request.avoidedClusters).toEqual(['worker-1', 'worker-3']);
-    const fresh = placementRequestFor(job('fresh'), undefined, 'spread', jobFacts);
+    const fresh = placementRequestFor(job('fresh'), undefined, settings('spread'), jobFacts);
     expect(fresh.kind === 'ok' && fresh.request).not.toHaveProperty('avoidedClusters');
   });
 
@@ -197,7 +214,7 @@ describe('placementRequestFor', () => {
     const result = placementRequestFor(
       job('bad-selector', { annotations: { 'jobrelay.dev/cluster-selector': 'region in eu' } }),
       undefined,
-      'spread',
+      settings('spread'),
       jobFacts,
     );
     expect(result.kind).toBe('invalid');
@@ -210,7 +227,7 @@ describe('placementRequestFor', () => {
     const result = placementRequestFor(
       job('bad-policy', { annotations: { 'jobrelay.dev/placement-policy': 'random' } }),
       undefined,
-      'spread',
+      settings('spread'),
       jobFacts,
     );
     expect(result).toEqual({
@@ -219,9 +236,62 @@ describe('placementRequestFor', () => {
     });
   });
 
+  it.each(['kube-system', 'kube-public', 'default', 'jobrelay-system'])(
+    'never places a workload in the system namespace %s, whatever it asks',
+    (namespace) => {
+      const workload = job('sys', { annotations: { 'jobrelay.dev/cluster': 'worker-1' } });
+      workload.metadata!.namespace = namespace;
+      expect(placementRequestFor(workload, undefined, settings(), jobFacts)).toEqual({
+        kind: 'invalid',
+        message: `namespace ${namespace} is a system namespace: jobrelay never dispatches from it`,
+      });
+    },
+  );
+
+  it("takes the system namespace from the controller's settings", () => {
+    const workload = job('own');
+    workload.metadata!.namespace = 'dispatch';
+    const result = placementRequestFor(
+      workload,
+      undefined,
+      { ...settings(), systemNamespace: 'dispatch' },
+      jobFacts,
+    );
+    expect(result).toEqual({
+      kind: 'invalid',
+      message: 'namespace dispatch is a system namespace: jobrelay never dispatches from it',
+    });
+  });
+
+  it('waits, saying so, while its namespace is not in the cache: its Pod Security level is not known', () => {
+    const workload = job('new-team');
+    workload.metadata!.namespace = 'team-new';
+    expect(placementRequestFor(workload, undefined, settings(), jobFacts)).toEqual({
+      kind: 'invalid',
+      message: 'namespace team-new is not known yet: its Pod Security level cannot be read',
+    });
+  });
+
+  it("carries its namespace's Pod Security level and what its pod templates ask", () => {
+    const privileged = job('root');
+    privileged.spec!.template.spec!.containers[0]!.securityContext = { privileged: true };
+    privileged.spec!.template.spec!.serviceAccountName = 'builder';
+    const result = placementRequestFor(privileged, undefined, settings(), jobFacts);
+    expect(result.kind === 'ok' && result.request.podSecurity).toBe('baseline');
+    expect(result.kind === 'ok' && result.request.asks).toEqual({
+      ...noPodTemplateAsks,
+      privileged: ['container main'],
+      serviceAccounts: [{ role: '', name: 'builder' }],
+    });
+    const open = job('open');
+    open.metadata!.namespace = 'open';
+    const unlabelled = placementRequestFor(open, undefined, settings(), jobFacts);
+    expect(unlabelled.kind === 'ok' && unlabelled.request.podSecurity).toBe('privileged');
+  });
+
   it("uses the caller's pod demand, so a cache is honoured", () => {
     const seen: string[] = [];
-    const result = placementRequestFor(job('cached'), undefined, 'spread', jobFacts, (j) => {
+    const result = placementRequestFor(job('cached'), undefined, settings('spread'), jobFacts, (j) => {
       seen.push(j.metadata!.name!);
       return [{ requests: { cpu: 7 }, count: 1 }];
     });
@@ -460,14 +530,25 @@ describe('loadOfPlaced', () => {
 });
 
 describe('clusterCandidates', () => {
-  it('maps spec, state, capacity and load onto the candidate', () => {
+  it('maps spec, state, namespaces, capacity and load onto the candidate', () => {
+    const workerNamespaces = new Map([['team-a', { metadata: { labels: {} } }]]);
     const inputs = [
       cluster('worker-1', {
         labels: { region: 'eu' },
-        spec: { weight: 2, maxActiveJobs: 5, allowedNamespaces: ['team-a'] },
+        spec: {
+          weight: 2,
+          maxActiveJobs: 5,
+          allowedNamespaces: ['team-a'],
+          podRestrictions: { refusePrivileged: true, allowedServiceAccounts: ['default'] },
+        },
+        namespaces: workerNamespaces,
       }),
-      cluster('worker-2', { spec: { drain: true }, state: { active: false, reason: 'Unreachable' } }),
-      cluster('worker-3', { spec: { unschedulable: true }, capacity: undefined }),
+      cluster('worker-2', {
+        spec: { drain: true, podRestrictions: { refusePrivileged: 'yes', refuseEverything: true } },
+        state: { active: false, reason: 'Unreachable' },
+        namespaces: undefined,
+      }),
+      cluster('worker-3', { spec: { unschedulable: true }, capacity: undefined, namespaces: undefined }),
     ];
     const load = new Map([['worker-1', { jobs: 3, assumed: { cpu: 1000 } }]]);
     expect(clusterCandidates(inputs, load)).toEqual([
@@ -481,6 +562,8 @@ describe('clusterCandidates', () => {
         allowedNamespaces: ['team-a'],
         maxActiveJobs: 5,
         activeJobs: 3,
+        podRestrictions: { refusePrivileged: true, allowedServiceAccounts: ['default'] },
+        namespaces: workerNamespaces,
         capacity: {
           nodes: [{ name: 'worker-1-node', free: { cpu: 4000, memory: 16 * Gi } }],
           allocatable: { cpu: 4000, memory: 16 * Gi },
@@ -496,6 +579,8 @@ describe('clusterCandidates', () => {
         weight: 1,
         allowedNamespaces: [],
         activeJobs: 0,
+        podRestrictionsProblem:
+          'spec.podRestrictions.refusePrivileged: must be true or false; spec.podRestrictions: unknown field refuseEverything',
         capacity: {
           nodes: [{ name: 'worker-2-node', free: { cpu: 4000, memory: 16 * Gi } }],
           allocatable: { cpu: 4000, memory: 16 * Gi },
@@ -520,7 +605,7 @@ describe('clusterCandidates', () => {
     const clusters = [cluster('worker-1'), cluster('worker-2')];
     const origins = [job('first', { cpu: '3' }), job('second', { cpu: '3' })];
     const assumed = new Map([['uid-first', 'worker-1']]);
-    const request = placementRequestFor(origins[1]!, undefined, 'spread', jobFacts);
+    const request = placementRequestFor(origins[1]!, undefined, settings('spread'), jobFacts);
     if (request.kind !== 'ok') throw new Error(request.message);
     const decision = chooseWorkerCluster(
       clusterCandidates(clusters, clusterLoad(kinded(origins), new Map(), assumed, keys)),
@@ -588,7 +673,7 @@ describe('several pod groups (a RayCluster: a head and a worker group)', () => {
   });
 
   it('needs a node for the largest pod of each group and the total for all of them', () => {
-    const request = placementRequestFor(job('ray'), undefined, 'spread', rayFacts);
+    const request = placementRequestFor(job('ray'), undefined, settings('spread'), rayFacts);
     if (request.kind !== 'ok') throw new Error(request.message);
     expect(request.request.kind).toEqual({ name: 'raycluster', label: 'RayCluster' });
     const small = cluster('small', {
@@ -618,7 +703,7 @@ describe('several pod groups (a RayCluster: a head and a worker group)', () => {
   });
 
   it('skips a cluster that does not serve the kind, saying so', () => {
-    const request = placementRequestFor(job('ray'), undefined, 'spread', rayFacts);
+    const request = placementRequestFor(job('ray'), undefined, settings('spread'), rayFacts);
     if (request.kind !== 'ok') throw new Error(request.message);
     const decision = chooseWorkerCluster(
       clusterCandidates([cluster('jobs-only', { servedKinds: ['job'] })], new Map()),

@@ -42,6 +42,11 @@ export const eventReasons = {
    * then jobrelay gives up (reason of the Failed condition, for kinds that can fail).
    */
   mirrorRefused: 'MirrorRefused',
+  /**
+   * Warning: a change of the workload's spec was not sent to its mirror: its pod templates would
+   * ask for something its cluster's podRestrictions refuse that the mirror does not have yet.
+   */
+  specChangeRefused: 'SpecChangeRefused',
   /** Warning: the workload leaves its cluster (drain, lost worker, vanished mirror, collision). */
   replacing: 'Replacing',
   /** Normal: an outcome decided before the mirror was lost was made final without it. */

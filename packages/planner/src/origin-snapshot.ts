@@ -16,6 +16,11 @@ export interface ClusterSnapshot<T extends KubeObject = KubeObject> {
   inactiveSince: number | undefined;
   /** Its spec asks for a drain: its unfinished workloads move elsewhere. */
   drain: boolean;
+  /**
+   * Its spec.podRestrictions as stored (read with readPodRestrictions only when a spec change
+   * is to go down): a change that makes the mirror ask for more of what it refuses is held back.
+   */
+  podRestrictions?: unknown;
   /** The object of the origin's namespace/name in its mirror cache, whoever owns it. */
   mirror: T | undefined;
   /**

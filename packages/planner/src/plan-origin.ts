@@ -1,6 +1,14 @@
 import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
 import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
-import { noProgress, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
+import {
+  describeRefusal,
+  newlyRefusedAsks,
+  noProgress,
+  type ParsedPlacement,
+  type PlacementRecord,
+  podTemplateAsks,
+  readPodRestrictions,
+} from '@jobrelay/placement';
 import { classifyMirror } from './classify-mirror.ts';
 import { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
 import type { MirrorRefusal, OriginAction } from './origin-actions.ts';
@@ -202,7 +210,19 @@ export function planOrigin<T extends KubeObject>(
     ];
   }
   const specPatch = adapter.mirrorSpecUpdate(origin, mirror);
-  if (specPatch) actions.push({ type: 'patch-mirror-spec', cluster: here.name, mirror, patch: specPatch });
+  if (specPatch) {
+    const refused = specChangeRefusal(adapter, mirror, specPatch, here);
+    if (refused) {
+      actions.push(
+        event(
+          'Warning',
+          eventReasons.specChangeRefused,
+          'Sync',
+          `its spec change is not sent to ${here.name}, ${refused}`,
+        ),
+      );
+    } else actions.push({ type: 'patch-mirror-spec', cluster: here.name, mirror, patch: specPatch });
+  }
   if (adapter.isSeedApplied && !adapter.isSeedApplied(mirror)) return actions;
   const carried = adapter.mirrorIncludesCarried?.(mirror) ? noProgress : record.carried;
   const desired = adapter.originStatus(origin, mirror, carried, new Date(now));
@@ -224,6 +244,47 @@ function nextAttemptAfter<T extends KubeObject>(
     if (ownership.kind === 'this-origin') highest = Math.max(highest, ownership.attempt ?? 0);
   }
   return highest + 1;
+}
+
+/** RFC 7386 JSON merge patch: `patch`'s fields replace `target`'s, objects are merged, null removes. */
+function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = applyMergePatch(result[key], value);
+  }
+  return result;
+}
+
+/**
+ * Why a spec change must not reach the mirror (`which refuses ...`): its pod templates, once
+ * patched, would ask for something the cluster's podRestrictions refuse that the mirror does
+ * not ask already (a RayCluster's worker group made privileged after its placement). Placement
+ * checked the templates the workload had then; templates that change later are checked here,
+ * before they go down. Restrictions that cannot be read refuse any such change.
+ */
+function specChangeRefusal<T extends KubeObject>(
+  adapter: JobKindAdapter<T>,
+  mirror: T,
+  patch: object,
+  cluster: ClusterSnapshot<T>,
+): string | undefined {
+  const read = readPodRestrictions(cluster.podRestrictions);
+  if (!read.ok) return `whose podRestrictions cannot be read (${read.problem})`;
+  if (!read.restrictions) return undefined;
+  const patched = { ...mirror, spec: applyMergePatch((mirror as { spec?: unknown }).spec, patch) } as T;
+  const refusal = describeRefusal(
+    newlyRefusedAsks(
+      read.restrictions,
+      podTemplateAsks(adapter.podTemplates(mirror)),
+      podTemplateAsks(adapter.podTemplates(patched)),
+    ),
+  );
+  return refusal === undefined ? undefined : `which ${refusal}`;
 }
 
 /** Reachable clusters holding an object of the origin's name. */

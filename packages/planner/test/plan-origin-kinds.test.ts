@@ -88,6 +88,57 @@ describe('planOrigin for a RayCluster', () => {
     expect(actions.find((a) => a.type === 'patch-mirror-spec')).toMatchObject({ patch: { suspend: true } });
   });
 
+  describe('a spec change its cluster’s podRestrictions refuse', () => {
+    const privilegedGroup = {
+      groupName: 'gpu',
+      replicas: 1,
+      template: { spec: { containers: [{ name: 'ray-worker', securityContext: { privileged: true } }] } },
+    };
+    const restricted = { podRestrictions: { refusePrivileged: true } };
+
+    it('is held back, with a Warning naming what the cluster refuses, while the status still syncs', () => {
+      const running = origin();
+      const o = origin({ workerGroupSpecs: [privilegedGroup] });
+      const mirror = mirrorOf(running, 1, { state: 'ready' });
+      const actions = plan(o, placed(), [cluster('worker-1', { mirror: mirror as never, ...restricted })]);
+      expect(types(actions)).toEqual(['record-event', 'write-status']);
+      expect(actions[0]).toMatchObject({
+        eventType: 'Warning',
+        reason: 'SpecChangeRefused',
+        note: 'its spec change is not sent to worker-1, which refuses privileged pods (container ray-worker in the worker group gpu)',
+      });
+    });
+
+    it('goes down where the cluster restricts nothing', () => {
+      const o = origin({ workerGroupSpecs: [privilegedGroup] });
+      const actions = plan(o, placed(), [cluster('worker-1', { mirror: mirrorOf(origin()) as never })]);
+      expect(types(actions)).toContain('patch-mirror-spec');
+    });
+
+    it('goes down when the mirror already asked the same before its cluster restricted it (a suspend)', () => {
+      const running = origin({ workerGroupSpecs: [privilegedGroup] });
+      const o = origin({ workerGroupSpecs: [privilegedGroup], suspend: true });
+      const actions = plan(o, placed(), [
+        cluster('worker-1', { mirror: mirrorOf(running) as never, ...restricted }),
+      ]);
+      expect(actions.find((a) => a.type === 'patch-mirror-spec')).toMatchObject({ patch: { suspend: true } });
+    });
+
+    it('is held back when the cluster’s podRestrictions cannot be read', () => {
+      const o = origin({ suspend: true });
+      const actions = plan(o, placed(), [
+        cluster('worker-1', {
+          mirror: mirrorOf(origin()) as never,
+          podRestrictions: { refusePrivileged: 'yes' },
+        }),
+      ]);
+      expect(types(actions)).not.toContain('patch-mirror-spec');
+      expect((actions[0] as { note: string }).note).toBe(
+        'its spec change is not sent to worker-1, whose podRestrictions cannot be read (spec.podRestrictions.refusePrivileged: must be true or false)',
+      );
+    });
+  });
+
   it('leaves a kind with no failed state unplaced when its mirror is refused too often, and says how to retry', () => {
     const o = origin();
     const actions = plan(o, placed({ refusals: 2, refusedBy: ['worker-2'] }), [cluster('worker-1')]);

@@ -101,7 +101,7 @@ describe('deploy/api', () => {
         ...rayKinds,
         'kueue.x-k8s.io|admissionchecks|list',
         ...events,
-        '|namespaces|get',
+        ...expand([''], ['namespaces'], read),
       ].sort(),
     );
     const secrets = role('Role', 'jobrelay-api');

@@ -6,7 +6,13 @@ import {
   workerClusterVersion,
 } from '@jobrelay/clusters';
 import { dns1123Label, isNotFound, mergePatch } from '@jobrelay/kube';
-import { labelKeyProblem, labelsMatch, labelValueProblem, parseLabelSelector } from '@jobrelay/placement';
+import {
+  labelKeyProblem,
+  labelsMatch,
+  labelValueProblem,
+  parseLabelSelector,
+  podRestrictionsSchema,
+} from '@jobrelay/placement';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
 import { clusterSchema } from '../cluster-views.ts';
@@ -54,6 +60,9 @@ const settings = {
     .array(z.string().max(63).regex(dns1123Label, 'must be a namespace name'))
     .max(1000)
     .describe('Only workloads of these namespaces; empty means all.'),
+  podRestrictions: podRestrictionsSchema.describe(
+    'What the cluster refuses beyond Pod Security: refusePrivileged, refuseHostPath, refuseHostNamespaces (hostNetwork, hostPID, hostIPC), refuseNodeName, allowedServiceAccounts (absent: any).',
+  ),
 };
 
 const registerBody = z
@@ -68,6 +77,7 @@ const registerBody = z
     weight: settings.weight.optional(),
     maxActiveJobs: settings.maxActiveJobs.optional(),
     allowedNamespaces: settings.allowedNamespaces.optional(),
+    podRestrictions: settings.podRestrictions.optional(),
   })
   .strict();
 
@@ -80,11 +90,15 @@ const updateBody = z
     weight: settings.weight.optional(),
     maxActiveJobs: settings.maxActiveJobs.nullable().optional().describe('null removes the limit.'),
     allowedNamespaces: settings.allowedNamespaces.optional(),
+    podRestrictions: settings.podRestrictions
+      .nullable()
+      .optional()
+      .describe('Merged into the restrictions field by field (false lifts one); null removes them all.'),
   })
   .strict()
   .refine(
     (body) => Object.keys(body).length > 0,
-    'give at least one of labels, weight, maxActiveJobs, allowedNamespaces',
+    'give at least one of labels, weight, maxActiveJobs, allowedNamespaces, podRestrictions',
   );
 
 const probeSchema = z.object({ server: z.string(), kubernetesVersion: z.string() });
@@ -283,6 +297,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
               ...(body.weight !== undefined ? { weight: body.weight } : {}),
               ...(body.maxActiveJobs !== undefined ? { maxActiveJobs: body.maxActiveJobs } : {}),
               ...(body.allowedNamespaces ? { allowedNamespaces: body.allowedNamespaces } : {}),
+              ...(body.podRestrictions ? { podRestrictions: body.podRestrictions } : {}),
             },
           },
         })) as WorkerCluster;
@@ -301,7 +316,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     {
       schema: {
         tags: ['clusters'],
-        summary: 'Update labels, weight, maxActiveJobs or allowedNamespaces',
+        summary: 'Update labels, weight, maxActiveJobs, allowedNamespaces or podRestrictions',
         params: nameParams,
         body: updateBody,
         response: { 200: clusterSchema, ...errors },

@@ -93,6 +93,7 @@ export const batchJobAdapter = {
     job.spec?.template.spec
       ? [{ requests: podRequests(job.spec.template.spec), count: jobPodsAtOnce(job.spec) }]
       : [],
+  podTemplates: (job) => (job.spec?.template.spec ? [{ role: '', spec: job.spec.template.spec }] : []),
 
   progress: (job): CarriedProgress => {
     const status = job.status ?? {};

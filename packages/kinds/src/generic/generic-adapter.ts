@@ -4,7 +4,7 @@
 // the kind's schema, so its support is labelled 'generic-untested': its own controller was not
 // run against jobrelay here.
 import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
-import { type PodGroup, podRequests } from '@jobrelay/placement';
+import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { JobKindAdapter, KubeObject, WorkloadResource } from '../job-kind-adapter.ts';
@@ -156,6 +156,27 @@ export function genericAdapter(config: GenericKindConfig) {
         }
       }
       return groups;
+    },
+    /**
+     * The templates at the configured pod sets, whatever their counts (a set scaled to zero may
+     * grow). Each is named by where it is (`spec.replicatedJobs[1]`), unless the kind has one.
+     * Undefined without pod sets: where the pods come from is not known.
+     */
+    podTemplates: (object) => {
+      if (config.podSets.length === 0) return undefined;
+      const single = config.podSets.length === 1 && !config.podSets[0]!.each;
+      const templates: WorkloadPodTemplate[] = [];
+      for (const podSet of config.podSets) {
+        const elements = podSet.each ? valueAt(object, podSet.each) : object;
+        const list = podSet.each ? (Array.isArray(elements) ? elements : []) : [elements];
+        for (const [index, element] of list.entries()) {
+          const template = valueAt(element, podSet.template);
+          if (!isPlainObject(template) || !isPlainObject(template.spec)) continue;
+          const role = single ? '' : podSet.each ? `${podSet.each}[${index}]` : podSet.template;
+          templates.push({ role, spec: (template as V1PodTemplateSpec).spec! });
+        }
+      }
+      return templates;
     },
     /** The pods carrying the configured label with the mirror's name; none without one. */
     podsOf: (mirror) => {

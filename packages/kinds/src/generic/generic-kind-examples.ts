@@ -41,8 +41,9 @@ export const jobSetKind = {
  * only trainer.kubeflow.org/trainjob-controller (the controller's own) and
  * kueue.x-k8s.io/multikueue, so the MultiKueue value is claimed, as for Ray kinds. Finished:
  * Complete or Failed True. Its pods come from the referenced (Cluster)TrainingRuntime, not
- * the TrainJob, so no pod demand is given (it fits anywhere). It runs them as a JobSet of
- * its own name, so its pods carry that JobSet's name label.
+ * the TrainJob, so no pod demand is given (it fits anywhere) and its templates cannot be read
+ * (a WorkerCluster with podRestrictions refuses it). It runs them as a JobSet of its own name,
+ * so its pods carry that JobSet's name label.
  */
 export const trainJobKind = {
   name: 'trainjob',

@@ -10,6 +10,7 @@ import type { JobKindAdapter, WorkloadResource } from '../job-kind-adapter.ts';
 import { apiVersionOf } from '../job-kind-adapter.ts';
 import { buildRayMirror, rayClusterPods, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
 import { rayClusterPodGroups } from '../ray/ray-pod-demand.ts';
+import { rayCheckName, rayClusterPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayClusterStatusViolations } from '../ray/ray-status-schema.ts';
 import type { RayCluster, RayClusterSpec, RayClusterStatus } from '../ray/ray-types.ts';
 
@@ -97,6 +98,11 @@ export const rayClusterAdapter = {
   finishedAt: (_cluster) => undefined,
   isSuspended: (cluster) => cluster.spec?.suspend === true,
   podDemand: (cluster) => (cluster.spec ? rayClusterPodGroups(cluster.spec) : []),
+  /** Head and worker groups; with in-tree autoscaling the head runs as the RayCluster's name unless it names an account. */
+  podTemplates: (cluster) =>
+    cluster.spec
+      ? rayClusterPodTemplates(cluster.spec, { name: rayCheckName(cluster.metadata?.name ?? '') })
+      : [],
   /** Head and workers: the operator labels every pod of a RayCluster `ray.io/cluster=<name>`. */
   podsOf: (mirror) => (mirror.metadata?.name ? [rayClusterPods(mirror.metadata.name)] : []),
 } satisfies JobKindAdapter<RayCluster>;

@@ -17,6 +17,7 @@ import {
   rfc3339Seconds,
 } from '../ray/ray-mirror.ts';
 import { rayJobPodGroups, usesExistingCluster } from '../ray/ray-pod-demand.ts';
+import { rayJobPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayJobStatusViolations } from '../ray/ray-status-schema.ts';
 import type { RayJob, RayJobStatus } from '../ray/ray-types.ts';
 
@@ -89,6 +90,7 @@ export const rayJobAdapter = {
     isTerminal(job.status) && job.status?.endTime ? new Date(job.status.endTime) : undefined,
   isSuspended: (job) => job.spec?.suspend === true,
   podDemand: (job) => (job.spec ? rayJobPodGroups(job.spec) : []),
+  podTemplates: (job) => (job.spec ? rayJobPodTemplates(job.spec) : []),
 
   /**
    * The RayCluster the operator created for it (named in its status; none while it has not,

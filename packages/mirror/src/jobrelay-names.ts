@@ -28,3 +28,19 @@ export const unschedulableAnnotation = 'jobrelay.dev/unschedulable';
 
 /** The reporting controller name on Events, and the field manager of our writes. */
 export const controllerName = 'jobrelay.dev/dispatcher';
+
+/**
+ * Bookkeeping only the controller writes (design invariant 8): a Job author who set or changed
+ * one would choose the cluster or the progress jobrelay believes. The admission policy in
+ * deploy/ (deploy/controller/bookkeeping-policy.yaml and the chart's) refuses anyone else's
+ * create or update that sets or changes them; a unit test keeps its lists equal to these.
+ */
+export const controllerOwnedAnnotations = [
+  placementAnnotation,
+  unschedulableAnnotation,
+  continuesFromAnnotation,
+  deadlineUsedAnnotation,
+  placementAttemptAnnotation,
+] as const;
+/** Labels only the controller writes (see controllerOwnedAnnotations). */
+export const controllerOwnedLabels = [originLabel, originUidLabel] as const;

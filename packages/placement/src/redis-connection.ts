@@ -57,10 +57,15 @@ function decodePart(text: string, what: 'user name' | 'password' | 'master name'
  * One Redis: the URL goes to ioredis as it is, which reads it with the WHATWG URL parser. It is
  * read here first the same way, so that a URL ioredis would misread is refused with a reason
  * instead: a URL that does not parse (ioredis's TypeError would carry the whole URL, password
- * and all, as its `input`), a path other than a database number, or a fragment (both are what a
- * raw `/` or `#` in a password turns into).
+ * and all, as its `input`), an `@` after the first `/ ? #` (the parser ended the credentials
+ * there and took the password's tail for the host, whose name a connection error would print),
+ * a path other than a database number, or a fragment.
  */
 function standaloneTarget(url: string): RedisTarget {
+  const authority = url.slice(url.indexOf('://') + 3);
+  const authorityEnd = authority.search(/[/?#]/);
+  if (authorityEnd !== -1 && authority.lastIndexOf('@') > authorityEnd)
+    throw new RedisUrlError(`has an @ after the host: ${encodeHint}`);
   let parsed: URL;
   try {
     parsed = new URL(url);

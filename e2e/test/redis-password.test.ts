@@ -278,7 +278,7 @@ describe('a Redis password holding @, :, /, #, %, ? and a space', () => {
     if (child.exitCode === null) await new Promise<void>((resolve) => child.on('exit', () => resolve()));
     expect(controller.process.exitCode).toBe(2);
     expect(controller.logs()).toContain(
-      "--redis-url: is not a URL: percent-encode a password's / ? # and % (encodeURIComponent)",
+      "--redis-url: has an @ after the host: percent-encode a password's / ? # and % (encodeURIComponent)",
     );
     expect(leaked(controller.logs())).toEqual([]);
   });

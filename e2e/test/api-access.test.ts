@@ -97,15 +97,23 @@ describe('SubjectAccessReview by the jobrelay-api identity', () => {
     }
   });
 
-  it('keeps the API process to its own role: no node deletion, Secrets in jobrelay-system only', async () => {
+  it('keeps the API process to its own role: no node deletion, Secrets in jobrelay-system only, never listed', async () => {
     const apiServiceAccount = `system:serviceaccount:${systemNamespace}:jobrelay-api`;
     expect(await allowed(apiServiceAccount, { resource: 'nodes', verb: 'delete' })).toBe(false);
-    expect(
-      await allowed(apiServiceAccount, { resource: 'secrets', verb: 'list', namespace: systemNamespace }),
-    ).toBe(true);
-    expect(
-      await allowed(apiServiceAccount, { resource: 'secrets', verb: 'list', namespace: 'default' }),
-    ).toBe(false);
+    for (const verb of ['get', 'create', 'delete'])
+      expect(
+        await allowed(apiServiceAccount, { resource: 'secrets', verb, namespace: systemNamespace }),
+        verb,
+      ).toBe(true);
+    // A list or watch would hand it every Secret of jobrelay-system; it reads them one by one.
+    for (const verb of ['list', 'watch'])
+      expect(
+        await allowed(apiServiceAccount, { resource: 'secrets', verb, namespace: systemNamespace }),
+        verb,
+      ).toBe(false);
+    expect(await allowed(apiServiceAccount, { resource: 'secrets', verb: 'get', namespace: 'default' })).toBe(
+      false,
+    );
     // The apiserver enforces what the review says: authorization is checked before the node is looked up.
     const core = asApi.makeApiClient(CoreV1Api);
     expect(await statusCodeOf(core.deleteNode({ name: 'no-such-node' }))).toBe(403);

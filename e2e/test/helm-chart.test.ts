@@ -2,8 +2,11 @@
 // rendered for several value sets (each rendering's settings loaded by the real processes'
 // configuration code), bad values refused with a clear message, and installed into the
 // sandbox's management cluster. The installed release's controller then runs with the chart's
-// own ServiceAccount token and the chart's own settings until Jobs dispatch, and the chart's
-// MutatingAdmissionPolicy opts a labelled namespace in without editing its Jobs.
+// own ServiceAccount token and the chart's own settings until Jobs dispatch, the chart's
+// MutatingAdmissionPolicy opts a labelled namespace in without editing its Jobs, and its
+// bookkeeping ValidatingAdmissionPolicy (deploy/controller's, for the release's controller)
+// refuses a forged placement record. helm 4 (pinnedVersions.helm): server-side apply by default,
+// `--wait` alone is its `watcher` strategy.
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,7 +15,7 @@ import { join } from 'node:path';
 import { loadApiConfig } from '@jobrelay/api';
 import { loadControllerConfig } from '@jobrelay/controller/config';
 import { placementAnnotation } from '@jobrelay/mirror';
-import { repositoryRoot, resolveGoTool, serviceAccountKubeconfig } from '@jobrelay/sandbox';
+import { pinnedVersions, repositoryRoot, resolveGoTool, serviceAccountKubeconfig } from '@jobrelay/sandbox';
 import { CoordinationV1Api, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
@@ -29,6 +32,12 @@ interface Rendered {
   kind: string;
   apiVersion: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+interface PolicySpec {
+  matchConditions: unknown[];
+  matchConstraints: { resourceRules: unknown[] };
   [field: string]: unknown;
 }
 
@@ -90,11 +99,31 @@ function settingsFile(objects: Rendered[], key: 'controller.yaml' | 'api.yaml'):
   return file;
 }
 
-function redisEnv(objects: Rendered[], deployment: string): unknown {
+interface RenderedContainer {
+  command?: string[];
+  env: Array<{ name: string }>;
+}
+
+function container(objects: Rendered[], deployment: string): RenderedContainer {
   const spec = find(objects, 'Deployment', deployment) as unknown as {
-    spec: { template: { spec: { containers: Array<{ env: Array<{ name: string }> }> } } };
+    spec: { template: { spec: { containers: RenderedContainer[] } } };
   };
-  return spec.spec.template.spec.containers[0]!.env.find((e) => e.name === 'JOBRELAY_REDIS_URL');
+  return spec.spec.template.spec.containers[0]!;
+}
+
+function redisEnv(objects: Rendered[], deployment: string): unknown {
+  return container(objects, deployment).env.find((e) => e.name === 'JOBRELAY_REDIS_URL');
+}
+
+function passwordEnv(objects: Rendered[], deployment: string): unknown {
+  return container(objects, deployment).env.find((e) => e.name === 'REDIS_PASSWORD');
+}
+
+/** deploy/controller's objects of a kind, as shipped. */
+function shipped(file: string, kind: string): Rendered[] {
+  return parseAllDocuments(readFileSync(join(repositoryRoot, 'deploy/controller', file), 'utf8'))
+    .map((doc) => doc.toJS() as Rendered)
+    .filter((o) => o?.kind === kind);
 }
 
 const valueSets: Array<{ name: string; values: string[] }> = [
@@ -139,6 +168,14 @@ beforeAll(async () => {
 }, 30 * 60_000);
 
 describe('the chart, offline', () => {
+  it('is checked with helm 4, the vetted release the sandbox builds', () => {
+    const { code, stdout, stderr } = runHelm(['version', '--short']);
+    expect(code, stderr).toBe(0);
+    // JOBRELAY_HELM may point at another build; the cache holds the pin.
+    if (!process.env.JOBRELAY_HELM) expect(stdout.trim()).toBe(pinnedVersions.helm);
+    expect(stdout).toMatch(/^v4\./);
+  });
+
   it.each(valueSets)('passes helm lint --strict with $name', ({ values }) => {
     const { code, stdout, stderr } = runHelm([
       'lint',
@@ -154,9 +191,12 @@ describe('the chart, offline', () => {
 
   it.each(valueSets)('renders settings the processes accept, with $name', ({ values }) => {
     const objects = render(values);
-    // The URL the pod gets, where the chart has it as a value; a Secret's is not known here.
+    // The URL the pod gets, where the chart has it as a value (the bundled Redis's password
+    // substituted as the kubelet does); a Secret's is not known here.
     const redisValue = (redisEnv(objects, 'jobrelay-controller') as { value?: string }).value;
-    const env = { JOBRELAY_REDIS_URL: redisValue ?? 'redis://redis:6379' };
+    const env = {
+      JOBRELAY_REDIS_URL: redisValue?.replace('$(REDIS_PASSWORD)', 'a'.repeat(32)) ?? 'redis://redis:6379',
+    };
     const controller = loadControllerConfig(['--config', settingsFile(objects, 'controller.yaml')], env);
     const set = (path: string) => values.some((v) => v.startsWith(path));
     expect(controller).toMatchObject({
@@ -191,11 +231,17 @@ describe('the chart, offline', () => {
         name: 'JOBRELAY_REDIS_URL',
         valueFrom: { secretKeyRef: { name: 'jobrelay-redis-url', key: 'url' } },
       });
-    else
+    else {
+      // The bundled Redis's password, from the chart's Secret, inside the URL.
       expect(redis).toEqual({
         name: 'JOBRELAY_REDIS_URL',
-        value: 'redis://jobrelay-redis.jobrelay-system.svc:6379',
+        value: 'redis://:$(REDIS_PASSWORD)@jobrelay-redis.jobrelay-system.svc:6379',
       });
+      expect(passwordEnv(objects, 'jobrelay-controller')).toEqual({
+        name: 'REDIS_PASSWORD',
+        valueFrom: { secretKeyRef: { name: 'jobrelay-redis', key: 'password' } },
+      });
+    }
     expect(objects.some((o) => o.kind === 'Deployment' && o.metadata.name === 'jobrelay-redis')).toBe(
       !set('redis.bundled=false'),
     );
@@ -221,6 +267,8 @@ describe('the chart, offline', () => {
           'ClusterRoleBinding',
           'MutatingAdmissionPolicy',
           'MutatingAdmissionPolicyBinding',
+          'ValidatingAdmissionPolicy',
+          'ValidatingAdmissionPolicyBinding',
         ];
         if (!clusterScoped.includes(object.kind))
           expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe('platform-jobs');
@@ -254,6 +302,91 @@ describe('the chart, offline', () => {
     );
   });
 
+  it('holds deploy/controller’s bookkeeping policy, exempting the release’s own controller', () => {
+    const specOf = (object: Rendered) => (object as unknown as { spec: PolicySpec }).spec;
+    const [policy] = shipped('bookkeeping-policy.yaml', 'ValidatingAdmissionPolicy');
+    const [binding] = shipped('bookkeeping-policy.yaml', 'ValidatingAdmissionPolicyBinding');
+    const objects = render([]);
+    expect(specOf(find(objects, 'ValidatingAdmissionPolicy', 'jobrelay-bookkeeping'))).toEqual(
+      specOf(policy!),
+    );
+    expect(specOf(find(objects, 'ValidatingAdmissionPolicyBinding', 'jobrelay-bookkeeping'))).toEqual(
+      specOf(binding!),
+    );
+    // Another release: its own controller's ServiceAccount, a generic kind and another writer.
+    const acme = specOf(
+      find(
+        render(
+          [
+            '--set',
+            'namePrefix=acme',
+            '--set-json',
+            'bookkeepingPolicy.extraResources=[{"apiGroup":"jobset.x-k8s.io","resource":"jobsets"}]',
+            '--set-json',
+            'bookkeepingPolicy.extraWriters=["system:serviceaccount:jobrelay-system:jobrelay-controller"]',
+          ],
+          'platform-jobs',
+        ),
+        'ValidatingAdmissionPolicy',
+        'acme-bookkeeping',
+      ),
+    );
+    expect(acme.matchConditions).toEqual([
+      {
+        name: 'written-by-someone-else-than-the-controller',
+        expression:
+          "!(request.userInfo.username in ['system:serviceaccount:platform-jobs:acme-controller', 'system:serviceaccount:jobrelay-system:jobrelay-controller'])",
+      },
+    ]);
+    expect(acme.matchConstraints.resourceRules).toEqual([
+      ...specOf(policy!).matchConstraints.resourceRules,
+      {
+        apiGroups: ['jobset.x-k8s.io'],
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['jobsets', 'jobsets/status'],
+      },
+    ]);
+    expect({ ...acme, matchConditions: [], matchConstraints: {} }).toEqual({
+      ...specOf(policy!),
+      matchConditions: [],
+      matchConstraints: {},
+    });
+    expect(
+      render(['--set', 'bookkeepingPolicy.enabled=false']).filter((o) =>
+        o.kind.startsWith('ValidatingAdmission'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('runs deploy/controller’s Redis script with a password of its own Secret, reached by the controller and the API only', () => {
+    const objects = render([]);
+    expect(container(objects, 'jobrelay-redis').command).toEqual(
+      container(shipped('redis.yaml', 'Deployment'), 'jobrelay-redis').command,
+    );
+    const secret = find(objects, 'Secret', 'jobrelay-redis') as unknown as { data: { password: string } };
+    expect(Buffer.from(secret.data.password, 'base64').toString()).toMatch(/^[A-Za-z0-9]{32}$/);
+    for (const deployment of ['jobrelay-redis', 'jobrelay-api'])
+      expect(passwordEnv(objects, deployment), deployment).toEqual(
+        passwordEnv(objects, 'jobrelay-controller'),
+      );
+    const network = find(objects, 'NetworkPolicy', 'jobrelay-redis') as unknown as {
+      spec: { ingress: Array<{ from: Array<{ podSelector: { matchLabels: Record<string, string> } }> }> };
+    };
+    expect(
+      network.spec.ingress.flatMap((rule) =>
+        rule.from.map((peer) => peer.podSelector.matchLabels['app.kubernetes.io/name']),
+      ),
+    ).toEqual(['jobrelay-controller', 'jobrelay-api']);
+    // The admin's own Secret instead: none generated.
+    const own = render(['--set', 'redis.passwordSecret=my-redis']);
+    expect(own.filter((o) => o.kind === 'Secret')).toEqual([]);
+    expect(passwordEnv(own, 'jobrelay-redis')).toEqual({
+      name: 'REDIS_PASSWORD',
+      valueFrom: { secretKeyRef: { name: 'my-redis', key: 'password' } },
+    });
+  });
+
   it.each([
     {
       values: ['--set', 'dispatch.managedBy=kubernetes.io/job-controller'],
@@ -284,6 +417,18 @@ describe('the chart, offline', () => {
     {
       values: ['--set', 'controller.shutdownTimeoutSeconds=30'],
       says: 'shutdownTimeoutSeconds (30) must be shorter than terminationGracePeriodSeconds (30)',
+    },
+    {
+      values: ['--set-json', `bookkeepingPolicy.extraWriters=["x' || true || '"]`],
+      says: "at '/bookkeepingPolicy/extraWriters/0'",
+    },
+    {
+      values: ['--set-json', 'bookkeepingPolicy.extraResources=[{"apiGroup":"jobset.x-k8s.io"}]'],
+      says: "at '/bookkeepingPolicy/extraResources/0': missing property 'resource'",
+    },
+    {
+      values: ['--set', 'redis.passwordSecret=My_Secret'],
+      says: "at '/redis/passwordSecret': 'My_Secret' does not match pattern",
     },
   ])('refuses $values with a message naming it', ({ values, says }) => {
     const { code, stderr } = runHelm([
@@ -390,6 +535,33 @@ describe('the chart, installed into the management cluster', () => {
       { timeoutMs: 90_000 },
     );
 
+    // The chart's bookkeeping policy, for this release: even an admin's Job carrying a placement
+    // record is refused, while the release's controller writes its records (below).
+    const forgedIn = await createNamespace({});
+    const refusal = await eventually(
+      'the chart’s bookkeeping policy to be enforced',
+      async () => {
+        const result = spawnSync(
+          join(fleet.sandbox.binariesDir, 'kubectl'),
+          ['--kubeconfig', adminKubeconfig, 'create', '--dry-run=server', '-n', forgedIn, '-f', '-'],
+          {
+            encoding: 'utf8',
+            input: JSON.stringify(
+              sandboxJob({
+                name: uniqueName('forged'),
+                managedBy: 'jobrelay.dev/dispatcher',
+                annotations: { [placementAnnotation]: '{"cluster":"worker-1","attempt":1}' },
+              }),
+            ),
+          },
+        );
+        return result.status !== 0 ? result.stderr : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(refusal).toContain(`ValidatingAdmissionPolicy '${release}-bookkeeping'`);
+    expect(refusal).toContain(`annotation ${placementAnnotation} is jobrelay's bookkeeping`);
+
     // Namespace opt-in: a plain Job in a labelled namespace is dispatched...
     const optedIn = await createNamespace({ 'jobrelay.dev/dispatch': 'enabled' });
     const plain = await createJob(optedIn, undefined);
@@ -424,6 +596,20 @@ describe('the chart, installed into the management cluster', () => {
       ).toBeUndefined();
     }
     expect(controller.logs()).not.toMatch(/forbidden/i);
+  });
+
+  it('keeps the bundled Redis’s password across an upgrade', { timeout: 120_000 }, async () => {
+    const password = async () =>
+      (await fleet.management.core.readNamespacedSecret({ name: `${release}-redis`, namespace })).data
+        ?.password;
+    const before = await password();
+    expect(Buffer.from(before ?? '', 'base64').toString()).toMatch(/^[A-Za-z0-9]{32}$/);
+    const upgraded = runHelm(
+      ['upgrade', release, chartDir, '--namespace', namespace, '--reuse-values'],
+      adminKubeconfig,
+    );
+    expect(upgraded.code, upgraded.stderr).toBe(0);
+    expect(await password()).toBe(before);
   });
 
   it('uninstalls everything but the CRD', { timeout: 120_000 }, async () => {

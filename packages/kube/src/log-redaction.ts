@@ -16,12 +16,25 @@ export const logRedaction = {
   censor: '[redacted]',
 };
 
-/** A URL as it may be logged: a password in it (redis://:secret@host) becomes `***`. */
+/** A user name printed as it is: letters, digits and `._~-`, nothing that could be part of a password. */
+const plainUserName = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * A URL as it may be logged: its credentials (redis://user:secret@host) become `user:***`.
+ * Everything from `://` to the LAST `@` of the text counts as credentials, whatever it holds: a
+ * password may carry `@`, `:`, `/`, `?`, `#` or `%`, written raw or percent-encoded, and a
+ * parser that stopped at the first of them would print the rest. An `@` in a query string makes
+ * this mask more than the credentials; it never masks less. The user name is kept when it is
+ * plain (letters, digits, `._~-`); anything else is masked whole.
+ */
 export function redactUrlCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_, scheme: string, userinfo: string) => {
-    const colon = userinfo.indexOf(':');
-    return `${scheme}${colon === -1 ? '***' : `${userinfo.slice(0, colon)}:***`}@`;
-  });
+  const match = /^([a-z][a-z0-9+.-]*:\/\/)(.*)@/is.exec(url);
+  if (!match) return url;
+  const [credentials, scheme, userinfo] = match as unknown as [string, string, string];
+  const colon = userinfo.indexOf(':');
+  const user = colon === -1 ? '' : userinfo.slice(0, colon);
+  const shown = user === '' || plainUserName.test(user) ? `${user}:***` : '***';
+  return `${scheme}${colon === -1 ? '***' : shown}@${url.slice(credentials.length)}`;
 }
 
 /**
@@ -30,10 +43,11 @@ export function redactUrlCredentials(url: string): string {
  * named by path), so nothing else needs hiding.
  */
 export function printableConfig(config: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(config).map(([key, value]) => [
-      key,
-      typeof value === 'string' ? redactUrlCredentials(value) : value,
-    ]),
-  );
+  const printable = (value: unknown): unknown =>
+    typeof value === 'string'
+      ? redactUrlCredentials(value)
+      : Array.isArray(value)
+        ? value.map(printable)
+        : value;
+  return Object.fromEntries(Object.entries(config).map(([key, value]) => [key, printable(value)]));
 }

@@ -30,10 +30,12 @@ export const unschedulableAnnotation = 'jobrelay.dev/unschedulable';
 export const controllerName = 'jobrelay.dev/dispatcher';
 
 /**
- * Annotations only jobrelay's controller writes, on origins or mirrors: its bookkeeping. A Job
- * author who sets one is refused by the admission policy where it is installed
- * (deploy/controller, the chart), and the controller never carries one from an origin to its
- * mirror nor believes one it did not seal.
+ * Bookkeeping only the controller writes (design invariant 8): a Job author who set or changed
+ * one would choose the cluster or the progress jobrelay believes. The admission policy in
+ * deploy/ (deploy/controller/bookkeeping-policy.yaml and the chart's) refuses anyone else's
+ * create or update that sets or changes them; a unit test keeps its lists equal to these.
+ * Where it is not installed, the controller never carries one from an origin to its mirror,
+ * and believes a placement record only when it sealed it for that workload.
  */
 export const controllerOwnedAnnotations = [
   placementAnnotation,
@@ -43,5 +45,5 @@ export const controllerOwnedAnnotations = [
   placementAttemptAnnotation,
 ] as const;
 
-/** Labels only jobrelay's controller writes (on mirrors): the identity every worker watch selects on. */
+/** Labels only the controller writes (see controllerOwnedAnnotations). */
 export const controllerOwnedLabels = [originLabel, originUidLabel] as const;

@@ -31,8 +31,10 @@ interface Auth {
 export class RedisUrlError extends Error {}
 
 const standalonePattern = /^rediss?:\/\//;
-const multiHostPattern =
-  /^(rediss?)\+(sentinel|cluster):\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/?#]+)(?:\/([^?#]*))?$/;
+// Credentials run to the last `@` (greedy), so a password may hold `@`, `:` or `/` as written.
+const multiHostPattern = /^(rediss?)\+(sentinel|cluster):\/\/(?:(.*)@)?([^/?#@]+)(?:\/([^?#]*))?$/s;
+/** Said when credentials cannot be read; never repeats them. */
+const encodeHint = "percent-encode a password's / ? # and % (encodeURIComponent)";
 
 function hostPorts(list: string, defaultPort: number): HostPort[] {
   return list.split(',').map((entry) => {
@@ -42,17 +44,57 @@ function hostPorts(list: string, defaultPort: number): HostPort[] {
   });
 }
 
+/** A percent-encoded part of the URL, decoded; the error names the part, never its text. */
+function decodePart(text: string, what: 'user name' | 'password' | 'master name'): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new RedisUrlError(`the ${what} holds a % that starts no escape: ${encodeHint}`);
+  }
+}
+
+/**
+ * One Redis: the URL goes to ioredis as it is, which reads it with the WHATWG URL parser. It is
+ * read here first the same way, so that a URL ioredis would misread is refused with a reason
+ * instead: a URL that does not parse (ioredis's TypeError would carry the whole URL, password
+ * and all, as its `input`), an `@` after the first `/ ? #` (the parser ended the credentials
+ * there and took the password's tail for the host, whose name a connection error would print),
+ * a path other than a database number, or a fragment.
+ */
+function standaloneTarget(url: string): RedisTarget {
+  const authority = url.slice(url.indexOf('://') + 3);
+  const authorityEnd = authority.search(/[/?#]/);
+  if (authorityEnd !== -1 && authority.lastIndexOf('@') > authorityEnd)
+    throw new RedisUrlError(`has an @ after the host: ${encodeHint}`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RedisUrlError(`is not a URL: ${encodeHint}`);
+  }
+  if (parsed.hostname === '') throw new RedisUrlError(`names no host: ${encodeHint}`);
+  if (parsed.hash !== '') throw new RedisUrlError(`has a fragment (#…): ${encodeHint}`);
+  if (!/^(\/\d*)?$/.test(parsed.pathname))
+    throw new RedisUrlError(`the path after the host must be a database number: ${encodeHint}`);
+  decodePart(parsed.username, 'user name');
+  decodePart(parsed.password, 'password');
+  return { mode: 'standalone', url };
+}
+
 export function parseRedisUrl(url: string): RedisTarget {
-  if (standalonePattern.test(url)) return { mode: 'standalone', url };
+  if (standalonePattern.test(url)) return standaloneTarget(url);
   const match = multiHostPattern.exec(url);
   if (!match)
     throw new RedisUrlError(
       'must be redis://host:port, redis+sentinel://sentinel:26379,…/<master name>, or redis+cluster://node:6379,… (rediss for TLS)',
     );
-  const [, scheme, mode, user, password, hosts, path = ''] = match;
+  const [, scheme, mode, credentials, hosts, path = ''] = match;
+  const colon = credentials?.indexOf(':') ?? -1;
+  const user = credentials === undefined ? '' : colon === -1 ? credentials : credentials.slice(0, colon);
+  const password = credentials === undefined || colon === -1 ? '' : credentials.slice(colon + 1);
   const auth: Auth = {
-    ...(user ? { username: decodeURIComponent(user) } : {}),
-    ...(password ? { password: decodeURIComponent(password) } : {}),
+    ...(user ? { username: decodePart(user, 'user name') } : {}),
+    ...(password ? { password: decodePart(password, 'password') } : {}),
   };
   const tls = scheme === 'rediss';
   if (mode === 'cluster') {
@@ -69,7 +111,7 @@ export function parseRedisUrl(url: string): RedisTarget {
   return {
     mode: 'sentinel',
     sentinels: hostPorts(hosts!, 26379),
-    masterName: decodeURIComponent(masterName),
+    masterName: decodePart(masterName, 'master name'),
     db: Number(db),
     auth,
     tls,

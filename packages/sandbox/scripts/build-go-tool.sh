@@ -5,8 +5,8 @@
 #
 # Usage: build-go-tool.sh <output-dir>     → <output-dir>/<command name>
 # From the environment (set by packages/sandbox/src/go-tools.ts):
-#   TOOL_PACKAGE  e.g. helm.sh/helm/v3/cmd/helm
-#   TOOL_VERSION  e.g. v3.22.0
+#   TOOL_PACKAGE  e.g. helm.sh/helm/v4/cmd/helm
+#   TOOL_VERSION  e.g. v4.3.2
 #   TOOL_LDFLAGS  extra -ldflags (e.g. the version stamp the tool's own release build sets)
 set -euo pipefail
 

@@ -14,7 +14,7 @@ const buildScript = fileURLToPath(new URL('../scripts/build-go-tool.sh', import.
 interface GoTool {
   package: string;
   version: string;
-  /** Set by the tool's own release build; without it `helm version` would say v3.x-dev. */
+  /** Set by the tool's own release build; without it `helm version` would say v4.3 (helm's Makefile sets it from the tag). */
   ldflags?: string;
   /** A ready binary instead of a build. */
   variable: string;
@@ -22,9 +22,9 @@ interface GoTool {
 
 export const goTools = {
   helm: {
-    package: 'helm.sh/helm/v3/cmd/helm',
+    package: 'helm.sh/helm/v4/cmd/helm',
     version: pinnedVersions.helm,
-    ldflags: `-X helm.sh/helm/v3/internal/version.version=${pinnedVersions.helm}`,
+    ldflags: `-X helm.sh/helm/v4/internal/version.version=${pinnedVersions.helm}`,
     variable: 'JOBRELAY_HELM',
   },
   promtool: {

@@ -14,8 +14,12 @@ export const pinnedVersions = {
    * (scripts/build-kuberay-operator.sh, its own cache key): RayCluster, RayJob, RayService.
    */
   kuberay: 'v1.5.0',
-  /** helm (helm.sh/helm/v3), built by scripts/build-go-tool.sh: lints, renders and installs the chart. */
-  helm: 'v3.22.0',
+  /**
+   * helm (helm.sh/helm/v4), built by scripts/build-go-tool.sh: lints, renders and installs the
+   * chart. v4.3.2 is the vetted release for this project's machines (v3.22.0 is served by the
+   * proxy but not vetted); v4.3 needs Go >= 1.26.
+   */
+  helm: 'v4.3.2',
   /** Prometheus's Go module (its promtool, Prometheus 3.x): checks and unit-tests the shipped alerts. */
   prometheus: 'v0.316.0',
 } as const;

@@ -21,12 +21,22 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- printf "%s/%s:%s" .root.Values.image.registry .component (.root.Values.image.tag | default .root.Chart.AppVersion) -}}
 {{- end -}}
 
-{{/* The Redis URL as an env entry: from the bundled Service, a value, or a Secret. */}}
+{{/* The bundled Redis's password as an env entry, from its Secret (the chart's or redis.passwordSecret). */}}
+{{- define "jobrelay.redisPasswordEnv" -}}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef: {name: {{ .Values.redis.passwordSecret | default (include "jobrelay.name" (dict "root" . "component" "redis")) | quote }}, key: password}
+{{- end -}}
+
+{{/* The Redis URL as an env entry: from the bundled Service (its password substituted by the kubelet), a value, or a Secret. */}}
 {{- define "jobrelay.redisEnv" -}}
 {{- $redis := .Values.redis -}}
+{{- if $redis.bundled }}
+{{- include "jobrelay.redisPasswordEnv" . }}
+{{- end }}
 - name: JOBRELAY_REDIS_URL
 {{- if $redis.bundled }}
-  value: {{ printf "redis://%s.%s.svc:6379" (include "jobrelay.name" (dict "root" . "component" "redis")) .Release.Namespace | quote }}
+  value: {{ printf "redis://:$(REDIS_PASSWORD)@%s.%s.svc:6379" (include "jobrelay.name" (dict "root" . "component" "redis")) .Release.Namespace | quote }}
 {{- else if $redis.urlSecret.name }}
   valueFrom:
     secretKeyRef: {name: {{ $redis.urlSecret.name | quote }}, key: {{ $redis.urlSecret.key | quote }}}

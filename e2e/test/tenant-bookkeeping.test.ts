@@ -2,13 +2,17 @@
 // (issue 28, part 1): a placement record naming a cluster the fleet's fences keep it out of,
 // a record carrying progress that never happened, a valid record copied from another Job, a
 // continuation annotation on the origin, and, on a worker, a mirror's continuation edited. The
-// author is a ServiceAccount with the built-in `edit` role in its own namespace only. Here the
-// admission policy is NOT installed: the controller's own checks must hold alone (with the
-// policy, tenant-admission-policy.test.ts). Each case ends as the same Job would on one
-// cluster: nothing created where a fence forbids it, and every pod counted really ran.
+// author is a ServiceAccount with the built-in `edit` role in its own namespace only. First
+// without the admission policy: the controller's own checks must hold alone; then with the
+// policy as deploy/controller ships it, which refuses the writes themselves. Each case ends as
+// the same Job would on one cluster: nothing created where a fence forbids it, and every pod
+// counted really ran. (bookkeeping-policy.test.ts tries every kubectl door against the policy.)
 
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { mergePatch } from '@jobrelay/kube';
 import { placementAnnotation } from '@jobrelay/mirror';
+import { repositoryRoot } from '@jobrelay/sandbox';
 import { EventsV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -28,6 +32,7 @@ import {
   eventually,
   namespaceEditor,
   sandboxJob,
+  statusCodeOf,
   testSandbox,
   uniqueName,
   waitForFinishedJob,
@@ -268,5 +273,156 @@ describe('a mirror’s continuation edited on its worker', () => {
     expect(await eventsAbout(job, 'MirrorTampered')).toEqual([
       expect.stringContaining('a first attempt carries no progress'),
     ]);
+  });
+});
+
+describe('a Job author removing jobrelay’s placement record while its Job runs', () => {
+  it('has it placed again from the progress its status shows: nothing counted twice, nothing lost', async () => {
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('unrecord'),
+        managedBy: dispatcherManagedBy,
+        spec: { completions: 3, parallelism: 1 },
+        pod: { runSeconds: 3 },
+      }),
+    });
+    await eventually(
+      'a first success counted on the origin',
+      async () => {
+        const now = await fleet.management.batch.readNamespacedJob({ namespace, name: job.metadata!.name! });
+        return (now.status?.succeeded ?? 0) >= 1 ? now : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    // Removing is allowed to anyone who may edit the Job (the policy refuses only setting and changing).
+    await author.batch.patchNamespacedJob(
+      {
+        namespace,
+        name: job.metadata!.name!,
+        body: { metadata: { annotations: { [placementAnnotation]: null } } },
+      },
+      mergePatch,
+    );
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(3);
+    expect(await eventsAbout(job, 'PlacementRemoved')).toHaveLength(1);
+    expect(await eventsAbout(job, 'StatusRefused')).toEqual([]);
+    await sampler.settle();
+    // At least once for a pod that was running when its mirror went; never fewer than counted.
+    expect(succeededPods(done)).toBeGreaterThanOrEqual(3);
+    expect(succeededPods(done)).toBeLessThanOrEqual(4);
+    expect(placementRecordOf(done).attempt).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('with the admission policy installed (deploy/controller/bookkeeping-policy.yaml, as shipped)', () => {
+  const policyFile = join(repositoryRoot, 'deploy/controller/bookkeeping-policy.yaml');
+  const kubectl = (args: string[]) =>
+    spawnSync(
+      join(fleet.sandbox.binariesDir, 'kubectl'),
+      ['--kubeconfig', fleet.sandbox.kubeconfigPath(fleet.sandbox.management.name), ...args],
+      {
+        encoding: 'utf8',
+      },
+    );
+
+  beforeAll(async () => {
+    const applied = kubectl(['apply', '-f', policyFile]);
+    expect(applied.status, applied.stderr).toBe(0);
+    // Enforced once the apiserver's informer has it: a dry-run create by the author says when.
+    await eventually(
+      'the bookkeeping policy to be enforced',
+      async () => {
+        const code = await statusCodeOf(
+          author.batch.createNamespacedJob({
+            namespace,
+            dryRun: 'All',
+            body: sandboxJob({
+              name: 'probe',
+              managedBy: dispatcherManagedBy,
+              annotations: { [placementAnnotation]: forgedRecord({}) },
+            }),
+          }),
+        );
+        return code === 403 ? true : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+  }, 60_000);
+
+  afterAll(() => {
+    kubectl(['delete', '--ignore-not-found', '-f', policyFile]);
+  });
+
+  it('refuses the author’s Job carrying a forged record, naming the key: nothing exists anywhere', async () => {
+    const name = uniqueName('refused');
+    const refusal = await author.batch
+      .createNamespacedJob({
+        namespace,
+        body: sandboxJob({
+          name,
+          managedBy: dispatcherManagedBy,
+          spec: { completions: 4, parallelism: 1 },
+          annotations: {
+            [placementAnnotation]: forgedRecord({ cluster: fenced, carried: { succeeded: 3, failed: 0 } }),
+          },
+        }),
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => err as { code?: number; body?: string },
+      );
+    expect(refusal?.code).toBe(403);
+    expect(String(refusal?.body)).toContain(`annotation ${placementAnnotation} is jobrelay's bookkeeping`);
+    expect(await statusCodeOf(fleet.management.batch.readNamespacedJob({ namespace, name }))).toBe(404);
+    await new Promise((r) => setTimeout(r, 2_000));
+    await sampler.settle();
+    for (const worker of fleet.workers.values()) {
+      expect(await statusCodeOf(worker.batch.readNamespacedJob({ namespace, name }))).toBe(404);
+    }
+  });
+
+  it('refuses changing a placed Job’s record or adding a continuation; the controller still places and syncs, and every counted pod ran', async () => {
+    const job = await author.batch.createNamespacedJob({
+      namespace,
+      body: sandboxJob({
+        name: uniqueName('guarded'),
+        managedBy: dispatcherManagedBy,
+        spec: { completions: 3, parallelism: 1 },
+        pod: { runSeconds: 2 },
+      }),
+    });
+    const placed = await eventually(
+      'its sealed record',
+      async () => {
+        const now = await fleet.management.batch.readNamespacedJob({ namespace, name: job.metadata!.name! });
+        return now.metadata?.annotations?.[placementAnnotation] ? now : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const record = JSON.parse(placed.metadata!.annotations![placementAnnotation]!) as Record<string, unknown>;
+    for (const annotations of [
+      { [placementAnnotation]: JSON.stringify({ ...record, carried: { succeeded: 2, failed: 0 } }) },
+      { 'jobrelay.dev/continues-from': '{"succeeded":2,"failed":0}' },
+      { 'jobrelay.dev/unschedulable': 'nothing fits, honest' },
+    ]) {
+      const code = await statusCodeOf(
+        author.batch.patchNamespacedJob(
+          { namespace, name: job.metadata!.name!, body: { metadata: { annotations } } },
+          mergePatch,
+        ),
+      );
+      expect(code, JSON.stringify(annotations)).toBe(403);
+    }
+    // Its other edits pass: a label of its own.
+    await author.batch.patchNamespacedJob(
+      { namespace, name: job.metadata!.name!, body: { metadata: { labels: { team: 'a' } } } },
+      mergePatch,
+    );
+    const done = await finished(job);
+    expect(done.status?.succeeded).toBe(3);
+    await sampler.settle();
+    expect(succeededPods(done)).toBe(3);
   });
 });

@@ -20,6 +20,11 @@ export const eventReasons = {
    */
   placementUntrusted: 'PlacementUntrusted',
   /**
+   * Normal: the jobrelay.dev/placement annotation was removed from a workload that had run (an
+   * admin placing it again, or its author); it is placed again from the progress its status shows.
+   */
+  placementRemoved: 'PlacementRemoved',
+  /**
    * Warning: the jobrelay.dev/placement annotation is sealed with a key jobrelay does not hold
    * (its key Secret was lost or rotated out); nothing is done until the key is restored or the
    * annotation removed.

@@ -1,6 +1,7 @@
 import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
 import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import {
+  type CarriedProgress,
   describeRefusal,
   newlyRefusedAsks,
   noProgress,
@@ -121,15 +122,23 @@ export function planOrigin<T extends KubeObject>(
         'Sync',
         `annotation ${placementAnnotation} was not written by jobrelay for this ${kind} (${placement.problem}); it is ignored and the ${kind} is placed from scratch`,
       ),
-      {
-        type: 'patch-placement',
-        record: {
-          attempt: nextAttemptAfter(snapshot, placement.claimedAttempt, config),
-          carried: adapter.progress?.(origin) ?? noProgress,
-          excludedClusters: [],
-          waitingSince: new Date(now).toISOString(),
-        },
-      },
+      startAfresh(snapshot, adapter, placement.claimedAttempt, config, now),
+    ];
+  }
+  // No record, yet the workload ran somewhere (progress in its status, or a mirror of it): its
+  // record was removed, by an admin to have it placed again, or by its author. A placement from
+  // attempt 1 and nothing carried would count again from zero (and could adopt a mirror of the
+  // first attempt), so it starts afresh as from an untrusted record, its progress kept.
+  if (placement.kind === 'none' && !adapter.isFinished(origin) && ranBefore(snapshot, adapter, config)) {
+    return [
+      ...actions,
+      event(
+        'Normal',
+        eventReasons.placementRemoved,
+        'Sync',
+        `annotation ${placementAnnotation} was removed from a ${kind} that had run; it is placed again, keeping the progress its status shows`,
+      ),
+      startAfresh(snapshot, adapter, undefined, config, now),
     ];
   }
 
@@ -227,6 +236,55 @@ export function planOrigin<T extends KubeObject>(
   const carried = adapter.mirrorIncludesCarried?.(mirror) ? noProgress : record.carried;
   const desired = adapter.originStatus(origin, mirror, carried, new Date(now));
   return [...actions, ...statusWrite(adapter, origin, desired, 'sync')];
+}
+
+/**
+ * A fresh sealed record: no cluster, an attempt past every mirror it may still have, carrying
+ * exactly the progress the workload's own status shows.
+ */
+function startAfresh<T extends KubeObject>(
+  snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
+  adapter: JobKindAdapter<T>,
+  claimedAttempt: number | undefined,
+  config: PlannerConfig,
+  now: number,
+): Action<T> {
+  const carried = adapter.progress?.(snapshot.origin) ?? noProgress;
+  // Progress carries over only into a later attempt (a first attempt's mirror is never seeded):
+  // with some, the fresh attempt is at least the second, so its mirror runs only what is left.
+  const first = hasProgress(carried) ? 2 : 1;
+  return {
+    type: 'patch-placement',
+    record: {
+      attempt: Math.max(first, nextAttemptAfter(snapshot, claimedAttempt, config)),
+      carried,
+      excludedClusters: [],
+      waitingSince: new Date(now).toISOString(),
+    },
+  };
+}
+
+function hasProgress(progress: CarriedProgress): boolean {
+  return (
+    progress.succeeded > 0 ||
+    progress.failed > 0 ||
+    (progress.completedIndexes ?? '') !== '' ||
+    (progress.failedIndexes ?? '') !== ''
+  );
+}
+
+/** Whether a workload without a record shows it ran: counts in its status, or a mirror of it somewhere reachable. */
+function ranBefore<T extends KubeObject>(
+  snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
+  adapter: JobKindAdapter<T>,
+  config: PlannerConfig,
+): boolean {
+  const progress = adapter.progress?.(snapshot.origin);
+  if (progress && hasProgress(progress)) return true;
+  const uid = snapshot.origin.metadata!.uid!;
+  return reachable(snapshot.clusters).some(
+    (cluster) => mirrorOwnership(cluster.mirror!, config.originId, uid).kind === 'this-origin',
+  );
 }
 
 /**

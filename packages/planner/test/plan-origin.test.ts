@@ -223,10 +223,33 @@ describe('4. not placed', () => {
     expect(plan(present(suspended, undefined, [cluster('worker-1')]))).toEqual([]);
   });
 
-  it('deletes a mirror left from before its record was removed (the one rule: no record, no current mirror)', () => {
+  it('deletes a mirror left from before its record was removed, and starts afresh past its attempt (no record, no current mirror)', () => {
     const origin = originJob();
-    const actions = plan(present(origin, undefined, [cluster('worker-1', { mirror: mirrorOf(origin) })]));
-    expect(types(actions)).toEqual(['delete-mirror', 'enqueue-placement']);
+    const actions = plan(
+      present(origin, undefined, [cluster('worker-1', { mirror: mirrorOf(origin, { attempt: 3 }) })]),
+    );
+    expect(types(actions)).toEqual(['delete-mirror', 'record-event', 'patch-placement']);
+    expect(reasons(actions)).toEqual(['PlacementRemoved']);
+    expect(only(actions, 'patch-placement')[0]!.record).toMatchObject({ attempt: 4, carried: noProgress });
+  });
+
+  it('places again from its status a Job that ran and whose record was removed: nothing counts twice', () => {
+    const origin = originJob({ status: { ...running, succeeded: 2, failed: 1 } });
+    const actions = plan(present(origin, undefined, [cluster('worker-1')]));
+    expect(types(actions)).toEqual(['record-event', 'patch-placement']);
+    // A second attempt at least: only a later attempt's mirror is seeded with what was carried.
+    expect(only(actions, 'patch-placement')[0]!.record).toEqual({
+      attempt: 2,
+      carried: { succeeded: 2, failed: 1 },
+      excludedClusters: [],
+      waitingSince: new Date(now).toISOString(),
+    });
+  });
+
+  it('asks for a placement at once for a Job that never ran (no extra write)', () => {
+    expect(
+      plan(present(originJob(), undefined, [cluster('worker-1', { mirror: foreignJob(originJob()) })])),
+    ).toEqual([{ type: 'enqueue-placement' }]);
   });
 });
 

@@ -1,6 +1,7 @@
 import {
   AccessReviewer,
   type ApiApp,
+  ApiMetrics,
   buildApi,
   chosenKinds,
   FleetView,
@@ -29,6 +30,8 @@ export interface ApiHarness {
   app: ApiApp;
   fleet: FleetView;
   access: AccessReviewer;
+  /** The API's Prometheus metrics, read without a /metrics request. */
+  metrics: ApiMetrics;
   originId: string;
   /** One request through app.inject(), as `caller`. */
   call(
@@ -48,7 +51,17 @@ export interface ApiHarness {
  */
 export async function startApiHarness(
   sandbox: Sandbox,
-  options: { authCacheSeconds?: number; rateLimitPerMinute?: number; bodyLimitBytes?: number } = {},
+  options: {
+    authCacheSeconds?: number;
+    rateLimitPerMinute?: number;
+    bodyLimitBytes?: number;
+    /** Unlimited unless given: the matrix and the fuzz tests send many bad tokens on purpose. */
+    failedAuthenticationsPerMinute?: number;
+    tokenAudiences?: string[];
+    maxStreamsPerIdentity?: number;
+    maxStreamSeconds?: number;
+    streamBufferBytes?: number;
+  } = {},
 ): Promise<ApiHarness> {
   const management = new KubeConfig();
   management.loadFromFile(sandbox.serviceAccountKubeconfigPath('jobrelay-api'));
@@ -68,11 +81,18 @@ export async function startApiHarness(
     allowExecPlugins: false,
     log,
   });
-  const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: options.authCacheSeconds ?? 5 });
+  const authCacheSeconds = options.authCacheSeconds ?? 5;
+  const access = new AccessReviewer({
+    kubeConfig: management,
+    cacheSeconds: authCacheSeconds,
+    ...(options.tokenAudiences ? { audiences: options.tokenAudiences } : {}),
+  });
+  const metrics = new ApiMetrics();
   const app = await buildApi({
     fleet,
     access,
     log,
+    metrics,
     config: {
       originId,
       systemNamespace: 'jobrelay-system',
@@ -80,6 +100,11 @@ export async function startApiHarness(
       rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
       bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
       requestTimeoutSeconds: 30,
+      authCacheSeconds,
+      failedAuthenticationsPerMinute: options.failedAuthenticationsPerMinute ?? 1_000_000,
+      ...(options.maxStreamsPerIdentity ? { maxStreamsPerIdentity: options.maxStreamsPerIdentity } : {}),
+      ...(options.maxStreamSeconds ? { maxStreamSeconds: options.maxStreamSeconds } : {}),
+      ...(options.streamBufferBytes ? { streamBufferBytes: options.streamBufferBytes } : {}),
     },
   });
   await fleet.start();
@@ -96,6 +121,7 @@ export async function startApiHarness(
     app,
     fleet,
     access,
+    metrics,
     originId,
     async call(caller, method, url, body, headers = {}) {
       const token = tokenOf(caller);

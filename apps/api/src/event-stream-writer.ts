@@ -1,9 +1,13 @@
 import type { ServerResponse } from 'node:http';
 
 export interface EventStreamWriterOptions {
-  /** Unsent bytes (the response's and its socket's buffers) past which the reader is too slow. */
+  /**
+   * Unsent bytes (the response's and its socket's buffers) past which the reader is too slow:
+   * measured before each write, so a reader that takes each event before the next one comes is
+   * never too slow, however large one event is.
+   */
   maxBufferedBytes: number;
-  /** Called once, when a write leaves more than maxBufferedBytes unsent. */
+  /** Called once, instead of a write, when more than maxBufferedBytes still wait unsent. */
   onOverflow: (bufferedBytes: number) => void;
   /** After end(), how long a reader gets to take the last bytes before the socket is destroyed. */
   endGraceMs?: number;
@@ -13,7 +17,8 @@ export interface EventStreamWriterOptions {
  * Writes server-sent events to a response without buffering for a slow reader without bound.
  * An event stream cannot be paused (every change goes to every subscriber as it happens), so
  * write() returning false is honoured by watching what stays unsent: past the bound the reader
- * is reported (onOverflow) and dropped by whoever ends the stream.
+ * is reported (onOverflow) and dropped by whoever ends the stream. What waits for one reader is
+ * at most the bound, one event and the last frame.
  */
 export class EventStreamWriter {
   readonly #res: ServerResponse;
@@ -40,13 +45,14 @@ export class EventStreamWriter {
   }
 
   write(frame: string): void {
-    if (this.#ended || this.#res.destroyed) return;
-    this.#res.write(frame);
-    const buffered = this.#res.writableLength;
-    if (!this.#overflowed && buffered > this.#options.maxBufferedBytes) {
+    if (this.#ended || this.#overflowed || this.#res.destroyed) return;
+    const backlog = this.#res.writableLength;
+    if (backlog > this.#options.maxBufferedBytes) {
       this.#overflowed = true;
-      this.#options.onOverflow(buffered);
+      this.#options.onOverflow(backlog);
+      return;
     }
+    this.#res.write(frame);
   }
 
   /**

@@ -18,6 +18,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
+import { type ApiProcess, startApiProcess } from '../src/api-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
 import { fleetWriteVersions } from '../src/fleet-writes.ts';
 import { createTestNamespace, eventually, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
@@ -901,33 +902,43 @@ describe('refusals below the routes are problems too', () => {
 
 describe('--token-audiences', () => {
   const audience = 'jobrelay-api';
-  let scoped: ApiHarness;
+  // The API as its own process, configured by its flag as an operator would.
+  let scoped: ApiProcess;
+  let scopedUrl: string;
   let plain: ApiHarness;
   beforeAll(async () => {
-    [scoped, plain] = await Promise.all([
-      startApiHarness(sandbox, { tokenAudiences: [audience] }),
-      startApiHarness(sandbox),
-    ]);
+    scoped = startApiProcess(sandbox, [`--token-audiences=${audience}`]);
+    plain = await startApiHarness(sandbox);
+    scopedUrl = await scoped.url();
   });
   afterAll(async () => {
-    await scoped?.close();
+    await scoped?.kill();
     await plain?.close();
   });
+
+  const scopedCall = async (token: string) => {
+    const response = await fetch(`${scopedUrl}/api/v1/clusters`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return { status: response.status, body: await response.text() };
+  };
 
   it("accepts a token minted for the API's audience and refuses the apiserver's own; without it, the reverse", async () => {
     await serviceAccount('audience-reader');
     await bindClusterRole('audience-reader', 'jobrelay-viewer');
     const forTheApi = await serviceAccountToken('audience-reader', [audience]);
     const forTheApiserver = await serviceAccountToken('audience-reader');
-    await until(() => callWithToken(scoped, forTheApi, 'GET', '/api/v1/clusters'), 200, Date.now());
+    await eventually('the binding in effect', async () =>
+      (await scopedCall(forTheApi)).status === 200 ? true : undefined,
+    );
 
-    expect((await callWithToken(scoped, forTheApi, 'GET', '/api/v1/clusters')).status).toBe(200);
-    const refused = await callWithToken(scoped, forTheApiserver, 'GET', '/api/v1/clusters');
+    const refused = await scopedCall(forTheApiserver);
     expect(refused.status).toBe(401);
-    expect(refused.json()).toMatchObject({ code: 'unauthenticated' });
-    expect((refused.json() as Problem).detail).toContain('meant for another audience');
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'unauthenticated' });
+    expect((JSON.parse(refused.body) as Problem).detail).toContain('meant for another audience');
     // A static token is not audience-bound: the apiserver accepts it only for its own audience.
-    expect((await scoped.call('viewer', 'GET', '/api/v1/clusters')).status).toBe(401);
+    expect((await scopedCall(sandbox.token('viewer'))).status).toBe(401);
+    expect(scoped.logs()).not.toContain(forTheApi);
 
     // The API without --token-audiences asks for the apiserver's audience: the API's token is refused.
     expect((await callWithToken(plain, forTheApi, 'GET', '/api/v1/clusters')).status).toBe(401);

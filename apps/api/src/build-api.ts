@@ -354,13 +354,15 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
 
 /**
  * Swagger UI's page, scripts and styles come from the API itself, as the dashboard's do; its
- * "Try it out" calls go to the API only. swagger-ui sets some styles from script (allowed) and
- * draws its icons as data: SVGs.
+ * "Try it out" calls go to the API only. swagger-ui-bundle.js adds one fixed <style> element of
+ * its own, allowed by its hash alone (e2e/test/api-docs-page.test.ts fails on any violation, so
+ * a swagger-ui-dist that changes it is noticed); its icons are data: SVGs.
  */
+const swaggerUiInlineStyleHash = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 export const swaggerUiContentSecurityPolicy = [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self'",
+  `style-src 'self' ${swaggerUiInlineStyleHash}`,
   "img-src 'self' data:",
   "connect-src 'self'",
   "base-uri 'none'",

@@ -35,7 +35,7 @@ import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerStatsRoutes } from './routes/stats-routes.ts';
 import { registerWorkloadRoutes } from './routes/workload-routes.ts';
-import { missingPermissionProblem, type StreamKind } from './stream-policy.ts';
+import { missingPermissionProblem } from './stream-policy.ts';
 import { type StreamHandlers, StreamSupervisor, type SupervisedStream } from './stream-supervisor.ts';
 import { problemClientErrorHandler, RouteMethods } from './transport-refusals.ts';
 import { upstreamProblem } from './upstream-errors.ts';
@@ -110,10 +110,7 @@ const statusCodes: Record<number, ProblemCode> = {
 };
 
 /** Opens a supervised stream for an authorized request: routes that stream call it before answering. */
-export type OpenStream = (
-  request: FastifyRequest,
-  handlers: StreamHandlers & { kind: StreamKind },
-) => SupervisedStream;
+export type OpenStream = (request: FastifyRequest, handlers: StreamHandlers) => SupervisedStream;
 
 /**
  * Builds the API without listening: tests drive it with app.inject(), main.ts only wires

@@ -1,6 +1,7 @@
 import {
   AccessReviewer,
   type ApiApp,
+  ApiMetrics,
   buildApi,
   chosenKinds,
   FleetView,
@@ -30,6 +31,8 @@ export interface ApiHarness {
   app: ApiApp;
   fleet: FleetView;
   access: AccessReviewer;
+  /** The API's Prometheus metrics, read without a /metrics request. */
+  metrics: ApiMetrics;
   originId: string;
   /** One request through app.inject(), as `caller`. */
   call(
@@ -57,6 +60,12 @@ export async function startApiHarness(
     kubeconfigPolicy?: KubeconfigPolicy;
     /** Where the API logs; default silent (JOBRELAY_TEST_API_LOG sets a level). */
     log?: Logger;
+    /** Unlimited unless given: the matrix and the fuzz tests send many bad tokens on purpose. */
+    failedAuthenticationsPerMinute?: number;
+    tokenAudiences?: string[];
+    maxStreamsPerIdentity?: number;
+    maxStreamSeconds?: number;
+    streamBufferBytes?: number;
   } = {},
 ): Promise<ApiHarness> {
   const management = new KubeConfig();
@@ -77,17 +86,29 @@ export async function startApiHarness(
     kubeconfigPolicy: options.kubeconfigPolicy ?? {},
     log,
   });
-  const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: options.authCacheSeconds ?? 5 });
+  const authCacheSeconds = options.authCacheSeconds ?? 5;
+  const access = new AccessReviewer({
+    kubeConfig: management,
+    cacheSeconds: authCacheSeconds,
+    ...(options.tokenAudiences ? { audiences: options.tokenAudiences } : {}),
+  });
+  const metrics = new ApiMetrics();
   const app = await buildApi({
     fleet,
     access,
     log,
+    metrics,
     config: {
       originId,
       systemNamespace: 'jobrelay-system',
       rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
       bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
       requestTimeoutSeconds: 30,
+      authCacheSeconds,
+      failedAuthenticationsPerMinute: options.failedAuthenticationsPerMinute ?? 1_000_000,
+      ...(options.maxStreamsPerIdentity ? { maxStreamsPerIdentity: options.maxStreamsPerIdentity } : {}),
+      ...(options.maxStreamSeconds ? { maxStreamSeconds: options.maxStreamSeconds } : {}),
+      ...(options.streamBufferBytes ? { streamBufferBytes: options.streamBufferBytes } : {}),
     },
   });
   await fleet.start();
@@ -104,6 +125,7 @@ export async function startApiHarness(
     app,
     fleet,
     access,
+    metrics,
     originId,
     async call(caller, method, url, body, headers = {}) {
       const token = tokenOf(caller);

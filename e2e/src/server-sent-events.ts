@@ -2,17 +2,22 @@
 export interface ServerSentEvent<T> {
   event: string;
   data: T;
+  /** When it arrived (Date.now()). */
+  receivedAt: number;
 }
 
 /**
  * Collects the events of a text/event-stream response into `events` as they arrive; `done`
- * settles when the stream ends or is aborted (tests abort it when they have seen enough).
+ * settles when the stream ends or is aborted (tests abort it when they have seen enough), and
+ * `endedAt` is then when that was.
  */
 export function collectServerSentEvents<T>(response: Response): {
   events: ServerSentEvent<T>[];
   done: Promise<void>;
+  endedAt: () => number | undefined;
 } {
   const events: ServerSentEvent<T>[] = [];
+  let ended: number | undefined;
   const done = (async () => {
     const decoder = new TextDecoder();
     let buffer = '';
@@ -25,13 +30,14 @@ export function collectServerSentEvents<T>(response: Response): {
           buffer = buffer.slice(end + 2);
           const event = /^event: (.+)$/m.exec(block)?.[1];
           const data = /^data: (.+)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) as T });
+          if (event && data) events.push({ event, data: JSON.parse(data) as T, receivedAt: Date.now() });
           end = buffer.indexOf('\n\n');
         }
       }
     } catch {
       // aborted at the end of the test
     }
+    ended = Date.now();
   })();
-  return { events, done };
+  return { events, done, endedAt: () => ended };
 }

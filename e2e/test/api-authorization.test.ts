@@ -2,9 +2,10 @@
 // cell asserted against the real API (TokenReview and SubjectAccessReview by the management
 // apiserver). A refusal names exactly the permission that is missing, and a refused mutation
 // changes nothing; an allowed cell gets the route's real answer, on targets chosen so that
-// allowed mutations are harmless.
+// allowed mutations are harmless. Then the stream cases (access removed mid-stream ends a watch
+// and a log follow) and what a drain status shows a caller of one namespace.
 import { type Identity, simulatedLogLines, teamNamespace } from '@jobrelay/sandbox';
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiCaller, type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
 import { startController } from '../src/controller-process.ts';
@@ -18,6 +19,7 @@ import {
   testSandbox,
   uniqueName,
 } from '../src/kube-test-helpers.ts';
+import { collectServerSentEvents } from '../src/server-sent-events.ts';
 
 const sandbox = testSandbox();
 const fleet: Fleet = fleetOf(sandbox);
@@ -262,7 +264,7 @@ const requests: Record<string, RequestSpec> = {
       missing: clustersPermission('update', { subresource: 'drain', name: target }),
     },
     answer: async (response) => {
-      expect(response.json()).toEqual({ cluster: target, draining: true, remaining: 0, jobs: [] });
+      expect(response.json()).toEqual({ cluster: target, draining: true, remaining: 0, hidden: 0, jobs: [] });
       expect((await readTarget()).spec.drain).toBe(true);
     },
   },
@@ -273,7 +275,7 @@ const requests: Record<string, RequestSpec> = {
       missing: clustersPermission('get', { name: target }),
     },
     answer: (response) => {
-      expect(response.json()).toMatchObject({ cluster: target, remaining: 0, jobs: [] });
+      expect(response.json()).toMatchObject({ cluster: target, remaining: 0, hidden: 0, jobs: [] });
     },
   },
   'DELETE /api/v1/clusters/matrix-target': {
@@ -848,5 +850,228 @@ describe.each(rows)('$label', (row) => {
       // kubeconfig Secret exactly as it was.
       if (!changed) expect(await snapshot()).toEqual(before);
     }
+  });
+});
+
+// Streams are authorized for as long as they stay open: each is re-checked at the access-review
+// cache interval with exactly the permissions it was opened with, and ends with its last words
+// when the caller loses one.
+describe('access removed mid-stream', () => {
+  const rbac = fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  /** The matrix's API re-authorizes streams every 5 s (its access-review cache time); the slack is
+   * the apiserver's RBAC informers and a busy machine. */
+  const streamRevocationDeadlineMs = 5_000 + 4_000;
+  const watcher = uniqueName('stream-watcher');
+  const follower = uniqueName('log-follower');
+  const cleanup: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const undo of cleanup.reverse()) await undo().catch(() => {});
+  });
+
+  async function accountToken(name: string): Promise<string> {
+    await fleet.management.core.createNamespacedServiceAccount({
+      namespace: teamNamespace,
+      body: { metadata: { name } },
+    });
+    cleanup.push(() =>
+      fleet.management.core.deleteNamespacedServiceAccount({ name, namespace: teamNamespace }),
+    );
+    const request = await fleet.management.core.createNamespacedServiceAccountToken({
+      name,
+      namespace: teamNamespace,
+      body: { spec: { expirationSeconds: 3600 } },
+    });
+    return request.status!.token!;
+  }
+  const subjects = (account: string) => [{ kind: 'ServiceAccount', name: account, namespace: teamNamespace }];
+  const viewerRole = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'jobrelay-viewer' };
+  async function bindInTeamNamespace(account: string): Promise<string> {
+    const name = uniqueName(`${account}-in-team-a`).slice(0, 63);
+    await rbac.createNamespacedRoleBinding({
+      namespace: teamNamespace,
+      body: { metadata: { name }, roleRef: viewerRole, subjects: subjects(account) },
+    });
+    cleanup.push(() => rbac.deleteNamespacedRoleBinding({ name, namespace: teamNamespace }));
+    return name;
+  }
+  async function bindEverywhere(account: string): Promise<string> {
+    const name = uniqueName(`${account}-everywhere`).slice(0, 63);
+    await rbac.createClusterRoleBinding({
+      body: { metadata: { name }, roleRef: viewerRole, subjects: subjects(account) },
+    });
+    cleanup.push(() => rbac.deleteClusterRoleBinding({ name }));
+    return name;
+  }
+
+  /** A plain-text log stream over a real socket, read as it comes. */
+  async function follow(token: string, path: string) {
+    const abort = new AbortController();
+    cleanup.push(async () => abort.abort());
+    const response = await fetch(`${baseUrl}${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: abort.signal,
+    });
+    const state = { status: response.status, text: '', endedAt: undefined as number | undefined };
+    const decoder = new TextDecoder();
+    void (async () => {
+      try {
+        for await (const chunk of response.body!) state.text += decoder.decode(chunk, { stream: true });
+      } catch {
+        // aborted at the end
+      }
+      state.endedAt = Date.now();
+    })();
+    return state;
+  }
+
+  it('an open watch and an open log follow end with their last words within the cache interval; a watch of one namespace re-checks only that namespace', async () => {
+    const [watcherToken, followerToken] = await Promise.all([accountToken(watcher), accountToken(follower)]);
+    const watcherEverywhere = await bindEverywhere(watcher);
+    const watcherInTeam = await bindInTeamNamespace(watcher);
+    const followerInTeam = await bindInTeamNamespace(follower);
+    for (const token of [watcherToken, followerToken])
+      await eventually('the new bindings in effect', async () =>
+        (await api.call({ token }, 'GET', `/api/v1/jobs?namespace=${teamNamespace}`)).status === 200
+          ? true
+          : undefined,
+      );
+
+    const watchAbort = new AbortController();
+    cleanup.push(async () => watchAbort.abort());
+    const watchResponse = await fetch(`${baseUrl}/api/v1/watch?namespace=${teamNamespace}&kinds=jobs`, {
+      headers: { authorization: `Bearer ${watcherToken}` },
+      signal: watchAbort.signal,
+    });
+    expect(watchResponse.status).toBe(200);
+    const watch = collectServerSentEvents<Record<string, unknown>>(watchResponse);
+    const logs = await follow(
+      followerToken,
+      `/api/v1/namespaces/${teamNamespace}/jobs/${teamJob}/logs?follow=true`,
+    );
+    expect(logs.status).toBe(200);
+    await eventually('the followed log', async () =>
+      logs.text.includes(simulatedLastLine) ? true : undefined,
+    );
+
+    // The watcher loses the right to watch Jobs everywhere, not in team-a: its stream of team-a
+    // was opened with team-a's right and lives on.
+    await rbac.deleteClusterRoleBinding({ name: watcherEverywhere });
+    await eventually('the cluster-wide right gone', async () =>
+      (await api.call({ token: watcherToken }, 'GET', '/api/v1/jobs')).status === 403 ? true : undefined,
+    );
+    // Two re-checks later it is still open.
+    await new Promise((resolve) => setTimeout(resolve, 2 * 5_000 + 1_000));
+    expect(watch.events.filter((e) => e.event === 'closed')).toEqual([]);
+    expect(watch.endedAt()).toBeUndefined();
+
+    // Both lose team-a: both streams end, saying why.
+    const revokedAt = Date.now();
+    await Promise.all([
+      rbac.deleteNamespacedRoleBinding({ name: watcherInTeam, namespace: teamNamespace }),
+      rbac.deleteNamespacedRoleBinding({ name: followerInTeam, namespace: teamNamespace }),
+    ]);
+    await eventually('the watch ended', async () => watch.endedAt(), {
+      timeoutMs: streamRevocationDeadlineMs + 10_000,
+      intervalMs: 100,
+    });
+    const closed = watch.events.at(-1)!;
+    expect(closed.event).toBe('closed');
+    expect(closed.receivedAt - revokedAt).toBeLessThan(streamRevocationDeadlineMs);
+    expect(closed.data).toEqual({
+      type: 'https://jobrelay.dev/problems/forbidden',
+      title: 'Forbidden',
+      status: 403,
+      code: 'forbidden',
+      detail: `system:serviceaccount:${teamNamespace}:${watcher} is not allowed to watch jobs.batch in namespace ${teamNamespace} any more; this stream is closed`,
+      instance: '/api/v1/watch',
+      missingPermission: jobsPermission('watch', { namespace: teamNamespace }),
+    });
+
+    await eventually('the log stream ended', async () => logs.endedAt, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    expect(logs.endedAt! - revokedAt).toBeLessThan(streamRevocationDeadlineMs);
+    // Its last line says why (the Job is the first of its two rights, as the route checks them).
+    expect(
+      logs.text.endsWith(
+        `[jobrelay] stream closed (forbidden): system:serviceaccount:${teamNamespace}:${follower} is not allowed to get jobs.batch "${teamJob}" in namespace ${teamNamespace} any more; this stream is closed\n`,
+      ),
+    ).toBe(true);
+    for (const token of [watcherToken, followerToken]) {
+      expect(JSON.stringify(watch.events)).not.toContain(token);
+      expect(logs.text).not.toContain(token);
+    }
+  });
+});
+
+// A cluster's drain status names only the workloads the caller may list (its kind, in its
+// namespace), as the workload and Job lists do; the others are counted in `hidden`.
+describe('the drain status of a cluster', () => {
+  const rbac = fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  const role = uniqueName('matrix-drain-reader');
+  beforeAll(async () => {
+    // team-a may now get WorkerClusters (so read a drain status); its Jobs rights stay in team-a.
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: role, labels: { 'jobrelay.dev/e2e': 'true' } },
+        rules: [{ apiGroups: ['jobrelay.dev'], resources: ['workerclusters'], verbs: ['get'] }],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: role, labels: { 'jobrelay.dev/e2e': 'true' } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'team-a' }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await rbac.deleteClusterRoleBinding({ name: role }).catch(() => {});
+    await rbac.deleteClusterRole({ name: role }).catch(() => {});
+  });
+
+  interface DrainView {
+    cluster: string;
+    remaining: number;
+    hidden: number;
+    jobs: Array<{ namespace: string; name: string; kind: string }>;
+  }
+
+  it("hides other namespaces' workloads from team-a, counting them; fleet-admin sees every one", async () => {
+    const clusterOf = async (namespace: string, name: string) =>
+      placedCluster(await fleet.management.batch.readNamespacedJob({ namespace, name }))!;
+    const otherCluster = await clusterOf(otherNamespace, otherJob);
+    const teamCluster = await clusterOf(teamNamespace, teamJob);
+    const drain = async (caller: ApiCaller, cluster: string) => {
+      const response = await api.call(caller, 'GET', `/api/v1/clusters/${cluster}/drain`);
+      expect(response.status, response.body).toBe(200);
+      return response.json() as DrainView;
+    };
+    await eventually('team-a may read drain statuses', async () =>
+      (await api.call('team-a', 'GET', `/api/v1/clusters/${otherCluster}/drain`)).status === 200
+        ? true
+        : undefined,
+    );
+
+    const asAdmin = await drain('fleet-admin', otherCluster);
+    const asTeam = await drain('team-a', otherCluster);
+    expect(asAdmin.jobs).toContainEqual({ namespace: otherNamespace, name: otherJob, kind: 'job' });
+    expect(asAdmin.hidden).toBe(0);
+    expect(asAdmin.jobs).toHaveLength(asAdmin.remaining);
+    // Same count (a drain is over only when nothing is left), fewer names.
+    expect(asTeam.remaining).toBe(asAdmin.remaining);
+    expect(asTeam.jobs.map((j) => j.name)).not.toContain(otherJob);
+    expect(asTeam.jobs.every((j) => j.namespace === teamNamespace)).toBe(true);
+    expect(asTeam.hidden).toBe(asTeam.remaining - asTeam.jobs.length);
+    expect(asTeam.hidden).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(asTeam)).not.toContain(otherNamespace);
+
+    // Its own workloads it does see, named.
+    expect((await drain('team-a', teamCluster)).jobs).toContainEqual({
+      namespace: teamNamespace,
+      name: teamJob,
+      kind: 'job',
+    });
   });
 });

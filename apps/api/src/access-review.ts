@@ -41,7 +41,11 @@ export interface AccessReviewerOptions {
   kubeConfig: KubeConfig;
   /** How long an answer is reused. Revoked rights take at most this long to bite; capped at 10 s. */
   cacheSeconds: number;
-  /** Only the audiences the tokens must be meant for; empty accepts the apiserver's defaults. */
+  /**
+   * The audiences a token must be meant for (--token-audiences), e.g. `jobrelay-api` for tokens
+   * minted with `kubectl create token NAME --audience jobrelay-api`; empty accepts the
+   * apiserver's own audiences, so callers hand the API a token the apiserver would take too.
+   */
   audiences?: string[];
   now?: () => number;
 }
@@ -49,6 +53,15 @@ export interface AccessReviewerOptions {
 interface Cached<T> {
   value: T;
   expires: number;
+}
+
+/** How a review may use the cache. */
+export interface ReviewOptions {
+  /**
+   * Ask the apiserver even when a cached answer exists, and cache the new one: an open stream's
+   * periodic re-check must see a revoked right, not the answer it was opened with.
+   */
+  fresh?: boolean;
 }
 
 /** Bounded, so a flood of distinct tokens cannot grow memory without limit. */
@@ -72,6 +85,8 @@ export class AccessReviewer {
   private readonly decisions = new Map<string, Cached<boolean>>();
   /** Reviews sent, for tests and metrics: the cache must keep this low. */
   reviewsSent = 0;
+  /** TokenReviews sent (of reviewsSent): what a flood of bad tokens would cost without a limit. */
+  tokenReviewsSent = 0;
 
   constructor(options: AccessReviewerOptions) {
     // One kept connection pool for the reviews: client-node's own clients open a TLS
@@ -85,14 +100,15 @@ export class AccessReviewer {
   }
 
   /** The caller behind a bearer token, or undefined when the apiserver does not accept it. */
-  async authenticate(token: string): Promise<Caller | undefined> {
+  async authenticate(token: string, options: ReviewOptions = {}): Promise<Caller | undefined> {
     // Only a digest of the token is kept in memory.
     const key = createHash('sha256').update(token).digest('base64url');
-    const hit = this.cached(this.tokens, key);
+    const hit = options.fresh ? undefined : this.cached(this.tokens, key);
     if (hit) return hit.value;
     let review: Awaited<ReturnType<AuthenticationV1Api['createTokenReview']>>;
     try {
       this.reviewsSent += 1;
+      this.tokenReviewsSent += 1;
       review = await this.authentication.createTokenReview({
         body: {
           apiVersion: 'authentication.k8s.io/v1',
@@ -103,7 +119,10 @@ export class AccessReviewer {
     } catch (err) {
       throw new ReviewUnavailableError(`TokenReview failed: ${statusLine(err)}`);
     }
-    const user = review.status?.authenticated ? review.status.user : undefined;
+    const user =
+      review.status?.authenticated && audienceMatches(this.audiences, review.status.audiences)
+        ? review.status.user
+        : undefined;
     const caller: Caller | undefined = user?.username
       ? {
           username: user.username,
@@ -117,9 +136,9 @@ export class AccessReviewer {
   }
 
   /** Whether the caller may do this, as RBAC (or any authorizer of the apiserver) decides. */
-  async allowed(caller: Caller, permission: Permission): Promise<boolean> {
+  async allowed(caller: Caller, permission: Permission, options: ReviewOptions = {}): Promise<boolean> {
     const key = JSON.stringify([caller.username, caller.uid, caller.groups, caller.extra, permission]);
-    const hit = this.cached(this.decisions, key);
+    const hit = options.fresh ? undefined : this.cached(this.decisions, key);
     if (hit) return hit.value;
     let review: Awaited<ReturnType<AuthorizationV1Api['createSubjectAccessReview']>>;
     try {
@@ -148,8 +167,12 @@ export class AccessReviewer {
   }
 
   /** The first of these the caller lacks, or undefined when every one is granted. */
-  async firstMissing(caller: Caller, permissions: readonly Permission[]): Promise<Permission | undefined> {
-    const answers = await Promise.all(permissions.map((p) => this.allowed(caller, p)));
+  async firstMissing(
+    caller: Caller,
+    permissions: readonly Permission[],
+    options: ReviewOptions = {},
+  ): Promise<Permission | undefined> {
+    const answers = await Promise.all(permissions.map((p) => this.allowed(caller, p, options)));
     return permissions[answers.indexOf(false)];
   }
 
@@ -169,6 +192,16 @@ export class AccessReviewer {
     }
     cache.set(key, { value, expires: this.now() + this.ttlMs });
   }
+}
+
+/**
+ * With audiences asked for, the apiserver must name one of them as the token's: the TokenReview
+ * API says a client that sets spec.audiences should check status.audiences, so an authenticator
+ * that ignores audiences cannot pass a token meant for another service.
+ */
+export function audienceMatches(wanted: readonly string[], granted: readonly string[] | undefined): boolean {
+  if (wanted.length === 0) return true;
+  return (granted ?? []).some((audience) => wanted.includes(audience));
 }
 
 function resourceAttributes(

@@ -5,6 +5,15 @@ import { ConfigError, dns1123Label, labelValuePattern as labelValue, loadFlagCon
 import { redisUrlProblem } from '@jobrelay/placement';
 import { z } from 'zod';
 
+/** Defaults of the limits on streams and failed authentications; buildApi uses them when not given. */
+export const streamAndAbuseDefaults = {
+  maxStreamsPerIdentity: 16,
+  maxOpenStreams: 1000,
+  maxStreamSeconds: 3600,
+  streamBufferBytes: 1024 * 1024,
+  failedAuthenticationsPerMinute: 60,
+} as const;
+
 export const apiConfigSchema = z.object({
   /** Kubeconfig of the management cluster for the API's own identity; default: in-cluster, $KUBECONFIG, ~/.kube/config. */
   kubeconfig: z.string().min(1).optional(),
@@ -36,10 +45,59 @@ export const apiConfigSchema = z.object({
   placementPolicy: z.enum(['spread', 'binpack']).default('spread'),
   /** The controller's kubeconfig policy (exec plugins, proxies, denied server addresses): registrations are vetted alike. */
   ...kubeconfigPolicyFields,
-  /** How long TokenReview and SubjectAccessReview answers are reused (0 to 10). */
+  /**
+   * How long TokenReview and SubjectAccessReview answers are reused (0 to 10), and how often
+   * open streams are re-authorized (every second when 0).
+   */
   authCacheSeconds: z.coerce.number().int().min(0).max(10).default(5),
+  /**
+   * Audiences a caller's token must be meant for (TokenReview spec.audiences); empty: the
+   * apiserver's own. With `jobrelay-api`, callers send `kubectl create token X --audience
+   * jobrelay-api` instead of a token the apiserver itself would accept.
+   */
+  tokenAudiences: z
+    .array(z.string().min(1).max(256).regex(/^\S+$/, 'must be an audience without spaces'))
+    .default([]),
   /** Requests per minute per caller (by identity; by address before authentication). */
   rateLimitPerMinute: z.coerce.number().int().min(1).max(1_000_000).default(1200),
+  /**
+   * Requests per minute from one client address (an IPv6 /64 counts as one) whose bearer token
+   * is missing, malformed or refused; past it the address gets 429 without a TokenReview.
+   */
+  failedAuthenticationsPerMinute: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(streamAndAbuseDefaults.failedAuthenticationsPerMinute),
+  /** Open streams (the watch, logs) per identity at once. */
+  maxStreamsPerIdentity: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(streamAndAbuseDefaults.maxStreamsPerIdentity),
+  /** Open streams of all callers at once: a bound on the process's memory whoever opens them. */
+  maxOpenStreams: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(streamAndAbuseDefaults.maxOpenStreams),
+  /** A stream ends after this long with a final event telling the client to reconnect. */
+  maxStreamSeconds: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(streamAndAbuseDefaults.maxStreamSeconds),
+  /** Bytes an event stream may hold unsent for a slow reader before it is dropped. */
+  streamBufferBytes: z.coerce
+    .number()
+    .int()
+    .min(16 * 1024)
+    .max(256 * 1024 * 1024)
+    .default(streamAndAbuseDefaults.streamBufferBytes),
   /** Largest request body accepted; a kubeconfig is a few KiB. */
   bodyLimitBytes: z.coerce
     .number()
@@ -98,9 +156,30 @@ const flags = {
   ],
   'auth-cache-seconds': [
     'authCacheSeconds',
-    'reuse TokenReview/SubjectAccessReview answers this long (0-10, default 5)',
+    'reuse TokenReview/SubjectAccessReview answers this long, and re-authorize open streams as often (0-10, default 5; streams every 1 s at 0)',
+  ],
+  'token-audiences': [
+    'tokenAudiences',
+    'audiences callers’ tokens must be meant for, comma-separated, e.g. jobrelay-api (default: the apiserver’s)',
   ],
   'rate-limit-per-minute': ['rateLimitPerMinute', 'requests per minute per caller (default 1200)'],
+  'failed-authentications-per-minute': [
+    'failedAuthenticationsPerMinute',
+    'missing or refused tokens per minute per client address before 429, no TokenReview (default 60)',
+  ],
+  'max-streams-per-identity': [
+    'maxStreamsPerIdentity',
+    'open watch and log streams per caller identity (default 16)',
+  ],
+  'max-open-streams': ['maxOpenStreams', 'open watch and log streams of all callers (default 1000)'],
+  'max-stream-seconds': [
+    'maxStreamSeconds',
+    'a stream ends after this long, telling the client to reconnect (default 3600)',
+  ],
+  'stream-buffer-bytes': [
+    'streamBufferBytes',
+    'unsent bytes a watch stream may hold for a slow reader before it is dropped (default 1048576)',
+  ],
   'body-limit-bytes': ['bodyLimitBytes', 'largest request body (default 1048576)'],
   'request-timeout-seconds': [
     'requestTimeoutSeconds',
@@ -141,7 +220,7 @@ function isLoopback(host: string): boolean {
 export function loadApiConfig(argv: string[], env: NodeJS.ProcessEnv): ApiConfig {
   const config = loadFlagConfig(argv, env, apiConfigSchema, {
     flags: Object.fromEntries(Object.entries(flags).map(([flag, [field]]) => [flag, field])),
-    listFields: new Set(['kinds', 'kindManagedBy', 'deniedServerCidrs']),
+    listFields: new Set(['kinds', 'kindManagedBy', 'deniedServerCidrs', 'tokenAudiences']),
     booleanFields,
   });
   const policyProblem = kubeconfigPolicyProblem(config);

@@ -19,12 +19,12 @@ import type { Logger } from 'pino';
 import {
   type AccessReviewer,
   type Caller,
-  describePermission,
   type Permission,
   ReviewUnavailableError,
 } from './access-review.ts';
-import type { ApiConfig } from './api-config.ts';
+import { type ApiConfig, streamAndAbuseDefaults } from './api-config.ts';
 import { ApiMetrics } from './api-metrics.ts';
+import { clientAddressKey, FailedAuthenticationLimit } from './failed-authentication-limit.ts';
 import type { FleetView } from './fleet-view.ts';
 import { ApiProblem, type ProblemCode, problemContentType } from './problems.ts';
 import { registerClusterRoutes } from './routes/cluster-routes.ts';
@@ -35,12 +35,17 @@ import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerStatsRoutes } from './routes/stats-routes.ts';
 import { registerWorkloadRoutes } from './routes/workload-routes.ts';
+import { missingPermissionProblem } from './stream-policy.ts';
+import { type StreamHandlers, StreamSupervisor, type SupervisedStream } from './stream-supervisor.ts';
+import { problemClientErrorHandler, RouteMethods } from './transport-refusals.ts';
 import { upstreamProblem } from './upstream-errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set once the bearer token passed a TokenReview. */
     caller?: Caller;
+    /** Every permission the route's SubjectAccessReviews granted: what a stream re-checks. */
+    authorizedPermissions?: Permission[];
   }
   interface FastifyContextConfig {
     /** Every SubjectAccessReview the route needs, computed from the raw params and query. */
@@ -63,7 +68,18 @@ export interface ApiDependencies {
   config: Pick<
     ApiConfig,
     'systemNamespace' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'requestTimeoutSeconds'
-  > & { originId: string };
+  > &
+    Partial<
+      Pick<
+        ApiConfig,
+        | 'authCacheSeconds'
+        | 'failedAuthenticationsPerMinute'
+        | 'maxStreamsPerIdentity'
+        | 'maxOpenStreams'
+        | 'maxStreamSeconds'
+        | 'streamBufferBytes'
+      >
+    > & { originId: string };
   metrics?: ApiMetrics;
   /** PEM certificate and key: serve HTTPS. */
   tls?: { cert: string; key: string };
@@ -85,11 +101,16 @@ const statusCodes: Record<number, ProblemCode> = {
   403: 'forbidden',
   404: 'not-found',
   405: 'method-not-allowed',
+  408: 'request-timeout',
   409: 'conflict',
   413: 'payload-too-large',
   415: 'unsupported-media-type',
+  431: 'headers-too-large',
   429: 'rate-limited',
 };
+
+/** Opens a supervised stream for an authorized request: routes that stream call it before answering. */
+export type OpenStream = (request: FastifyRequest, handlers: StreamHandlers) => SupervisedStream;
 
 /**
  * Builds the API without listening: tests drive it with app.inject(), main.ts only wires
@@ -97,6 +118,36 @@ const statusCodes: Record<number, ProblemCode> = {
  */
 export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
   const metrics = deps.metrics ?? new ApiMetrics();
+  metrics.observeReviews(deps.access);
+  const limits = { ...streamAndAbuseDefaults, ...definedOnly(deps.config) };
+  const streams = new StreamSupervisor({
+    access: deps.access,
+    caps: { perIdentity: limits.maxStreamsPerIdentity, total: limits.maxOpenStreams },
+    maxStreamSeconds: limits.maxStreamSeconds,
+    authCacheSeconds: deps.config.authCacheSeconds ?? 5,
+    streamBufferBytes: limits.streamBufferBytes,
+    metrics,
+    log: deps.log,
+  });
+  const failedAuthentications = new FailedAuthenticationLimit({
+    maxFailures: limits.failedAuthenticationsPerMinute,
+    windowMs: 60_000,
+  });
+  /** Bearer tokens of authenticated requests, for their streams' re-checks; never a property a serializer could log. */
+  const bearerTokens = new WeakMap<FastifyRequest, string>();
+  const openStream: OpenStream = (request, handlers) => {
+    const token = bearerTokens.get(request);
+    if (!request.caller || token === undefined || !request.authorizedPermissions) {
+      // Fail closed: a stream is only opened on a route that authenticated and authorized.
+      throw new Error('a stream was opened on a request that was not authorized');
+    }
+    return streams.open(
+      { caller: request.caller, token, permissions: request.authorizedPermissions },
+      handlers,
+    );
+  };
+  const routeMethods = new RouteMethods();
+  let closing = false;
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: deps.config.bodyLimitBytes,
@@ -104,7 +155,14 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
     // Streams (logs -f, watch) stay open; idle keep-alive sockets do not.
     keepAliveTimeout: 10_000,
     routerOptions: { maxParamLength: 512 },
-    ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key } } : {}),
+    // A request without Host reaches fastify, which refuses it as a problem (Node's own refusal
+    // is a bare 400 that no handler sees).
+    http: { requireHostHeader: false },
+    ...(deps.tls ? { https: { cert: deps.tls.cert, key: deps.tls.key, requireHostHeader: false } } : {}),
+    // Requests arriving while the API stops get a problem from the onRequest hook below, not
+    // fastify's plain-JSON 503.
+    return503OnClosing: false,
+    clientErrorHandler: problemClientErrorHandler(deps.log),
     // Fastify logs each request and its completion through a per-request child logger (with
     // reqId): method, URL and status, never headers; pino redaction in main.ts is the backstop.
     requestIdHeader: false,
@@ -140,23 +198,59 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
       .type(problemContentType)
       .send(problem.toProblem(request.url.split('?')[0]));
   });
+  app.addHook('onRoute', (route) => routeMethods.add(route.method, route.url ?? route.path));
   app.setNotFoundHandler((request, reply) => {
-    const problem = new ApiProblem(
-      'not-found',
-      `no route ${request.method} ${request.url.split('?')[0]}; the routes are listed at /docs and /openapi.json`,
-    );
+    const path = request.url.split('?')[0]!;
+    const allowed = routeMethods.allowedFor(path);
+    const problem =
+      allowed.length > 0
+        ? new ApiProblem(
+            'method-not-allowed',
+            `${path} is served for ${allowed.join(', ')}, not ${request.method}`,
+            {},
+            { allow: allowed.join(', ') },
+          )
+        : new ApiProblem(
+            'not-found',
+            `no route ${request.method} ${path}; the routes are listed at /docs and /openapi.json`,
+          );
     void reply
-      .code(404)
+      .code(problem.status)
+      .headers(problem.headers)
       .type(problemContentType)
-      .send(problem.toProblem(request.url.split('?')[0]));
+      .send(problem.toProblem(path));
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+    // Open streams end with a final event, so the server can close its connections.
+    streams.close();
   });
 
   // Authentication first: nothing else runs for a caller the management cluster does not know.
   app.addHook('onRequest', async (request) => {
+    if (closing)
+      throw new ApiProblem('unavailable', 'the API is shutting down; retry', {}, { 'retry-after': '2' });
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) {
+      throw new ApiProblem('bad-request', 'an HTTP/1.1 request needs a Host header');
+    }
     if (isPublic(request.url)) return;
+    // Before any TokenReview: an address that sent too many bad tokens costs the apiserver nothing.
+    const address = clientAddressKey(request.ip);
+    const retryAfter = failedAuthentications.retryAfterSeconds(address);
+    if (retryAfter !== undefined) {
+      metrics.failedAuthentications.inc({ outcome: 'limited' });
+      throw new ApiProblem(
+        'rate-limited',
+        `more than ${limits.failedAuthenticationsPerMinute} requests without a valid token from ${request.ip} in a minute (--failed-authentications-per-minute); retry in ${retryAfter}s with a valid token`,
+        {},
+        { 'retry-after': String(retryAfter) },
+      );
+    }
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
+      failedAuthentications.recordFailure(address);
+      metrics.failedAuthentications.inc({ outcome: 'refused' });
       throw new ApiProblem(
         'unauthenticated',
         'send a Kubernetes bearer token of the management cluster: Authorization: Bearer <token>',
@@ -166,6 +260,8 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
     }
     const caller = await deps.access.authenticate(match[1]!);
     if (!caller) {
+      failedAuthentications.recordFailure(address);
+      metrics.failedAuthentications.inc({ outcome: 'refused' });
       throw new ApiProblem(
         'unauthenticated',
         'the management cluster did not accept this token (TokenReview): it is unknown, expired, or meant for another audience',
@@ -174,6 +270,7 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
       );
     }
     request.caller = caller;
+    bearerTokens.set(request, match[1]!);
     request.log = request.log.child({ user: caller.username });
   });
 
@@ -200,25 +297,8 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
     // Fail closed: a protected route never runs without an authenticated caller.
     if (!request.caller) throw new ApiProblem('unauthenticated', 'this route needs a bearer token');
     const missing = await deps.access.firstMissing(request.caller, permissions);
-    if (missing) {
-      throw new ApiProblem(
-        'forbidden',
-        `${request.caller.username} is not allowed to ${describePermission(missing)}`,
-        {
-          missingPermission:
-            'nonResourceURL' in missing
-              ? { verb: missing.verb, nonResourceURL: missing.nonResourceURL }
-              : {
-                  verb: missing.verb,
-                  group: missing.group,
-                  resource: missing.resource,
-                  ...(missing.subresource ? { subresource: missing.subresource } : {}),
-                  ...(missing.namespace ? { namespace: missing.namespace } : {}),
-                  ...(missing.name ? { name: missing.name } : {}),
-                },
-        },
-      );
-    }
+    if (missing) throw missingPermissionProblem(request.caller.username, missing);
+    request.authorizedPermissions = permissions;
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -248,19 +328,49 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  // Bundled assets (no CDN): @fastify/swagger-ui serves swagger-ui-dist from node_modules.
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } });
+  // Bundled assets (no CDN): @fastify/swagger-ui serves swagger-ui-dist from node_modules. A
+  // token typed into "Authorize" lives in the page only: persisted, any script of the origin
+  // could read it from localStorage for as long as it stays valid.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: false },
+    staticCSP: swaggerUiContentSecurityPolicy,
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerOperationRoutes(app, deps, metrics);
   registerClusterRoutes(app, deps);
-  registerJobRoutes(app, deps);
-  registerWorkloadRoutes(app, deps);
-  registerQueueRoutes(app, deps);
+  registerJobRoutes(app, deps, openStream);
+  registerWorkloadRoutes(app, deps, openStream);
+  registerQueueRoutes(app, deps, openStream, streams.streamBufferBytes);
   registerStatsRoutes(app, deps);
   registerIdentityRoutes(app, deps);
   registerDashboardRoutes(app, deps);
   return app;
+}
+
+/**
+ * Swagger UI's page, scripts and styles come from the API itself, as the dashboard's do; its
+ * "Try it out" calls go to the API only. swagger-ui-bundle.js adds one fixed <style> element of
+ * its own, allowed by its hash alone (e2e/test/api-docs-page.test.ts fails on any violation, so
+ * a swagger-ui-dist that changes it is noticed); its icons are data: SVGs.
+ */
+const swaggerUiInlineStyleHash = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+export const swaggerUiContentSecurityPolicy = [
+  "default-src 'self'",
+  "script-src 'self'",
+  `style-src 'self' ${swaggerUiInlineStyleHash}`,
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "object-src 'none'",
+].join('; ');
+
+/** The config's values that are set: undefined never overrides a default. */
+function definedOnly<T extends object>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as never;
 }
 
 function toProblem(

@@ -108,3 +108,29 @@ export function clusterView(
     createdAt: created === undefined ? null : created instanceof Date ? created.toISOString() : created,
   };
 }
+
+/** A workload placed on a cluster, as the drain status names it. */
+export interface PlacedWorkloadName {
+  namespace: string;
+  name: string;
+  /** The kind's name in this API: job, raycluster, ... */
+  kind: string;
+}
+
+/**
+ * How a drain goes, for one caller: every unfinished workload counts in `remaining` (a drain is
+ * over only when none is left, whoever may see them), but only those `visible` to the caller
+ * (its kind listable in its namespace) are named; the others are `hidden`, a count.
+ */
+export function drainStatus(
+  cluster: string,
+  draining: boolean,
+  placed: readonly PlacedWorkloadName[],
+  visible: (workload: PlacedWorkloadName) => boolean,
+): { cluster: string; draining: boolean; remaining: number; hidden: number; jobs: PlacedWorkloadName[] } {
+  const jobs = placed
+    .filter(visible)
+    .map(({ namespace, name, kind }) => ({ namespace, name, kind }))
+    .sort((a, b) => `${a.namespace}/${a.name}/${a.kind}`.localeCompare(`${b.namespace}/${b.name}/${b.kind}`));
+  return { cluster, draining, remaining: placed.length, hidden: placed.length - jobs.length, jobs };
+}

@@ -40,7 +40,11 @@ async function main(): Promise<void> {
     kubeconfigPolicy: kubeconfigPolicyOf(config),
     log,
   });
-  const access = new AccessReviewer({ kubeConfig: management, cacheSeconds: config.authCacheSeconds });
+  const access = new AccessReviewer({
+    kubeConfig: management,
+    cacheSeconds: config.authCacheSeconds,
+    audiences: config.tokenAudiences,
+  });
   const tls = config.tlsCertFile
     ? { cert: readFileSync(config.tlsCertFile, 'utf8'), key: readFileSync(config.tlsKeyFile!, 'utf8') }
     : undefined;

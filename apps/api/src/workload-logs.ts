@@ -2,16 +2,18 @@
 // pods are found by the label selectors its kind's adapter gives for its mirror (podsOf): a
 // Job's by its controller-uid, a RayCluster's by ray.io/cluster, a RayJob's RayCluster and
 // submitter Job; nothing here knows a kind.
-import { PassThrough } from 'node:stream';
 import type { WorkerConnection } from '@jobrelay/clusters';
 import type { AnyJobKindAdapter, KubeObject, WorkloadPods } from '@jobrelay/kinds';
 import { describeApiError, dns1123Label, dns1123Subdomain, statusCodeOf } from '@jobrelay/kube';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { OpenStream } from './build-api.ts';
 import type { FleetView } from './fleet-view.ts';
+import { LogOutput } from './log-output.ts';
 import { openPodLog } from './pod-log-stream.ts';
 import { ApiProblem } from './problems.ts';
+import { closedLogLine } from './stream-policy.ts';
 import { iso } from './workload-detail.ts';
 
 export const logsQuerySchema = z.object({
@@ -24,7 +26,7 @@ export const logsQuerySchema = z.object({
 export type LogsQuery = z.infer<typeof logsQuerySchema>;
 
 export const logsDescription =
-  'text/plain. With several pods or containers each line is prefixed with `[pod/container] `. `follow=true` streams until the pods end or the client leaves.';
+  'text/plain. With several pods or containers each line is prefixed with `[pod/container] `. `follow=true` streams until the pods end or the client leaves. A log read is a stream: it counts against --max-streams-per-identity (429 `too-many-streams` past it), is re-authorized at the access-review cache interval with the permissions it was opened with, and ends after --max-stream-seconds; when it is ended for any of these, its last line is `[jobrelay] stream closed (<code>): <why>` (codes `forbidden`, `unauthenticated`, `stream-expired`, `unavailable`). A slow reader pauses the read from the worker: nothing piles up in the API.';
 
 /** The pods of every group, each once, oldest first. */
 async function listPods(
@@ -58,6 +60,7 @@ export async function streamWorkloadLogs(
   query: LogsQuery,
   request: FastifyRequest,
   reply: FastifyReply,
+  openStream: OpenStream,
 ): Promise<FastifyReply> {
   const namespace = origin.metadata?.namespace ?? '';
   const name = origin.metadata?.name ?? '';
@@ -99,15 +102,28 @@ export async function streamWorkloadLogs(
     );
   }
   const prefix = streams.length > 1;
-  const output = new PassThrough();
+  const output = new LogOutput();
   const closers = new Set<() => void>();
   let left = false;
-  // Writes after the client left are dropped, never thrown.
-  output.on('error', () => {});
-  request.raw.on('close', () => {
-    left = true;
+  let upstreamDone = false;
+  const closeAll = () => {
     for (const close of closers) close();
+  };
+  // Admitted (or refused with 429) before any stream to a worker opens.
+  const supervised = openStream(request, {
+    kind: 'logs',
+    end: (problem) => {
+      output.end(closedLogLine(problem));
+      closeAll();
+    },
+    bufferedBytes: () => output.bufferedBytes + reply.raw.writableLength,
+  });
+  // The stream counts against the caller's cap until its last byte left (or the client did).
+  reply.raw.once('close', () => {
+    left = true;
+    closeAll();
     output.end();
+    supervised.release(upstreamDone ? 'finished' : 'client-left');
   });
   const open = (target: { pod: string; container: string }) => {
     const opened = openPodLog(
@@ -119,19 +135,24 @@ export async function streamWorkloadLogs(
       ({ response, close }) =>
         new Promise<void>((resolve) => {
           closers.add(close);
-          if (left) close();
+          if (left || output.ended) close();
           let partial = '';
           response.on('data', (chunk: Buffer) => {
             if (!prefix) {
-              output.write(chunk);
+              output.write(chunk, response);
               return;
             }
             const lines = (partial + chunk.toString('utf8')).split('\n');
             partial = lines.pop() ?? '';
-            for (const line of lines) output.write(`[${target.pod}/${target.container}] ${line}\n`);
+            if (lines.length > 0)
+              output.write(
+                lines.map((line) => `[${target.pod}/${target.container}] ${line}\n`).join(''),
+                response,
+              );
           });
           const finish = () => {
             closers.delete(close);
+            output.forget(response);
             if (prefix && partial) output.write(`[${target.pod}/${target.container}] ${partial}\n`);
             partial = '';
             resolve();
@@ -167,6 +188,7 @@ export async function streamWorkloadLogs(
     await firstStream.opened;
   } catch (err) {
     clearInterval(follower);
+    supervised.release('finished');
     throw logProblem(err, first!, cluster);
   }
   void (async () => {
@@ -180,7 +202,7 @@ export async function streamWorkloadLogs(
       } else {
         await firstStream.done;
         for (const target of rest) {
-          if (request.raw.destroyed) break;
+          if (left || output.ended) break;
           const s = open(target);
           await s.opened.catch((err: unknown) => note(target, err));
           await s.done;
@@ -188,13 +210,14 @@ export async function streamWorkloadLogs(
       }
     } finally {
       clearInterval(follower);
+      upstreamDone = true;
       output.end();
     }
   })();
   return reply
     .type('text/plain; charset=utf-8')
     .header('cache-control', 'no-store')
-    .send(output as never);
+    .send(output.stream as never);
 }
 
 function logProblem(err: unknown, target: { pod: string; container: string }, cluster: string): ApiProblem {

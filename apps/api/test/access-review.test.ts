@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describePermission } from '../src/access-review.ts';
+import { audienceMatches, describePermission } from '../src/access-review.ts';
 
 describe('describePermission', () => {
   it('names a permission as an admin would grant it', () => {
@@ -17,5 +17,20 @@ describe('describePermission', () => {
     ).toBe('get pods/log in namespace a');
     expect(describePermission({ verb: 'list', group: 'batch', resource: 'jobs' })).toBe('list jobs.batch');
     expect(describePermission({ verb: 'get', nonResourceURL: '/metrics' })).toBe('get /metrics');
+  });
+});
+
+describe('audienceMatches', () => {
+  it.each([
+    { wanted: [], granted: undefined, matches: true },
+    { wanted: [], granted: ['https://kubernetes.default.svc'], matches: true },
+    { wanted: ['jobrelay-api'], granted: ['jobrelay-api'], matches: true },
+    { wanted: ['jobrelay-api', 'other'], granted: ['other'], matches: true },
+    // An authenticator that ignores audiences answers with none: not good enough.
+    { wanted: ['jobrelay-api'], granted: undefined, matches: false },
+    { wanted: ['jobrelay-api'], granted: [], matches: false },
+    { wanted: ['jobrelay-api'], granted: ['https://kubernetes.default.svc'], matches: false },
+  ])('wanted $wanted, granted $granted: $matches', ({ wanted, granted, matches }) => {
+    expect(audienceMatches(wanted, granted)).toBe(matches);
   });
 });

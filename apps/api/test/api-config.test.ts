@@ -94,7 +94,52 @@ describe('loadApiConfig', () => {
       '--allow-proxy-url',
       '--restrict-server-addresses',
       '--denied-server-cidrs',
+      '--token-audiences',
+      '--failed-authentications-per-minute',
+      '--max-streams-per-identity',
+      '--max-open-streams',
+      '--max-stream-seconds',
+      '--stream-buffer-bytes',
     ])
       expect(apiUsage).toContain(flag);
+  });
+
+  it('reads the stream and abuse limits, with their defaults', () => {
+    expect(loadApiConfig([], {})).toMatchObject({
+      tokenAudiences: [],
+      failedAuthenticationsPerMinute: 60,
+      maxStreamsPerIdentity: 16,
+      maxOpenStreams: 1000,
+      maxStreamSeconds: 3600,
+      streamBufferBytes: 1024 * 1024,
+    });
+    expect(
+      loadApiConfig(
+        [
+          '--token-audiences',
+          'jobrelay-api, https://jobrelay.example',
+          '--max-streams-per-identity',
+          '4',
+          '--max-stream-seconds',
+          '60',
+        ],
+        { JOBRELAY_FAILED_AUTHENTICATIONS_PER_MINUTE: '5' },
+      ),
+    ).toMatchObject({
+      tokenAudiences: ['jobrelay-api', 'https://jobrelay.example'],
+      maxStreamsPerIdentity: 4,
+      maxStreamSeconds: 60,
+      failedAuthenticationsPerMinute: 5,
+    });
+  });
+
+  it.each([
+    ['--max-streams-per-identity', '0'],
+    ['--max-open-streams', 'many'],
+    ['--max-stream-seconds', '0'],
+    ['--stream-buffer-bytes', '1024'],
+    ['--failed-authentications-per-minute', '-1'],
+  ])('refuses %s %s, naming the flag', (flag, value) => {
+    expect(() => loadApiConfig([flag, value], {})).toThrow(flag);
   });
 });

@@ -33,6 +33,8 @@ export class JobrelayApiClient {
     if (options.baseUrl.protocol !== 'http:' && options.baseUrl.protocol !== 'https:') {
       throw new UnreachableError(`the API URL ${options.baseUrl.href} is not http:// or https://`);
     }
+    const refusal = plainHttpRefusal(options.baseUrl);
+    if (refusal) throw new UnreachableError(refusal);
     this.#options = options;
   }
 
@@ -130,6 +132,23 @@ export class JobrelayApiClient {
       req.end(payload);
     });
   }
+}
+
+/**
+ * Why a bearer token must not go to this URL, or undefined when it may: over plain http only to
+ * this machine (the sandbox's API), since anyone on the path could read the token and act as you.
+ */
+export function plainHttpRefusal(url: URL): string | undefined {
+  if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return undefined;
+  return `refusing to send your bearer token in clear over plain http to ${url.href} (not a loopback address): use the API's https:// URL (--api-url or JOBRELAY_API_URL; --certificate-authority FILE for a private CA); plain http is only for an API on this machine (127.0.0.1, ::1, localhost)`;
+}
+
+/** localhost, 127.0.0.0/8, ::1 (and ::ffff:127.x.y.z), as URL.hostname writes them. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host === '::1') return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  return /^::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/.test(host);
 }
 
 async function readText(res: IncomingMessage): Promise<string> {

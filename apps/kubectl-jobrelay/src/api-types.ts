@@ -28,6 +28,8 @@ export interface Drain {
   cluster: string;
   draining: boolean;
   remaining: number;
+  /** Of remaining, those in namespaces the caller may not list: counted, not named. */
+  hidden?: number;
   jobs?: Array<{ namespace: string; name: string }>;
 }
 

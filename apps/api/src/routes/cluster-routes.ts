@@ -14,10 +14,12 @@ import {
   podRestrictionsSchema,
 } from '@jobrelay/placement';
 import { z } from 'zod';
+import type { Caller } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
-import { clusterSchema } from '../cluster-views.ts';
+import { clusterSchema, drainStatus } from '../cluster-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
+import { listableKindNamespaces } from '../workload-visibility.ts';
 import { onClusters, onSecrets, rawParams } from './permissions.ts';
 
 /** Label keys and values as Kubernetes validates them, with the label selector's own messages. */
@@ -107,7 +109,16 @@ const drainSchema = z
   .object({
     cluster: z.string(),
     draining: z.boolean(),
-    remaining: z.number().int().describe('Unfinished workloads of every kind still placed on the cluster.'),
+    remaining: z
+      .number()
+      .int()
+      .describe('Unfinished workloads of every kind still placed on the cluster, named or not.'),
+    hidden: z
+      .number()
+      .int()
+      .describe(
+        'Of remaining, the workloads in namespaces where you may not list their kind: counted, not named.',
+      ),
     jobs: z
       .array(
         z.object({
@@ -116,7 +127,9 @@ const drainSchema = z
           kind: z.string().describe('The kind’s name in this API: job, raycluster, rayjob, ...'),
         }),
       )
-      .describe('The workloads still there (every kind, despite the name).'),
+      .describe(
+        'The workloads still there (every kind, despite the name) that you may list: their kind in their namespace, as the workload and Job lists check it.',
+      ),
   })
   .meta({ id: 'Drain' });
 
@@ -135,18 +148,21 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     if (!wc) throw new ApiProblem('not-found', `WorkerCluster ${JSON.stringify(name)} does not exist`);
     return wc;
   };
-  const drainView = (name: string) => {
+  /** The drain status as `caller` may see it: workloads it may not list are counted, not named. */
+  const drainView = async (name: string, caller: Caller) => {
     const wc = fleet.workerCluster(name);
-    const jobs = (fleet.workloadsByCluster().get(name) ?? [])
-      .map(({ adapter, object }) => ({
+    const placed = fleet.workloadsByCluster().get(name) ?? [];
+    const mayList = await listableKindNamespaces(deps.access, caller, placed);
+    return drainStatus(
+      name,
+      wc?.spec.drain === true,
+      placed.map(({ adapter, object }) => ({
         namespace: object.metadata!.namespace!,
         name: object.metadata!.name!,
         kind: adapter.name,
-      }))
-      .sort((a, b) =>
-        `${a.namespace}/${a.name}/${a.kind}`.localeCompare(`${b.namespace}/${b.name}/${b.kind}`),
-      );
-    return { cluster: name, draining: wc?.spec.drain === true, remaining: jobs.length, jobs };
+      })),
+      (workload) => mayList(workload.kind, workload.namespace),
+    );
   };
   const patchSpec = async (name: string, body: Record<string, unknown>): Promise<WorkerCluster> =>
     (await custom.patchClusterCustomObject(
@@ -389,7 +405,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     async (request) => {
       existing(request.params.name);
       await patchSpec(request.params.name, { spec: { drain: true } });
-      return { ...drainView(request.params.name), draining: true };
+      return { ...(await drainView(request.params.name, request.caller!)), draining: true };
     },
   );
 
@@ -399,6 +415,8 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
       schema: {
         tags: ['clusters'],
         summary: 'How a drain goes: the workloads (every kind) still on the cluster',
+        description:
+          'Needs get on the WorkerCluster. `remaining` counts every unfinished workload there; `jobs` names only those whose kind you may list in their namespace (as the workload and Job lists check it), and `hidden` counts the others.',
         params: nameParams,
         response: { 200: drainSchema, ...errors },
       },
@@ -406,7 +424,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     },
     async (request) => {
       existing(request.params.name);
-      return drainView(request.params.name);
+      return drainView(request.params.name, request.caller!);
     },
   );
 
@@ -436,15 +454,14 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     async (request) => {
       const { name } = request.params;
       const wc = existing(name);
-      const { remaining, jobs } = drainView(name);
+      const { remaining, hidden, jobs } = await drainView(name, request.caller!);
       if (remaining > 0 && request.query.force !== 'true') {
-        const some = jobs
-          .slice(0, 5)
-          .map((j) => `${j.kind} ${j.namespace}/${j.name}`)
-          .join(', ');
+        const named = jobs.slice(0, 5).map((j) => `${j.kind} ${j.namespace}/${j.name}`);
+        if (jobs.length > 5) named.push('...');
+        if (hidden > 0) named.push(`${hidden} in namespaces you may not list`);
         throw new ApiProblem(
           'cluster-has-jobs',
-          `${remaining} unfinished workload(s) are placed on ${name} (${some}${remaining > 5 ? ', ...' : ''}): drain it first (POST /api/v1/clusters/${name}/drain, then wait until GET .../drain shows 0), or deregister with force=true`,
+          `${remaining} unfinished workload(s) are placed on ${name} (${named.join(', ')}): drain it first (POST /api/v1/clusters/${name}/drain, then wait until GET .../drain shows 0), or deregister with force=true`,
         );
       }
       try {

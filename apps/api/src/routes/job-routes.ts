@@ -3,7 +3,7 @@ import { dns1123Label, dns1123Subdomain } from '@jobrelay/kube';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
 import { jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
 import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
@@ -33,7 +33,7 @@ const jobDetailSchema = jobSummarySchema
   )
   .meta({ id: 'JobDetail' });
 
-export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
+export function registerJobRoutes(app: ApiApp, deps: ApiDependencies, openStream: OpenStream): void {
   const { fleet } = deps;
 
   const dispatched = (namespace: string, name: string): V1Job => {
@@ -164,7 +164,7 @@ export function registerJobRoutes(app: ApiApp, deps: ApiDependencies): void {
     async (request, reply) => {
       const { namespace, name } = request.params;
       const job = dispatched(namespace, name);
-      return streamWorkloadLogs(fleet, batchJobAdapter, job, request.query, request, reply);
+      return streamWorkloadLogs(fleet, batchJobAdapter, job, request.query, request, reply, openStream);
     },
   );
 }

@@ -1,9 +1,20 @@
 import { z } from 'zod';
 import type { ApiMetrics } from '../api-metrics.ts';
 import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import { CachedProbe } from '../cached-probe.ts';
+
+/**
+ * /readyz answers from one probe of Redis and the apiserver per second, however often it is
+ * asked: anonymous callers must not be able to turn it into load on either.
+ */
+const readinessCacheMs = 1_000;
 
 /** /healthz, /readyz (anonymous, as kubelet probes are) and /metrics (needs get on /metrics, like the apiserver's). */
 export function registerOperationRoutes(app: ApiApp, deps: ApiDependencies, metrics: ApiMetrics): void {
+  const readiness = new CachedProbe(() => {
+    metrics.readinessProbes.inc();
+    return deps.fleet.readiness();
+  }, readinessCacheMs);
   app.get(
     '/healthz',
     {
@@ -22,6 +33,7 @@ export function registerOperationRoutes(app: ApiApp, deps: ApiDependencies, metr
       schema: {
         tags: ['operations'],
         summary: 'Ready: caches synced, Redis and the management apiserver answer',
+        description: 'Probed at most once a second; concurrent requests share one probe.',
         security: [],
         response: {
           200: z.object({
@@ -40,7 +52,7 @@ export function registerOperationRoutes(app: ApiApp, deps: ApiDependencies, metr
       },
     },
     async (_request, reply) => {
-      const checks = await deps.fleet.readiness();
+      const checks = await readiness.get();
       const ready = checks.redis && checks.apiserver && checks.caches;
       return reply.code(ready ? 200 : 503).send({ ready, ...checks });
     },

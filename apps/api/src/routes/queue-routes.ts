@@ -1,11 +1,13 @@
 import { type AnyJobKindAdapter, apiVersionOf, batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { z } from 'zod';
 import type { Permission } from '../access-review.ts';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
+import { EventStreamWriter } from '../event-stream-writer.ts';
 import type { FleetChange, FleetView, PreviewResult } from '../fleet-view.ts';
 import { jobSummary } from '../job-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
+import { closedEventFrame, slowReaderProblem } from '../stream-policy.ts';
 import { podDemandProblem, workloadSummary } from '../workload-views.ts';
 import { jobName, namespaceName } from './job-routes.ts';
 import { onClusters, onJobs, onKind, onKinds, rawQuery } from './permissions.ts';
@@ -142,7 +144,12 @@ function previewOrRefuse(
   throw new ApiProblem('validation-failed', `${field}: ${message}`, { errors: [{ path: field, message }] });
 }
 
-export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
+export function registerQueueRoutes(
+  app: ApiApp,
+  deps: ApiDependencies,
+  openStream: OpenStream,
+  streamBufferBytes: number,
+): void {
   const { fleet } = deps;
 
   app.get(
@@ -342,7 +349,7 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
         tags: ['queue'],
         summary: 'Server-sent events: workload (every kind), Job and cluster changes as they happen',
         description:
-          'text/event-stream. Events `workload` (data: {type, kind, object: WorkloadSummary}) for every dispatched kind, `job` (data: {type, object: JobSummary}) for batch/v1 Jobs in the Job routes’ shape, and `cluster` (data: {type, object: Cluster}); type added|modified|deleted. `kinds` picks the streams (default all three: jobs,workloads,clusters) and `kind` the workload kinds (comma-separated names; default every one). Needs watch on each kind streamed (its group and plural; in `namespace` if given) and on workerclusters for clusters. A comment every 15 s keeps proxies from closing the stream. List first, then watch.',
+          'text/event-stream. Events `workload` (data: {type, kind, object: WorkloadSummary}) for every dispatched kind, `job` (data: {type, object: JobSummary}) for batch/v1 Jobs in the Job routes’ shape, and `cluster` (data: {type, object: Cluster}); type added|modified|deleted. `kinds` picks the streams (default all three: jobs,workloads,clusters) and `kind` the workload kinds (comma-separated names; default every one). Needs watch on each kind streamed (its group and plural; in `namespace` if given) and on workerclusters for clusters. A comment every 15 s keeps proxies from closing the stream. List first, then watch.\n\nThe stream is re-authorized at the API’s access-review cache interval (--auth-cache-seconds, at least every second) with exactly the permissions it was opened with. Its last event is always `event: closed`, whose data is a Problem saying why: `forbidden` (403, with missingPermission: a right was removed), `unauthenticated` (401: the token expired or was revoked), `stream-expired` (408: open for --max-stream-seconds; reconnect), `slow-reader` (408: more than --stream-buffer-bytes waited unsent; reconnect and read faster), `unavailable` (503: the API stops, or could not re-authorize twice in a row; reconnect). A caller over --max-streams-per-identity open streams (or the API over --max-open-streams) gets 429 `too-many-streams` instead of a stream.',
         querystring: z.object({
           namespace: namespaceName.optional(),
           kinds: z
@@ -390,6 +397,23 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
           .selectOrRefuse(request.query.kind, 'querystring.kind')
           .map((adapter) => adapter.name),
       );
+      let writer: EventStreamWriter | undefined;
+      let unsubscribe = () => {};
+      let heartbeat: NodeJS.Timeout | undefined;
+      const instance = request.url.split('?')[0];
+      const stop = () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+      };
+      // Admitted (or refused with 429) before anything is written.
+      const stream = openStream(request, {
+        kind: 'watch',
+        end: (problem) => {
+          stop();
+          writer?.end(closedEventFrame(problem, instance));
+        },
+        bufferedBytes: () => writer?.bufferedBytes ?? 0,
+      });
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -398,21 +422,24 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
       });
-      res.write(': jobrelay watch\nretry: 2000\n\n');
-      const send = (event: string, data: unknown) =>
-        res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      const unsubscribe = fleet.subscribe((change: FleetChange) => {
+      const events = new EventStreamWriter(res, {
+        maxBufferedBytes: streamBufferBytes,
+        onOverflow: (buffered) => stream.end('slow-reader', slowReaderProblem(buffered, streamBufferBytes)),
+      });
+      writer = events;
+      events.write(': jobrelay watch\nretry: 2000\n\n');
+      unsubscribe = fleet.subscribe((change: FleetChange) => {
         if (change.kind === 'workload') {
           const { adapter, object } = change;
           if (namespace && object.metadata?.namespace !== namespace) return;
           if (streams.has('jobs') && adapter.name === batchJobAdapter.name)
-            send('job', {
+            events.event('job', {
               type: change.type,
               object: jobSummary(object as Parameters<typeof jobSummary>[0]),
             });
           if (streams.has('workloads') && workloadKinds.has(adapter.name)) {
             const seen = change.type !== 'deleted' && fleet.mirrorSeen(adapter, object);
-            send('workload', {
+            events.event('workload', {
               type: change.type,
               kind: adapter.name,
               apiVersion: apiVersionOf(adapter.resource),
@@ -420,13 +447,13 @@ export function registerQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
             });
           }
         } else if (change.kind === 'cluster' && streams.has('clusters')) {
-          send('cluster', { type: change.type, object: fleet.clusterViewOf(change.cluster) });
+          events.event('cluster', { type: change.type, object: fleet.clusterViewOf(change.cluster) });
         }
       });
-      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-      request.raw.on('close', () => {
-        clearInterval(heartbeat);
-        unsubscribe();
+      heartbeat = setInterval(() => events.comment('keep-alive'), 15_000);
+      res.once('close', () => {
+        stop();
+        stream.release('client-left');
       });
     },
   );

@@ -6,7 +6,7 @@ import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay
 import { dns1123Subdomain } from '@jobrelay/kube';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
 import { z } from 'zod';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
 import { placementOf } from '../job-views.ts';
 import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
@@ -75,7 +75,7 @@ function filteredKinds(deps: ApiDependencies, raw: string | undefined): AnyJobKi
   return deps.fleet.workloadKinds.select(raw).adapters;
 }
 
-export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies): void {
+export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies, openStream: OpenStream): void {
   const { fleet } = deps;
   const kinds = fleet.workloadKinds;
 
@@ -257,7 +257,7 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies): void
     async (request, reply) => {
       const { kind, namespace, name } = request.params;
       const { adapter, object } = dispatched(kind, namespace, name);
-      return streamWorkloadLogs(fleet, adapter, object, request.query, request, reply);
+      return streamWorkloadLogs(fleet, adapter, object, request.query, request, reply, openStream);
     },
   );
 }

@@ -401,7 +401,8 @@ function duplicateNames(kubeconfig: VettedKubeconfig): Problem[] {
 export function loadWorkerKubeconfig(text: string, policy: KubeconfigPolicy = {}): KubeconfigLoad {
   let document: unknown;
   try {
-    document = parse(text);
+    // Errors only: yaml's warnings go to the process's stderr and quote the input (a credential, maybe).
+    document = parse(text, { logLevel: 'error' });
   } catch (err) {
     // The parser's own message can quote the line, and so a credential: only the line number.
     const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
@@ -411,7 +412,13 @@ export function loadWorkerKubeconfig(text: string, policy: KubeconfigPolicy = {}
       message: `the kubeconfig is not valid YAML${line ? ` (line ${line})` : ''}`,
     };
   }
-  if (!document || typeof document !== 'object' || Array.isArray(document)) {
+  // Not a kubeconfig at all (no clusters and no users): malformed, whatever else it holds.
+  if (
+    !document ||
+    typeof document !== 'object' ||
+    Array.isArray(document) ||
+    (!('clusters' in document) && !('users' in document))
+  ) {
     return { ok: false, reason: malformed, message: 'the kubeconfig has no clusters or users lists' };
   }
   const parsed = kubeconfigSchema(policy).safeParse(document);

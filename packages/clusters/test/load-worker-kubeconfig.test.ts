@@ -341,6 +341,12 @@ describe('loadWorkerKubeconfig refuses unsafe values and odd shapes', () => {
     },
     { name: 'a YAML scalar', text: `${TOKEN}\n`, reason: malformed, fragment: 'no clusters or users lists' },
     {
+      name: 'a mapping that is no kubeconfig (no clusters, no users)',
+      text: 'hello: world\n',
+      reason: malformed,
+      fragment: 'no clusters or users lists',
+    },
+    {
       name: 'no clusters list',
       text: edited((doc) => {
         delete (doc as Partial<Document>).clusters;

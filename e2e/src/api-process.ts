@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 
 export interface ApiProcess {
@@ -58,4 +59,33 @@ export function startApiProcess(sandbox: Sandbox, extraArgs: string[] = []): Api
       await exited;
     },
   };
+}
+
+/** What the kubectl plugin printed and exited with. */
+export interface PluginRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the kubectl plugin's own launcher, as kubectl runs it, against `apiUrl` with the
+ * kubeconfig at `kubeconfig` (its current context's token is what the plugin sends).
+ */
+export async function runKubectlPlugin(
+  apiUrl: string,
+  kubeconfig: string,
+  args: string[],
+): Promise<PluginRun> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [join(repositoryRoot, 'apps/kubectl-jobrelay/bin/kubectl-jobrelay.js'), ...args],
+      { env: { ...process.env, KUBECONFIG: kubeconfig, JOBRELAY_API_URL: apiUrl }, timeout: 60_000 },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failure = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: failure.code ?? -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
+  }
 }

@@ -3,13 +3,10 @@
 // the exact right it lacks, each identity has its own request budget and stream cap, a slow
 // reader is dropped, bad tokens are limited per address before any TokenReview, and every
 // refusal, down to the HTTP parser's, is a problem.
-import { execFile } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { readRequestCounts, sumRequests } from '@jobrelay/bench';
-import { repositoryRoot, systemNamespace } from '@jobrelay/sandbox';
+import { systemNamespace } from '@jobrelay/sandbox';
 import {
   CustomObjectsApi,
   PatchStrategy,
@@ -18,7 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
-import { type ApiProcess, startApiProcess } from '../src/api-process.ts';
+import { type ApiProcess, runKubectlPlugin, startApiProcess } from '../src/api-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
 import { fleetWriteVersions } from '../src/fleet-writes.ts';
 import { createTestNamespace, eventually, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
@@ -957,26 +954,8 @@ describe('the kubectl plugin and plain http', () => {
     await api?.close();
   });
 
-  const plugin = async (apiUrl: string, args: string[]) => {
-    try {
-      const { stdout, stderr } = await promisify(execFile)(
-        process.execPath,
-        [join(repositoryRoot, 'apps/kubectl-jobrelay/bin/kubectl-jobrelay.js'), ...args],
-        {
-          env: {
-            ...process.env,
-            KUBECONFIG: sandbox.kubeconfigPath(sandbox.management.name, 'viewer'),
-            JOBRELAY_API_URL: apiUrl,
-          },
-          timeout: 60_000,
-        },
-      );
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const failure = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: failure.code ?? -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
-    }
-  };
+  const plugin = (apiUrl: string, args: string[]) =>
+    runKubectlPlugin(apiUrl, sandbox.kubeconfigPath(sandbox.management.name, 'viewer'), args);
 
   it('refuses to send a token over http:// to a non-loopback address, and sends it to loopback', async () => {
     const address = Object.values(networkInterfaces())

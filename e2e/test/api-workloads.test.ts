@@ -5,13 +5,9 @@
 // pods' logs from the worker, the pending queue and placement previews across kinds, the live
 // stream, and authorization on each kind's own resource (a caller who may read Jobs but not
 // RayClusters is refused the RayCluster, with the missing permission named).
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { mergePatch } from '@jobrelay/kube';
 import {
   kuberayManagedBy,
-  repositoryRoot,
   sandboxRayCluster,
   sandboxRayClusterSpec,
   sandboxRayJob,
@@ -20,6 +16,7 @@ import {
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
+import { runKubectlPlugin } from '../src/api-process.ts';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
 import {
@@ -765,25 +762,8 @@ describe('authorization on each kind’s own resource', () => {
 
 describe('the kubectl plugin across kinds', () => {
   /** The plugin's own launcher, as kubectl runs it, with the viewer's kubeconfig. */
-  async function plugin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await promisify(execFile)(
-        process.execPath,
-        [join(repositoryRoot, 'apps/kubectl-jobrelay/bin/kubectl-jobrelay.js'), ...args],
-        {
-          env: {
-            ...process.env,
-            KUBECONFIG: sandbox.kubeconfigPath(sandbox.management.name, 'viewer'),
-            JOBRELAY_API_URL: baseUrl,
-          },
-          timeout: 60_000,
-        },
-      );
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const failure = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: failure.code ?? -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
-    }
+  function plugin(...args: string[]) {
+    return runKubectlPlugin(baseUrl, sandbox.kubeconfigPath(sandbox.management.name, 'viewer'), args);
   }
 
   it('lists, explains and reads the logs of a RayCluster; Jobs as before', async () => {

@@ -1,6 +1,6 @@
 import {
   type KubeconfigPolicy,
-  namespaceView,
+  namespaceInformer,
   type WorkerCluster,
   WorkerClusterRegistry,
   type WorkerConnection,
@@ -200,14 +200,9 @@ export class FleetView {
       });
       this.viewed.set(adapter.name, { adapter, managedBy, origins, sortedKeys: undefined });
     }
-    this.namespaces = new ResilientInformer<V1Namespace>({
+    this.namespaces = namespaceInformer({
       name: 'management namespaces',
       kubeConfig: management,
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      path: '/api/v1/namespaces',
-      modelName: 'V1Namespace',
-      view: namespaceView,
       log,
       onEvent: () => {},
     });

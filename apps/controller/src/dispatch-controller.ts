@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import {
   kubeconfigPolicyOf,
-  namespaceView,
+  namespaceInformer,
   WorkerClusterRegistry,
   type WorkerConnection,
 } from '@jobrelay/clusters';
@@ -208,14 +208,9 @@ export class DispatchController {
         management: adapter.client(managementApis),
       });
     }
-    this.namespaces = new ResilientInformer<V1Namespace>({
+    this.namespaces = namespaceInformer({
       name: 'management namespaces',
       kubeConfig: management,
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      path: '/api/v1/namespaces',
-      modelName: 'V1Namespace',
-      view: namespaceView,
       log,
       onEvent: (event) => {
         const name = event.object.metadata?.name;

@@ -651,14 +651,9 @@ export class WorkerClusterRegistry {
       informer.start();
     }
     if (!entry.namespaces) {
-      entry.namespaces = new ResilientInformer<V1Namespace>({
+      entry.namespaces = namespaceInformer({
         name: `${cluster} namespaces`,
         kubeConfig: entry.kubeConfig!,
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        path: '/api/v1/namespaces',
-        modelName: 'V1Namespace',
-        view: namespaceView,
         log,
         onEvent: (event) => this.options.onNamespaceEvent?.(cluster, event),
       });
@@ -858,6 +853,26 @@ function isConnected(
 export function namespaceView(namespace: V1Namespace): V1Namespace {
   const { name, uid, resourceVersion, labels } = namespace.metadata ?? {};
   return { metadata: { name, uid, resourceVersion, ...(labels ? { labels } : {}) } };
+}
+
+/**
+ * A cache of one cluster's namespaces as `namespaceView` keeps them (the management cluster's
+ * in the controller and the API, each worker's in the registry). Not started.
+ */
+export function namespaceInformer(options: {
+  name: string;
+  kubeConfig: KubeConfig;
+  log: Logger;
+  onEvent: (event: InformerEvent<V1Namespace>) => void;
+}): ResilientInformer<V1Namespace> {
+  return new ResilientInformer<V1Namespace>({
+    ...options,
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    path: '/api/v1/namespaces',
+    modelName: 'V1Namespace',
+    view: namespaceView,
+  });
 }
 
 function conditionOf(state: ConnectionState): WorkerConnectionState {

@@ -14,6 +14,7 @@ import { mergePatch } from '@jobrelay/kube';
 import { placementAnnotation } from '@jobrelay/mirror';
 import { repositoryRoot } from '@jobrelay/sandbox';
 import { EventsV1Api, type V1Job } from '@kubernetes/client-node';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import {
@@ -192,6 +193,78 @@ describe('a Job author writing jobrelay’s placement record (no admission polic
     expect(done.status?.succeeded).toBe(3);
     await sampler.settle();
     expect(succeededPods(done)).toBe(3);
+  });
+});
+
+// A seeded random mix, not chosen examples: what a forger might write, drawn from a seed
+// (JOBRELAY_FORGERY_SEED for another), each on a Job of its own. Whatever is drawn, the Job must
+// end as on one cluster: every completion run by a real pod, none on the fenced cluster.
+const forgerySeed = Number(process.env.JOBRELAY_FORGERY_SEED ?? 20261203);
+
+describe(`a seeded mix of forged records (seed ${forgerySeed})`, () => {
+  it('never steers a Job past the fences nor counts a completion no pod ran', async () => {
+    const donor = await finished(
+      await author.batch.createNamespacedJob({
+        namespace,
+        body: sandboxJob({ name: uniqueName('mix-donor'), managedBy: dispatcherManagedBy }),
+      }),
+    );
+    const genuine = donor.metadata!.annotations![placementAnnotation]!;
+    const workers = [...fleet.workers.keys()];
+    const forgery = fc.record({
+      completions: fc.integer({ min: 1, max: 3 }),
+      record: fc.oneof(
+        // A record of the forger's choosing, unsealed or with a made-up seal.
+        fc
+          .record({
+            cluster: fc.constantFrom(...workers),
+            attempt: fc.integer({ min: 1, max: 4 }),
+            succeeded: fc.nat(3),
+            failed: fc.nat(2),
+            seal: fc.option(fc.string({ minLength: 1, maxLength: 60 }), { nil: undefined }),
+            gaveUp: fc.option(fc.constant('forged'), { nil: undefined }),
+          })
+          .map(({ succeeded, failed, ...fields }) =>
+            JSON.stringify({ excludedClusters: [], ...fields, carried: { succeeded, failed } }),
+          ),
+        // Another Job's genuine record, as it is or with its progress raised under its seal.
+        fc.constant(genuine),
+        fc.nat(3).map((succeeded) => {
+          const json = JSON.parse(genuine) as Record<string, unknown>;
+          return JSON.stringify({ ...json, cluster: fenced, carried: { succeeded, failed: 0 } });
+        }),
+        // Not a record at all.
+        fc.jsonValue({ maxDepth: 2 }).map((value) => JSON.stringify(value) ?? 'null'),
+      ),
+    });
+    const drawn = fc.sample(forgery, { seed: forgerySeed, numRuns: 6 });
+    const jobs = await Promise.all(
+      drawn.map(({ completions, record }) =>
+        author.batch.createNamespacedJob({
+          namespace,
+          body: sandboxJob({
+            name: uniqueName('mix'),
+            managedBy: dispatcherManagedBy,
+            spec: { completions, parallelism: 1 },
+            annotations: { [placementAnnotation]: record },
+          }),
+        }),
+      ),
+    );
+    const done = await Promise.all(jobs.map((job) => finished(job)));
+    await sampler.settle();
+    for (const [i, job] of done.entries()) {
+      const what = `forgery ${i} (seed ${forgerySeed}): ${drawn[i]!.record}`;
+      expect(job.status?.succeeded, what).toBe(drawn[i]!.completions);
+      expect(succeededPods(job), what).toBe(drawn[i]!.completions);
+      const clusters = sampler
+        .report()
+        .mirrorsOf(job.metadata!.uid!)
+        .map((m) => m.cluster);
+      expect(clusters.length, what).toBeGreaterThan(0);
+      expect(clusters, what).not.toContain(fenced);
+      expect(await eventsAbout(job, 'PlacementUntrusted'), what).toHaveLength(1);
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import { mapWithConcurrency } from '@jobrelay/kube';
 import type { Logger } from 'pino';
 import {
   type AccessReviewer,
@@ -6,7 +7,6 @@ import {
   ReviewUnavailableError,
 } from './access-review.ts';
 import type { ApiMetrics } from './api-metrics.ts';
-import { mapWithConcurrency } from './map-with-concurrency.ts';
 import type { ApiProblem } from './problems.ts';
 import {
   expiredProblem,

@@ -1,6 +1,6 @@
 import type { AnyJobKindAdapter, KubeObject } from '@jobrelay/kinds';
+import { mapWithConcurrency } from '@jobrelay/kube';
 import type { AccessReviewer, Caller } from './access-review.ts';
-import { mapWithConcurrency } from './map-with-concurrency.ts';
 import { onKind } from './routes/permissions.ts';
 
 /** SubjectAccessReviews in flight at once for one answer: a cluster may hold many namespaces. */

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { patchPlacement } from '@jobrelay/controller/patch-placement';
 import { batchJobAdapter } from '@jobrelay/kinds';
-import { defaultOriginId, makeClusterApiClients } from '@jobrelay/kube';
+import { defaultOriginId, makeClusterApiClients, mapWithConcurrency } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
 import { loadRecordKeyring, noProgress } from '@jobrelay/placement';
 import { CoreV1Api, type V1Job } from '@kubernetes/client-node';
@@ -10,7 +10,7 @@ import { BenchFleet, type ControllerUnderTest, startBenchController } from './be
 import { benchJob, benchJobNames } from './bench-jobs.ts';
 import { benchProcessCpuMs, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { JobWatch, type SeenJob } from './job-watch.ts';
-import { percentile, withConcurrency } from './statistics.ts';
+import { percentile } from './statistics.ts';
 
 export interface BenchSettings {
   /** Jobs in flight at once, in the controller (placement and reconcile) and in the replays. */
@@ -53,7 +53,7 @@ async function createJobs(
   concurrency: number,
   onCreated?: (job: V1Job, at: number) => void,
 ): Promise<void> {
-  await withConcurrency(bodies, concurrency, async (body) => {
+  await mapWithConcurrency(bodies, concurrency, async (body) => {
     const created = await cluster.batch.createNamespacedJob({ namespace, body });
     onCreated?.(created, performance.now());
   });
@@ -330,7 +330,7 @@ export async function rawCreates(
   );
   const names = benchJobNames('raw', options.jobs);
   const began = performance.now();
-  await withConcurrency(names, settings.concurrency, async (name, i) => {
+  await mapWithConcurrency(names, settings.concurrency, async (name, i) => {
     await clients[i % clients.length]!.batch.createNamespacedJob({
       namespace,
       body: benchJob({ name, run: options.run, shape: 'idle', dispatched: false }),
@@ -389,7 +389,7 @@ export async function replayDispatch(
   const partsBefore = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   const began = performance.now();
   try {
-    await withConcurrency(backlog, settings.concurrency, async (origin, i) => {
+    await mapWithConcurrency(backlog, settings.concurrency, async (origin, i) => {
       const cluster = fleet.workers[i % workers.length]!.name;
       const record = {
         attempt: 1,

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { mapWithConcurrency } from '@jobrelay/kube';
 import type { BenchFleet } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
 import { JobWatch } from './job-watch.ts';
 import { type BenchSettings, startController } from './scenarios.ts';
-import { withConcurrency } from './statistics.ts';
 
 /** What the soak reads of the controller and Redis at one moment. */
 export interface SoakSample {
@@ -101,7 +101,7 @@ export async function soak(
     const intervalMs = 1000 / options.ratePerSec;
     const start = performance.now();
     // Paced: Job i is created at start + i/rate (or as soon after as the apiserver lets it).
-    await withConcurrency(names, 16, async (name, index) => {
+    await mapWithConcurrency(names, 16, async (name, index) => {
       const due = start + index * intervalMs;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));

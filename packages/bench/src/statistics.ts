@@ -21,19 +21,3 @@ export function percentile(samples: readonly number[], p: number): number | unde
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[rank - 1];
 }
-
-/** Runs `work` over `items` with at most `concurrency` at once, in order of start. */
-export async function withConcurrency<T>(
-  items: readonly T[],
-  concurrency: number,
-  work: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index]!, index);
-    }
-  });
-  await Promise.all(lanes);
-}

@@ -18,6 +18,7 @@ export { EventRecorder, type RecordedEvent } from './event-recorder.ts';
 export { ConfigError, configFileFlag, type FlagConfigOptions, loadFlagConfig } from './flag-config.ts';
 export { dns1123Label, dns1123Subdomain, labelValuePattern } from './kubernetes-names.ts';
 export { logRedaction, printableConfig, redactUrlCredentials } from './log-redaction.ts';
+export { mapWithConcurrency } from './map-with-concurrency.ts';
 export { microTime } from './micro-time.ts';
 export { defaultOriginId } from './origin-identity.ts';
 export { mergePatch } from './patch.ts';

@@ -25,7 +25,8 @@ export interface MirrorContinuation {
   deadlineUsedSeconds?: number;
 }
 
-function hasProgress(progress: CarriedProgress): boolean {
+/** Whether any count or index was reached (a first attempt carries none). */
+export function hasProgress(progress: CarriedProgress): boolean {
   return (
     progress.succeeded > 0 ||
     progress.failed > 0 ||

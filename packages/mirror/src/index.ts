@@ -3,6 +3,7 @@ export {
   continuationFor,
   continuationProblem,
   deadlineUsedSeconds,
+  hasProgress,
   isSeedApplied,
   type MirrorContinuation,
   mirrorStatusSeed,

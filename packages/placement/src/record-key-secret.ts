@@ -1,3 +1,4 @@
+import { isAlreadyExists, isNotFound } from '@jobrelay/kube';
 import { RecordKeyring } from './record-seal.ts';
 
 /** The Secret, in jobrelay's namespace, holding the keys placement records are sealed with. */
@@ -20,11 +21,6 @@ export interface RecordKeySecrets {
       data: Record<string, string>;
     };
   }): Promise<unknown>;
-}
-
-function statusCode(err: unknown): number | undefined {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
 }
 
 /**
@@ -73,7 +69,7 @@ export async function loadRecordKeyring(
   try {
     return { keyring: await read(), created: false };
   } catch (err) {
-    if (statusCode(err) !== 404 || !options.createIfMissing) throw err;
+    if (!isNotFound(err) || !options.createIfMissing) throw err;
   }
   try {
     await secrets.createNamespacedSecret({
@@ -90,7 +86,7 @@ export async function loadRecordKeyring(
     });
     return { keyring: await read(), created: true };
   } catch (err) {
-    if (statusCode(err) === 409) return { keyring: await read(), created: false };
+    if (isAlreadyExists(err)) return { keyring: await read(), created: false };
     throw err;
   }
 }

@@ -1,7 +1,6 @@
 import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
-import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { hasProgress, mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import {
-  type CarriedProgress,
   describeRefusal,
   newlyRefusedAsks,
   noProgress,
@@ -262,15 +261,6 @@ function startAfresh<T extends KubeObject>(
       waitingSince: new Date(now).toISOString(),
     },
   };
-}
-
-function hasProgress(progress: CarriedProgress): boolean {
-  return (
-    progress.succeeded > 0 ||
-    progress.failed > 0 ||
-    (progress.completedIndexes ?? '') !== '' ||
-    (progress.failedIndexes ?? '') !== ''
-  );
 }
 
 /** Whether a workload without a record shows it ran: counts in its status, or a mirror of it somewhere reachable. */

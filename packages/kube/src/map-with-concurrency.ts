@@ -1,20 +1,20 @@
 /**
  * `map` over `items` with at most `concurrency` calls in flight, results in the items' order:
- * reviews for many tokens or namespaces never go to the apiserver all at once.
+ * work for many objects (reviews, creates) never goes to an apiserver all at once.
  */
 export async function mapWithConcurrency<T, R>(
   items: readonly T[],
   concurrency: number,
-  map: (item: T) => Promise<R>,
+  map: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
-  const worker = async () => {
+  const lane = async () => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await map(items[index]!);
+      results[index] = await map(items[index]!, index);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, concurrency), items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, concurrency), items.length) }, lane));
   return results;
 }

@@ -32,6 +32,7 @@ import {
   dispatcherManagedBy,
   eventually,
   namespaceEditor,
+  type SandboxJobOptions,
   sandboxJob,
   statusCodeOf,
   testSandbox,
@@ -66,6 +67,14 @@ afterAll(async () => {
   if (fenced) await admin.reset(fenced, []);
 });
 
+/** The author's Job (jobrelay's managedBy, a fresh name from `prefix`), created as the author. */
+function submit(prefix: string, options: Omit<SandboxJobOptions, 'name' | 'managedBy'> = {}): Promise<V1Job> {
+  return author.batch.createNamespacedJob({
+    namespace,
+    body: sandboxJob({ name: uniqueName(prefix), managedBy: dispatcherManagedBy, ...options }),
+  });
+}
+
 /** What a hostile author writes as jobrelay's placement record: unsealed JSON of its choosing. */
 function forgedRecord(fields: Record<string, unknown>): string {
   return JSON.stringify({
@@ -97,13 +106,8 @@ async function finished(job: V1Job): Promise<V1Job> {
 
 describe('a Job author writing jobrelay’s placement record (no admission policy)', () => {
   it('cannot choose a cluster the fences keep it out of: the record is reported and the Job placed from scratch', async () => {
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('steer'),
-        managedBy: dispatcherManagedBy,
-        annotations: { [placementAnnotation]: forgedRecord({ cluster: fenced }) },
-      }),
+    const job = await submit('steer', {
+      annotations: { [placementAnnotation]: forgedRecord({ cluster: fenced }) },
     });
     const done = await finished(job);
     expect(done.status?.succeeded).toBe(1);
@@ -121,20 +125,15 @@ describe('a Job author writing jobrelay’s placement record (no admission polic
   });
 
   it('cannot claim progress: a Job of 4 completions whose record carries 3 runs 4 pods', async () => {
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('carried'),
-        managedBy: dispatcherManagedBy,
-        spec: { completions: 4, parallelism: 1 },
-        annotations: {
-          [placementAnnotation]: forgedRecord({
-            attempt: 2,
-            cluster: [...fleet.workers.keys()][1],
-            carried: { succeeded: 3, failed: 0 },
-          }),
-        },
-      }),
+    const job = await submit('carried', {
+      spec: { completions: 4, parallelism: 1 },
+      annotations: {
+        [placementAnnotation]: forgedRecord({
+          attempt: 2,
+          cluster: [...fleet.workers.keys()][1],
+          carried: { succeeded: 3, failed: 0 },
+        }),
+      },
     });
     const done = await finished(job);
     expect(done.status?.succeeded).toBe(4);
@@ -145,20 +144,12 @@ describe('a Job author writing jobrelay’s placement record (no admission polic
   });
 
   it('cannot reuse another Job’s valid record: it is sealed for that Job alone', async () => {
-    const first = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({ name: uniqueName('donor'), managedBy: dispatcherManagedBy }),
-    });
+    const first = await submit('donor');
     const donor = await finished(first);
     const copied = donor.metadata!.annotations![placementAnnotation]!;
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('copy'),
-        managedBy: dispatcherManagedBy,
-        spec: { completions: 2, parallelism: 1 },
-        annotations: { [placementAnnotation]: copied },
-      }),
+    const job = await submit('copy', {
+      spec: { completions: 2, parallelism: 1 },
+      annotations: { [placementAnnotation]: copied },
     });
     const done = await finished(job);
     expect(done.status?.succeeded).toBe(2);
@@ -170,19 +161,14 @@ describe('a Job author writing jobrelay’s placement record (no admission polic
   });
 
   it('cannot hand its mirror a continuation: jobrelay’s annotations never cross to a worker', async () => {
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('continues'),
-        managedBy: dispatcherManagedBy,
-        spec: { completions: 3, parallelism: 1 },
-        pod: { runSeconds: 2 },
-        annotations: {
-          'jobrelay.dev/continues-from': '{"succeeded":2,"failed":0}',
-          'jobrelay.dev/placement-attempt': '7',
-          'jobrelay.dev/deadline-used-seconds': '0',
-        },
-      }),
+    const job = await submit('continues', {
+      spec: { completions: 3, parallelism: 1 },
+      pod: { runSeconds: 2 },
+      annotations: {
+        'jobrelay.dev/continues-from': '{"succeeded":2,"failed":0}',
+        'jobrelay.dev/placement-attempt': '7',
+        'jobrelay.dev/deadline-used-seconds': '0',
+      },
     });
     const { mirror } = await waitForMirror(fleet, job);
     const annotations = mirror.metadata?.annotations ?? {};
@@ -203,12 +189,7 @@ const forgerySeed = Number(process.env.JOBRELAY_FORGERY_SEED ?? 20261203);
 
 describe(`a seeded mix of forged records (seed ${forgerySeed})`, () => {
   it('never steers a Job past the fences nor counts a completion no pod ran', async () => {
-    const donor = await finished(
-      await author.batch.createNamespacedJob({
-        namespace,
-        body: sandboxJob({ name: uniqueName('mix-donor'), managedBy: dispatcherManagedBy }),
-      }),
-    );
+    const donor = await finished(await submit('mix-donor'));
     const genuine = donor.metadata!.annotations![placementAnnotation]!;
     const workers = [...fleet.workers.keys()];
     const forgery = fc.record({
@@ -240,14 +221,9 @@ describe(`a seeded mix of forged records (seed ${forgerySeed})`, () => {
     const drawn = fc.sample(forgery, { seed: forgerySeed, numRuns: 6 });
     const jobs = await Promise.all(
       drawn.map(({ completions, record }) =>
-        author.batch.createNamespacedJob({
-          namespace,
-          body: sandboxJob({
-            name: uniqueName('mix'),
-            managedBy: dispatcherManagedBy,
-            spec: { completions, parallelism: 1 },
-            annotations: { [placementAnnotation]: record },
-          }),
+        submit('mix', {
+          spec: { completions, parallelism: 1 },
+          annotations: { [placementAnnotation]: record },
         }),
       ),
     );
@@ -312,15 +288,7 @@ describe('a sealed record naming a cluster whose fences changed since', () => {
 
 describe('a mirror’s continuation edited on its worker', () => {
   it('is not believed: the mirror is deleted and made again, and every pod counted ran', async () => {
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('tamper'),
-        managedBy: dispatcherManagedBy,
-        spec: { completions: 2, parallelism: 1 },
-        pod: { runSeconds: 5 },
-      }),
-    });
+    const job = await submit('tamper', { spec: { completions: 2, parallelism: 1 }, pod: { runSeconds: 5 } });
     const { cluster, mirror } = await waitForMirror(fleet, job);
     // The worker's side of the same tenant (or anyone who may edit Jobs there) claims progress.
     await fleet.workers.get(cluster)!.batch.patchNamespacedJob(
@@ -351,14 +319,9 @@ describe('a mirror’s continuation edited on its worker', () => {
 
 describe('a Job author removing jobrelay’s placement record while its Job runs', () => {
   it('has it placed again from the progress its status shows: nothing counted twice, nothing lost', async () => {
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('unrecord'),
-        managedBy: dispatcherManagedBy,
-        spec: { completions: 3, parallelism: 1 },
-        pod: { runSeconds: 3 },
-      }),
+    const job = await submit('unrecord', {
+      spec: { completions: 3, parallelism: 1 },
+      pod: { runSeconds: 3 },
     });
     await eventually(
       'a first success counted on the origin',
@@ -457,15 +420,7 @@ describe('with the admission policy installed (deploy/controller/bookkeeping-pol
   });
 
   it('refuses changing a placed Job’s record or adding a continuation; the controller still places and syncs, and every counted pod ran', async () => {
-    const job = await author.batch.createNamespacedJob({
-      namespace,
-      body: sandboxJob({
-        name: uniqueName('guarded'),
-        managedBy: dispatcherManagedBy,
-        spec: { completions: 3, parallelism: 1 },
-        pod: { runSeconds: 2 },
-      }),
-    });
+    const job = await submit('guarded', { spec: { completions: 3, parallelism: 1 }, pod: { runSeconds: 2 } });
     const placed = await eventually(
       'its sealed record',
       async () => {

@@ -70,6 +70,13 @@ export type ParsedPlacement =
 /** Attempts above this in an untrusted record are not believed, even to number past them. */
 const believableAttempt = 10_000;
 
+/** An untrusted record: the problem, and the attempt it claims when that is believable. */
+function untrusted(problem: string, attempt: unknown): Extract<ParsedPlacement, { kind: 'untrusted' }> {
+  const believable =
+    Number.isInteger(attempt) && (attempt as number) > 0 && (attempt as number) <= believableAttempt;
+  return { kind: 'untrusted', problem, ...(believable ? { claimedAttempt: attempt as number } : {}) };
+}
+
 type Syntax =
   | { kind: 'none' }
   | { kind: 'ok'; record: PlacementRecord; seal: string | undefined }
@@ -90,12 +97,7 @@ function parseSyntax(annotation: string | undefined): Syntax {
     const problem = parsed.error.issues
       .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
       .join('; ');
-    const attempt = fields.attempt;
-    const claimedAttempt =
-      Number.isInteger(attempt) && (attempt as number) > 0 && (attempt as number) <= believableAttempt
-        ? (attempt as number)
-        : undefined;
-    return { kind: 'untrusted', problem, ...(claimedAttempt ? { claimedAttempt } : {}) };
+    return untrusted(problem, fields.attempt);
   }
   return { kind: 'ok', record: parsed.data, seal: typeof seal === 'string' ? seal : undefined };
 }
@@ -124,8 +126,7 @@ export function readPlacementRecord(
   const check = keyring.check(seal, record, subject);
   if (check.kind === 'valid') return { kind: 'ok', record };
   if (check.kind === 'unknown-key') return { kind: 'unverifiable', keyId: check.keyId };
-  const claimedAttempt = record.attempt <= believableAttempt ? record.attempt : undefined;
-  return { kind: 'untrusted', problem: check.problem, ...(claimedAttempt ? { claimedAttempt } : {}) };
+  return untrusted(check.problem, record.attempt);
 }
 
 /** The annotation's text for `record` on `subject`, sealed with `keyring`'s current key. */

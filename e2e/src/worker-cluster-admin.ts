@@ -73,7 +73,7 @@ export function workerClusterAdmin(fleet: Fleet) {
               weight: 1,
               unschedulable: null,
               drain: null,
-              maxActiveJobs: null,
+              maxActiveWorkloads: null,
               allowedNamespaces: null,
             },
           },

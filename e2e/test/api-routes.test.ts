@@ -246,23 +246,23 @@ describe('clusters', () => {
       const patched = await api.call('fleet-admin', 'PATCH', `/api/v1/clusters/${name}`, {
         labels: { 'api-test': 'yes' },
         weight: 7,
-        maxActiveJobs: 50,
+        maxActiveWorkloads: 50,
       });
       expect(patched.status).toBe(200);
-      expect(patched.json()).toMatchObject({ weight: 7, maxActiveJobs: 50, labels: { 'api-test': 'yes' } });
+      expect(patched.json()).toMatchObject({ weight: 7, maxActiveWorkloads: 50, labels: { 'api-test': 'yes' } });
       expect(await read()).toMatchObject({
         metadata: { labels: { 'api-test': 'yes' } },
-        spec: { weight: 7, maxActiveJobs: 50 },
+        spec: { weight: 7, maxActiveWorkloads: 50 },
       });
       const cleared = await api.call('fleet-admin', 'PATCH', `/api/v1/clusters/${name}`, {
         labels: { 'api-test': null },
         weight: 1,
-        maxActiveJobs: null,
+        maxActiveWorkloads: null,
       });
       expect(cleared.status).toBe(200);
       const after = await read();
       expect(after.metadata.labels?.['api-test']).toBeUndefined();
-      expect(after.spec.maxActiveJobs).toBeUndefined();
+      expect(after.spec.maxActiveWorkloads).toBeUndefined();
 
       const empty = expectProblem(
         await api.call('fleet-admin', 'PATCH', `/api/v1/clusters/${name}`, {}),

@@ -345,6 +345,6 @@ describe('the controller’s health and metrics endpoints', () => {
         value(new RegExp(`^jobrelay_worker_cluster_active\\{cluster="${worker.name}"\\} (\\d+)`, 'm')),
       ).toBe(1);
     }
-    expect(value(/^jobrelay_managed_jobs (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^jobrelay_managed_workloads (\d+)/m)).toBeGreaterThan(0);
   });
 });

@@ -91,9 +91,9 @@ const bad: Array<{ what: string; name?: string; spec: Record<string, unknown>; s
     says: /spec\.unschedulable: Invalid value: "string": .*must be of type boolean/,
   },
   {
-    what: 'a negative maxActiveJobs',
-    spec: { ...secretRef, maxActiveJobs: -5 },
-    says: /spec\.maxActiveJobs: Invalid value: -5/,
+    what: 'a negative maxActiveWorkloads',
+    spec: { ...secretRef, maxActiveWorkloads: -5 },
+    says: /spec\.maxActiveWorkloads: Invalid value: -5/,
   },
   {
     what: 'a namespace listed twice',
@@ -149,7 +149,7 @@ describe('WorkerCluster validation by the management apiserver', () => {
       weight: 0,
       unschedulable: false,
       drain: false,
-      maxActiveJobs: 0,
+      maxActiveWorkloads: 0,
       allowedNamespaces: ['team-a', 'b2'],
       podRestrictions: {
         refusePrivileged: true,

@@ -12,7 +12,7 @@ export const clusterSchema = z
     cordoned: z.boolean(),
     draining: z.boolean(),
     weight: z.number(),
-    maxActiveJobs: z.number().int().nullable(),
+    maxActiveWorkloads: z.number().int().nullable(),
     allowedNamespaces: z.array(z.string()),
     podRestrictions: z
       .object({
@@ -42,7 +42,7 @@ export const clusterSchema = z
       .number()
       .int()
       .describe(
-        'Unfinished dispatched workloads of every kind placed on this cluster (what maxActiveJobs counts).',
+        'Unfinished dispatched workloads of every kind placed on this cluster (what maxActiveWorkloads counts).',
       ),
     placedByKind: z
       .record(z.string(), z.number().int())
@@ -93,7 +93,7 @@ export function clusterView(
     cordoned: wc.spec.unschedulable === true || wc.spec.drain === true,
     draining: wc.spec.drain === true,
     weight: wc.spec.weight ?? 1,
-    maxActiveJobs: wc.spec.maxActiveJobs ?? null,
+    maxActiveWorkloads: wc.spec.maxActiveWorkloads ?? null,
     allowedNamespaces: wc.spec.allowedNamespaces ?? [],
     podRestrictions: wc.spec.podRestrictions ?? null,
     capacity: capacity

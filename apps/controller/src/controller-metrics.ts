@@ -73,7 +73,7 @@ export class ControllerMetrics {
       registers,
     });
     new Gauge({
-      name: 'jobrelay_managed_jobs',
+      name: 'jobrelay_managed_workloads',
       help: 'Origins of every kind with our managedBy, as cached.',
       registers,
       collect() {
@@ -89,7 +89,7 @@ export class ControllerMetrics {
       },
     });
     new Gauge({
-      name: 'jobrelay_placement_queue_jobs',
+      name: 'jobrelay_placement_queue_workloads',
       help: 'Placement tasks in Redis, by state (waiting, active, delayed = waiting for capacity).',
       labelNames: ['state'],
       registers,

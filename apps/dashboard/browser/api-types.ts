@@ -25,7 +25,7 @@ export interface Cluster {
   cordoned: boolean;
   draining: boolean;
   weight: number;
-  maxActiveJobs: number | null;
+  maxActiveWorkloads: number | null;
   capacity: { nodes: number; allocatable: Record<string, string>; free: Record<string, string> } | null;
   assumed?: Record<string, string>;
   jobsPlaced: number;

@@ -11,7 +11,7 @@ export interface Cluster {
   cordoned?: boolean;
   draining?: boolean;
   weight?: number;
-  maxActiveJobs?: number | null;
+  maxActiveWorkloads?: number | null;
   allowedNamespaces?: string[];
   capacity?: {
     nodes?: number;

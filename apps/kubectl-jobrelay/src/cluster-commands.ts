@@ -49,8 +49,8 @@ export async function registerCommand(s: PluginSession): Promise<void> {
   if (Object.keys(labels).length > 0) body.labels = labels;
   const weight = integerFlag('register', 'weight', s.string('weight'), 0, 100);
   if (weight !== undefined) body.weight = weight;
-  const maxActiveJobs = integerFlag('register', 'max-active-jobs', s.string('max-active-jobs'), 0);
-  if (maxActiveJobs !== undefined) body.maxActiveJobs = maxActiveJobs;
+  const maxActiveWorkloads = integerFlag('register', 'max-active-jobs', s.string('max-active-jobs'), 0);
+  if (maxActiveWorkloads !== undefined) body.maxActiveWorkloads = maxActiveWorkloads;
   const namespaces = s.list('allowed-namespace');
   if (namespaces.length > 0) body.allowedNamespaces = namespaces;
 

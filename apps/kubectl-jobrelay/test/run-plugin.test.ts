@@ -117,7 +117,7 @@ const cluster = {
   cordoned: false,
   draining: false,
   weight: 1,
-  maxActiveJobs: null,
+  maxActiveWorkloads: null,
   allowedNamespaces: [],
   capacity: { nodes: 1, allocatable: { cpu: '4', memory: '8Gi' }, free: { cpu: '3', memory: '6Gi' } },
   jobsPlaced: 2,
@@ -774,7 +774,7 @@ describe('commands', () => {
       name: 'w3',
       labels: { region: 'eu' },
       weight: 50,
-      maxActiveJobs: 10,
+      maxActiveWorkloads: 10,
       allowedNamespaces: ['team-a'],
     });
     expect(parse(body.kubeconfig as string)).toEqual({

@@ -702,7 +702,7 @@ export class WorkerClusterRegistry {
   }
 
   /** Activity for the printer column: unfinished mirrors of every kind, from the caches (no API call). */
-  private activeJobs(entry: ConnectionEntry): number {
+  private activeWorkloads(entry: ConnectionEntry): number {
     let unfinished = 0;
     for (const adapter of this.options.kinds) {
       for (const mirror of entry.mirrors?.get(adapter.name)?.list() ?? [])
@@ -742,7 +742,7 @@ export class WorkerClusterRegistry {
     const { state } = entry;
     const previous = workerCluster.status?.conditions?.find((c) => c.type === 'Active');
     const status = state.active ? 'True' : 'False';
-    const activeJobs = this.activeJobs(entry);
+    const activeWorkloads = this.activeWorkloads(entry);
     const capacity = this.capacityStatus(entry);
     // Kept as last found while not connected, like the version.
     const servedKinds = entry.servedKinds ? [...entry.servedKinds] : undefined;
@@ -750,7 +750,7 @@ export class WorkerClusterRegistry {
       status,
       state.reason,
       state.message,
-      activeJobs,
+      activeWorkloads,
       capacity,
       servedKinds,
       state.attempts,
@@ -786,7 +786,7 @@ export class WorkerClusterRegistry {
           body: {
             status: {
               observedGeneration: workerCluster.metadata.generation,
-              activeJobs,
+              activeWorkloads,
               kubernetesVersion: entry.kubernetesVersion ?? workerCluster.status?.kubernetesVersion,
               ...(servedKinds ? { servedKinds } : {}),
               lastHeartbeatTime: state.active

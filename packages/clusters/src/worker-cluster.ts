@@ -23,7 +23,7 @@ export interface WorkerCluster {
   spec: WorkerClusterSpec;
   status?: {
     observedGeneration?: number;
-    activeJobs?: number;
+    activeWorkloads?: number;
     kubernetesVersion?: string;
     /** The kinds (adapter names) the worker serves, as discovery last found them. */
     servedKinds?: string[];
@@ -44,7 +44,7 @@ export interface WorkerClusterSpec {
   /** Drain: like cordon, and the unfinished workloads here are placed elsewhere. */
   drain?: boolean;
   /** At most this many unfinished jobrelay workloads (of every kind) at once. */
-  maxActiveJobs?: number;
+  maxActiveWorkloads?: number;
   /** Only workloads from these namespaces; empty or absent means all. */
   allowedNamespaces?: string[];
   /**

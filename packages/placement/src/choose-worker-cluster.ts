@@ -32,9 +32,9 @@ export interface ClusterCandidate {
   weight: number;
   /** Namespaces whose Jobs may run there; empty means all. */
   allowedNamespaces: readonly string[];
-  maxActiveJobs?: number;
+  maxActiveWorkloads?: number;
   /** Unfinished jobrelay Jobs placed there, including placements not yet mirrored. */
-  activeJobs: number;
+  activeWorkloads: number;
   /** The workload kinds (adapter names) the cluster serves; undefined while not known (not filtered). */
   servedKinds?: readonly string[];
   /** spec.podRestrictions: what it refuses beyond Pod Security; undefined refuses nothing more. */
@@ -153,7 +153,7 @@ function weakerNamespaceThere(candidate: ClusterCandidate, request: PlacementReq
 /**
  * Why a cluster's fences keep the Job out (everything but its capacity), or undefined if they
  * do not: the controller checks these again just before it creates a mirror, whatever the
- * placement record says. `candidate.activeJobs` must not count the Job itself.
+ * placement record says. `candidate.activeWorkloads` must not count the Job itself.
  */
 export function fenceRejection(candidate: ClusterCandidate, request: PlacementRequest): string | undefined {
   if (request.excludedClusters.includes(candidate.name)) {
@@ -170,8 +170,8 @@ export function fenceRejection(candidate: ClusterCandidate, request: PlacementRe
   if (candidate.allowedNamespaces.length > 0 && !candidate.allowedNamespaces.includes(request.namespace)) {
     return `does not allow namespace ${request.namespace}`;
   }
-  if (candidate.maxActiveJobs !== undefined && candidate.activeJobs >= candidate.maxActiveJobs) {
-    return `at maxActiveJobs (${candidate.maxActiveJobs})`;
+  if (candidate.maxActiveWorkloads !== undefined && candidate.activeWorkloads >= candidate.maxActiveWorkloads) {
+    return `at maxActiveWorkloads (${candidate.maxActiveWorkloads})`;
   }
   if (request.kind && candidate.servedKinds && !candidate.servedKinds.includes(request.kind.name)) {
     return `does not serve ${request.kind.label}`;
@@ -305,7 +305,7 @@ export function chooseWorkerCluster(
         Number(b.candidate.weight > 0) - Number(a.candidate.weight > 0) ||
         Number(avoided(a.candidate)) - Number(avoided(b.candidate)) ||
         b.score - a.score ||
-        a.candidate.activeJobs - b.candidate.activeJobs ||
+        a.candidate.activeWorkloads - b.candidate.activeWorkloads ||
         a.candidate.name.localeCompare(b.candidate.name),
     )
     .map(({ candidate, score }) => ({ name: candidate.name, score }));

@@ -76,7 +76,7 @@ export class PlacedLoadIndex {
     else sameKey.splice(sameKey.indexOf(workload), 1);
   }
 
-  /** How many placed, unfinished workloads `cluster` has (what maxActiveJobs limits). */
+  /** How many placed, unfinished workloads `cluster` has (what maxActiveWorkloads limits). */
   workloadsOn(cluster: string): number {
     return this.clusters.get(cluster)?.jobs ?? 0;
   }

@@ -258,7 +258,7 @@ export interface PlacementClusterInput {
     weight?: number;
     unschedulable?: boolean;
     drain?: boolean;
-    maxActiveJobs?: number;
+    maxActiveWorkloads?: number;
     allowedNamespaces?: readonly string[];
     /** Read with podRestrictionsSchema: the CRD's schema, checked again. */
     podRestrictions?: unknown;
@@ -301,8 +301,8 @@ export function clusterCandidates(
       cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
       weight: cluster.spec.weight ?? 1,
       allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
-      ...(cluster.spec.maxActiveJobs !== undefined ? { maxActiveJobs: cluster.spec.maxActiveJobs } : {}),
-      activeJobs: here?.jobs ?? 0,
+      ...(cluster.spec.maxActiveWorkloads !== undefined ? { maxActiveWorkloads: cluster.spec.maxActiveWorkloads } : {}),
+      activeWorkloads: here?.jobs ?? 0,
       ...(cluster.servedKinds ? { servedKinds: cluster.servedKinds } : {}),
       ...(restrictions.ok
         ? restrictions.restrictions

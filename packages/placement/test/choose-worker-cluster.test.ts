@@ -55,7 +55,7 @@ class CandidateBuilder {
       cordoned: false,
       weight: 1,
       allowedNamespaces: [],
-      activeJobs: 0,
+      activeWorkloads: 0,
     };
   }
 
@@ -130,13 +130,13 @@ class CandidateBuilder {
     return this;
   }
 
-  activeJobs(activeJobs: number): this {
-    this.candidate = { ...this.candidate, activeJobs };
+  activeWorkloads(activeWorkloads: number): this {
+    this.candidate = { ...this.candidate, activeWorkloads };
     return this;
   }
 
-  maxActiveJobs(maxActiveJobs: number): this {
-    this.candidate = { ...this.candidate, maxActiveJobs };
+  maxActiveWorkloads(maxActiveWorkloads: number): this {
+    this.candidate = { ...this.candidate, maxActiveWorkloads };
     return this;
   }
 
@@ -311,22 +311,22 @@ describe('chooseWorkerCluster: each filter alone', () => {
       reason: 'does not allow namespace default',
     },
     {
-      name: 'at maxActiveJobs',
+      name: 'at maxActiveWorkloads',
       request: job(),
-      candidate: cluster('a').nodes(roomy).maxActiveJobs(3).activeJobs(3),
-      reason: 'at maxActiveJobs (3)',
+      candidate: cluster('a').nodes(roomy).maxActiveWorkloads(3).activeWorkloads(3),
+      reason: 'at maxActiveWorkloads (3)',
     },
     {
-      name: 'beyond maxActiveJobs (lowered after placements)',
+      name: 'beyond maxActiveWorkloads (lowered after placements)',
       request: job(),
-      candidate: cluster('a').nodes(roomy).maxActiveJobs(3).activeJobs(5),
-      reason: 'at maxActiveJobs (3)',
+      candidate: cluster('a').nodes(roomy).maxActiveWorkloads(3).activeWorkloads(5),
+      reason: 'at maxActiveWorkloads (3)',
     },
     {
-      name: 'maxActiveJobs 0',
+      name: 'maxActiveWorkloads 0',
       request: job(),
-      candidate: cluster('a').nodes(roomy).maxActiveJobs(0),
-      reason: 'at maxActiveJobs (0)',
+      candidate: cluster('a').nodes(roomy).maxActiveWorkloads(0),
+      reason: 'at maxActiveWorkloads (0)',
     },
     {
       name: 'pod restrictions refuse a privileged container',
@@ -528,9 +528,9 @@ describe('chooseWorkerCluster: each filter alone', () => {
       candidate: cluster('a').nodes(roomy).allowing('team-a', 'team-b'),
     },
     {
-      name: 'one below maxActiveJobs',
+      name: 'one below maxActiveWorkloads',
       request: job(),
-      candidate: cluster('a').nodes(roomy).maxActiveJobs(3).activeJobs(2),
+      candidate: cluster('a').nodes(roomy).maxActiveWorkloads(3).activeWorkloads(2),
     },
     {
       name: 'pinned to this cluster',
@@ -571,32 +571,32 @@ describe('chooseWorkerCluster: filter order', () => {
     {
       name: 'cordoned before the selector',
       request: job().selector('region=eu'),
-      candidate: cluster('a').cordoned().allowing('team-a').maxActiveJobs(0),
+      candidate: cluster('a').cordoned().allowing('team-a').maxActiveWorkloads(0),
       reason: 'cordoned',
     },
     {
       name: 'the selector before the namespace',
       request: job().selector('region=eu'),
-      candidate: cluster('a').labels({ region: 'us' }).allowing('team-a').maxActiveJobs(0),
+      candidate: cluster('a').labels({ region: 'us' }).allowing('team-a').maxActiveWorkloads(0),
       reason: 'did not match selector region=eu',
     },
     {
-      name: 'the namespace before maxActiveJobs',
+      name: 'the namespace before maxActiveWorkloads',
       request: job(),
-      candidate: cluster('a').allowing('team-a').maxActiveJobs(0),
+      candidate: cluster('a').allowing('team-a').maxActiveWorkloads(0),
       reason: 'does not allow namespace default',
     },
     {
-      name: 'maxActiveJobs before capacity',
+      name: 'maxActiveWorkloads before capacity',
       request: job(),
-      candidate: cluster('a').maxActiveJobs(1).activeJobs(1),
-      reason: 'at maxActiveJobs (1)',
+      candidate: cluster('a').maxActiveWorkloads(1).activeWorkloads(1),
+      reason: 'at maxActiveWorkloads (1)',
     },
     {
-      name: 'maxActiveJobs before pod restrictions',
+      name: 'maxActiveWorkloads before pod restrictions',
       request: job().asking({ privileged: ['container main'] }),
-      candidate: cluster('a').maxActiveJobs(0).restricting({ refusePrivileged: true }),
-      reason: 'at maxActiveJobs (0)',
+      candidate: cluster('a').maxActiveWorkloads(0).restricting({ refusePrivileged: true }),
+      reason: 'at maxActiveWorkloads (0)',
     },
     {
       name: 'pod restrictions before the namespace there',
@@ -614,10 +614,10 @@ describe('chooseWorkerCluster: filter order', () => {
       reason: 'namespace team-a enforces privileged there, baseline here',
     },
     {
-      name: 'maxActiveJobs before fit',
+      name: 'maxActiveWorkloads before fit',
       request: job().requests({ cpu: '64' }),
-      candidate: cluster('a').nodes(['4', '16Gi']).maxActiveJobs(1).activeJobs(1),
-      reason: 'at maxActiveJobs (1)',
+      candidate: cluster('a').nodes(['4', '16Gi']).maxActiveWorkloads(1).activeWorkloads(1),
+      reason: 'at maxActiveWorkloads (1)',
     },
     {
       name: 'one pod on a node before the total',
@@ -669,12 +669,12 @@ describe('chooseWorkerCluster: why nothing fits', () => {
       cluster('x10').labels(eu).nodes(['4', '16Gi']),
       cluster('x06').labels({ region: 'us' }),
       cluster('x02').inactive('Unreachable'),
-      cluster('x08').labels(eu).activeJobs(2).maxActiveJobs(2),
+      cluster('x08').labels(eu).activeWorkloads(2).maxActiveWorkloads(2),
     );
     expect(decision).toEqual({
       kind: 'unschedulable',
       message:
-        '0/12 clusters available: 1 at maxActiveJobs (2), 1 capacity not known yet, 1 cordoned, ' +
+        '0/12 clusters available: 1 at maxActiveWorkloads (2), 1 capacity not known yet, 1 cordoned, ' +
         '1 did not match selector region=eu, 1 does not allow namespace default, ' +
         '1 excluded (a Job of the same name that jobrelay does not own is there), ' +
         '1 insufficient cpu (requests 8, largest free node 4), ' +
@@ -1044,7 +1044,7 @@ describe('chooseWorkerCluster: scoring', () => {
         .weight(0),
       cluster('b')
         .nodes(['8', '32Gi', { [gpu]: '1' }])
-        .activeJobs(7),
+        .activeWorkloads(7),
     );
     expect(decision).toMatchObject({
       cluster: 'b',
@@ -1058,10 +1058,10 @@ describe('chooseWorkerCluster: scoring', () => {
   it('breaks ties by fewer active Jobs, then by name', () => {
     const decision = decide(
       job(),
-      cluster('a').nodes(roomy).activeJobs(3),
-      cluster('c').nodes(roomy).activeJobs(1),
-      cluster('d').nodes(roomy).activeJobs(0),
-      cluster('b').nodes(roomy).activeJobs(1),
+      cluster('a').nodes(roomy).activeWorkloads(3),
+      cluster('c').nodes(roomy).activeWorkloads(1),
+      cluster('d').nodes(roomy).activeWorkloads(0),
+      cluster('b').nodes(roomy).activeWorkloads(1),
     );
     const { cluster: chosen, ranking } = expectPlaced(decision);
     expect(chosen).toBe('d');
@@ -1116,7 +1116,7 @@ describe('chooseWorkerCluster: 30 one-cpu pods over three clusters', () => {
         return cluster(name)
           .nodes(...nodes)
           .assumed({ cpu: 1000 * count, memory: Gi * count })
-          .activeJobs(count);
+          .activeWorkloads(count);
       });
       const decision = decide(job().policy(policy), ...candidates);
       if (decision.kind !== 'placed') throw new Error(`placement ${i + 1}: ${decision.message}`);
@@ -1212,8 +1212,8 @@ describe('chooseWorkerCluster: properties', () => {
     cordoned: mostly(false, fc.boolean()),
     weight: fc.constantFrom(0, 0.5, 1, 1, 2),
     allowedNamespaces: mostly([], fc.subarray(['default', 'team-a'])),
-    maxActiveJobs: mostly(undefined, fc.integer({ min: 0, max: 3 })),
-    activeJobs: fc.integer({ min: 0, max: 4 }),
+    maxActiveWorkloads: mostly(undefined, fc.integer({ min: 0, max: 3 })),
+    activeWorkloads: fc.integer({ min: 0, max: 4 }),
     podRestrictions: mostly(
       undefined,
       fc.constantFrom({ refusePrivileged: true }, { refuseHostPath: false }),
@@ -1281,7 +1281,7 @@ describe('chooseWorkerCluster: properties', () => {
     if (!c.active || c.cordoned) return false;
     if (r.clusterSelector?.requirements.some((req) => !requirementHolds(req, c.labels))) return false;
     if (c.allowedNamespaces.length > 0 && !c.allowedNamespaces.includes(r.namespace)) return false;
-    if (c.maxActiveJobs !== undefined && c.activeJobs >= c.maxActiveJobs) return false;
+    if (c.maxActiveWorkloads !== undefined && c.activeWorkloads >= c.maxActiveWorkloads) return false;
     if (c.podRestrictions?.refusePrivileged && r.asks.privileged.length > 0) return false;
     if (!c.namespaces) return false;
     const enforced = c.namespaces.get(r.namespace)?.metadata?.labels?.['pod-security.kubernetes.io/enforce'];
@@ -1348,7 +1348,7 @@ describe('chooseWorkerCluster: properties', () => {
             expect(p.weight).toBeGreaterThan(0);
             continue;
           }
-          const order = [next.score - previous.score, p.activeJobs - n.activeJobs, p.name < n.name ? -1 : 1];
+          const order = [next.score - previous.score, p.activeWorkloads - n.activeWorkloads, p.name < n.name ? -1 : 1];
           expect(order.find((x) => x !== 0)).toBeLessThan(0);
         }
       }),

@@ -325,7 +325,7 @@ describe('clusterLoad', () => {
     expect(load.get('worker-2')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: Gi } });
   });
 
-  it('counts a suspended Job against maxActiveJobs but assumes none of its requests', () => {
+  it('counts a suspended Job against maxActiveWorkloads but assumes none of its requests', () => {
     const load = clusterLoad(
       kinded([job('paused', { annotations: placedOn('worker-1'), suspend: true })]),
       new Map(),
@@ -537,7 +537,7 @@ describe('clusterCandidates', () => {
         labels: { region: 'eu' },
         spec: {
           weight: 2,
-          maxActiveJobs: 5,
+          maxActiveWorkloads: 5,
           allowedNamespaces: ['team-a'],
           podRestrictions: { refusePrivileged: true, allowedServiceAccounts: ['default'] },
         },
@@ -560,8 +560,8 @@ describe('clusterCandidates', () => {
         cordoned: false,
         weight: 2,
         allowedNamespaces: ['team-a'],
-        maxActiveJobs: 5,
-        activeJobs: 3,
+        maxActiveWorkloads: 5,
+        activeWorkloads: 3,
         podRestrictions: { refusePrivileged: true, allowedServiceAccounts: ['default'] },
         namespaces: workerNamespaces,
         capacity: {
@@ -578,7 +578,7 @@ describe('clusterCandidates', () => {
         cordoned: true,
         weight: 1,
         allowedNamespaces: [],
-        activeJobs: 0,
+        activeWorkloads: 0,
         podRestrictionsProblem:
           'spec.podRestrictions.refusePrivileged: must be true or false; spec.podRestrictions: unknown field refuseEverything',
         capacity: {
@@ -595,7 +595,7 @@ describe('clusterCandidates', () => {
         cordoned: true,
         weight: 1,
         allowedNamespaces: [],
-        activeJobs: 0,
+        activeWorkloads: 0,
       },
     ]);
   });

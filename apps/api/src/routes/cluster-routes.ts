@@ -52,7 +52,7 @@ const settings = {
     .min(0)
     .max(100)
     .describe('Multiplies the placement score; 0 makes it a last resort.'),
-  maxActiveJobs: z
+  maxActiveWorkloads: z
     .number()
     .int()
     .min(0)
@@ -77,7 +77,7 @@ const registerBody = z
       .describe('The worker kubeconfig (YAML or JSON). Self-contained: inline certificates and token.'),
     labels: labelsSchema.optional(),
     weight: settings.weight.optional(),
-    maxActiveJobs: settings.maxActiveJobs.optional(),
+    maxActiveWorkloads: settings.maxActiveWorkloads.optional(),
     allowedNamespaces: settings.allowedNamespaces.optional(),
     podRestrictions: settings.podRestrictions.optional(),
   })
@@ -90,7 +90,7 @@ const updateBody = z
       .optional()
       .describe('Merged into the labels; null removes one.'),
     weight: settings.weight.optional(),
-    maxActiveJobs: settings.maxActiveJobs.nullable().optional().describe('null removes the limit.'),
+    maxActiveWorkloads: settings.maxActiveWorkloads.nullable().optional().describe('null removes the limit.'),
     allowedNamespaces: settings.allowedNamespaces.optional(),
     podRestrictions: settings.podRestrictions
       .nullable()
@@ -100,7 +100,7 @@ const updateBody = z
   .strict()
   .refine(
     (body) => Object.keys(body).length > 0,
-    'give at least one of labels, weight, maxActiveJobs, allowedNamespaces, podRestrictions',
+    'give at least one of labels, weight, maxActiveWorkloads, allowedNamespaces, podRestrictions',
   );
 
 const probeSchema = z.object({ server: z.string(), kubernetesVersion: z.string() });
@@ -311,7 +311,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
             spec: {
               kubeconfigSecretRef: { name: secretName, key: 'kubeconfig' },
               ...(body.weight !== undefined ? { weight: body.weight } : {}),
-              ...(body.maxActiveJobs !== undefined ? { maxActiveJobs: body.maxActiveJobs } : {}),
+              ...(body.maxActiveWorkloads !== undefined ? { maxActiveWorkloads: body.maxActiveWorkloads } : {}),
               ...(body.allowedNamespaces ? { allowedNamespaces: body.allowedNamespaces } : {}),
               ...(body.podRestrictions ? { podRestrictions: body.podRestrictions } : {}),
             },
@@ -332,7 +332,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     {
       schema: {
         tags: ['clusters'],
-        summary: 'Update labels, weight, maxActiveJobs, allowedNamespaces or podRestrictions',
+        summary: 'Update labels, weight, maxActiveWorkloads, allowedNamespaces or podRestrictions',
         params: nameParams,
         body: updateBody,
         response: { 200: clusterSchema, ...errors },

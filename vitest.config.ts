@@ -6,8 +6,14 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          // e2e/unit: the e2e harness's pure parts (no cluster needed).
-          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'e2e/unit/**/*.test.ts'],
+          // e2e/unit: the e2e harness's pure parts (no cluster needed); test/: rules about the
+          // repository itself (how modules depend on each other).
+          include: [
+            'packages/*/test/**/*.test.ts',
+            'apps/*/test/**/*.test.ts',
+            'e2e/unit/**/*.test.ts',
+            'test/**/*.test.ts',
+          ],
         },
       },
       {

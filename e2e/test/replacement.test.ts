@@ -7,16 +7,15 @@
 // is created again on the same cluster, in the same attempt (still with what is left of the
 // deadline).
 
+import { buildMirrorJob, parseIndexIntervals } from '@jobrelay/kinds';
 import { mergePatch } from '@jobrelay/kube';
 import {
-  buildMirrorJob,
   continuesFromAnnotation,
   deadlineUsedAnnotation,
   originUidLabel,
   placementAnnotation,
   placementAttemptAnnotation,
 } from '@jobrelay/mirror';
-import { parseIndexIntervals } from '@jobrelay/status';
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';

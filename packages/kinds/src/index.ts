@@ -1,4 +1,16 @@
 export { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
+export { buildMirrorJob } from './batch-job/build-mirror-job.ts';
+export { hasProgress } from './batch-job/continuation.ts';
+export {
+  formatIndexIntervals,
+  parseIndexIntervals,
+  unionIndexIntervals,
+} from './batch-job/index-intervals.ts';
+export {
+  jobStatusRuleIds,
+  type StatusRuleViolation,
+  validateJobStatusTransition,
+} from './batch-job/job-status-rules.ts';
 export { customObjectClient } from './custom-object-client.ts';
 export { type GenericCondition, type GenericWorkload, genericAdapter } from './generic/generic-adapter.ts';
 export {

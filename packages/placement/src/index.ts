@@ -58,7 +58,7 @@ export {
   readPlacementRecord,
 } from './placement-record.ts';
 export type { PodGroup } from './pod-groups.ts';
-export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
+export { podRequests } from './pod-requests.ts';
 export {
   describeRefusal,
   newlyRefusedAsks,

@@ -21,7 +21,7 @@ import {
   type PlacementRecord,
   parsePlacementRecord,
 } from '../src/placement-record.ts';
-import { jobPodsAtOnce, podRequests } from '../src/pod-requests.ts';
+import { podRequests } from '../src/pod-requests.ts';
 import { noPodTemplateAsks } from '../src/pod-template-asks.ts';
 import { RecordKeyring } from '../src/record-seal.ts';
 
@@ -38,7 +38,12 @@ const jobFacts: WorkloadFacts<V1Job> = {
   isSuspended: (j) => j.spec?.suspend === true,
   podDemand: (j) =>
     j.spec?.template.spec
-      ? [{ requests: podRequests(j.spec.template.spec), count: jobPodsAtOnce(j.spec) }]
+      ? [
+          {
+            requests: podRequests(j.spec.template.spec),
+            count: Math.min(j.spec.parallelism ?? 1, j.spec.completions ?? j.spec.parallelism ?? 1),
+          },
+        ]
       : [],
   podTemplates: (j) => (j.spec?.template.spec ? [{ role: '', spec: j.spec.template.spec }] : []),
 };

@@ -1,5 +1,5 @@
-import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
-import { hasProgress, mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { hasProgress, type JobKindAdapter, type KubeObject } from '@jobrelay/kinds';
+import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import {
   describeRefusal,
   newlyRefusedAsks,

@@ -1,28 +1,26 @@
-// batch/v1 Job behind the kind seam. Every Job rule lives in @jobrelay/mirror (building and
-// continuing mirrors) and @jobrelay/status (translating and validating status); this file
-// only maps them onto JobKindAdapter, so the core never names a Job.
+// batch/v1 Job behind the kind seam. Every Job rule lives in this folder (building and
+// continuing mirrors, translating and validating status); this file only maps them onto
+// JobKindAdapter, so the core never names a Job.
 import { mergePatch as mergePatchOptions } from '@jobrelay/kube';
-import {
-  buildMirrorJob,
-  continuationFor,
-  continuationProblem,
-  defaultManagedBy,
-  isJobFinished,
-  isSeedApplied,
-  mirrorSpecUpdate,
-  mirrorStatusSeed,
-  seededProgress,
-} from '@jobrelay/mirror';
-import { type CarriedProgress, jobPodsAtOnce, podRequests } from '@jobrelay/placement';
-import {
-  finishDecidedJob,
-  sameJobStatus,
-  translateMirrorStatus,
-  usesBackoffLimitPerIndex,
-  validateJobStatusTransition,
-} from '@jobrelay/status';
+import { defaultManagedBy } from '@jobrelay/mirror';
+import { type CarriedProgress, podRequests } from '@jobrelay/placement';
 import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
 import type { JobKindAdapter } from '../job-kind-adapter.ts';
+import { buildMirrorJob } from './build-mirror-job.ts';
+import {
+  continuationFor,
+  continuationProblem,
+  isSeedApplied,
+  mirrorStatusSeed,
+  seededProgress,
+} from './continuation.ts';
+import { finishDecidedJob } from './finish-decided-job.ts';
+import { isJobFinished } from './job-finished.ts';
+import { jobPodsAtOnce } from './job-pods-at-once.ts';
+import { validateJobStatusTransition } from './job-status-rules.ts';
+import { mirrorSpecUpdate } from './mirror-spec-update.ts';
+import { sameJobStatus } from './origin-status-writer.ts';
+import { translateMirrorStatus, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
 function trueCondition(job: V1Job, type: string): V1JobCondition | undefined {
   return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');

@@ -1,11 +1,7 @@
-import {
-  type CarriedProgress,
-  formatIndexIntervals,
-  parseIndexIntervals,
-  usesBackoffLimitPerIndex,
-} from '@jobrelay/status';
+import { continuesFromAnnotation, deadlineUsedAnnotation } from '@jobrelay/mirror';
 import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
-import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
+import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
+import { type CarriedProgress, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
 /**
  * What the mirror of a re-placed Job takes over from earlier attempts, so the Job keeps the

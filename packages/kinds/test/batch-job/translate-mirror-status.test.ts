@@ -1,9 +1,9 @@
 import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseIndexIntervals } from '../src/index-intervals.ts';
-import { validateJobStatusTransition } from '../src/job-status-rules.ts';
-import { type CarriedProgress, translateMirrorStatus } from '../src/translate-mirror-status.ts';
+import { parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
+import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
+import { type CarriedProgress, translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
 import {
   applyControllerMove,
   secondsAfterEpoch as at,
@@ -20,7 +20,7 @@ import {
   journeyEndingArbitrary,
   outcomeMoveArbitrary,
   progressMoveArbitrary,
-} from '../test-support/job-status-generators.ts';
+} from '../../test-support/batch-job/job-status-generators.ts';
 
 // --- Builders (times: `at(seconds)`, whole seconds as the API servers store them) ---
 

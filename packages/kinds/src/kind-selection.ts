@@ -6,12 +6,12 @@ import { z } from 'zod';
 import { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 import { genericAdapter } from './generic/generic-adapter.ts';
 import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
-import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
 import { discoverServedKinds } from './kind-discovery.ts';
 import { builtInKinds } from './kind-list.ts';
 import { managedByValue } from './managed-by-value.ts';
 import { findMultiKueue } from './multikueue-detection.ts';
 import { multiKueueManagedBy } from './ray/ray-types.ts';
+import type { AnyWorkloadKindAdapter } from './workload-kind-adapter.ts';
 
 /**
  * The zod fields of the kind flags, one definition for the controller and the API (the API
@@ -56,7 +56,7 @@ export interface KindSelectionConfig {
 
 /** A kind to dispatch and the managedBy value claimed for it. */
 export interface KindChoice {
-  adapter: AnyJobKindAdapter;
+  adapter: AnyWorkloadKindAdapter;
   managedBy: string;
 }
 
@@ -65,7 +65,7 @@ export interface KindChoice {
  * (a generic kind may not take a built-in kind's name). A file that cannot be read or parsed
  * is a ConfigError naming the flag and the field.
  */
-export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>): AnyJobKindAdapter[] {
+export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>): AnyWorkloadKindAdapter[] {
   if (!config.genericKindsFile) return [...builtInKinds];
   let text: string;
   try {
@@ -94,7 +94,7 @@ export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>
  */
 export function chooseKinds(
   config: Pick<KindSelectionConfig, 'kinds' | 'kindManagedBy' | 'managedBy'>,
-  known: readonly AnyJobKindAdapter[],
+  known: readonly AnyWorkloadKindAdapter[],
 ): KindChoice[] {
   const overrides = new Map<string, string>();
   for (const entry of config.kindManagedBy) {

@@ -6,14 +6,14 @@ import { describe, expect, it } from 'vitest';
 import {
   batchJobAdapter,
   chooseKinds,
-  type JobKindAdapter,
   type KubeObject,
   knownKinds,
+  type WorkloadKindAdapter,
 } from '../src/index.ts';
 
 /** A kind whose API accepts one managedBy value only, as KubeRay's CRDs do. */
-const restricted: JobKindAdapter<KubeObject> = {
-  ...(batchJobAdapter as unknown as JobKindAdapter<KubeObject>),
+const restricted: WorkloadKindAdapter<KubeObject> = {
+  ...(batchJobAdapter as unknown as WorkloadKindAdapter<KubeObject>),
   name: 'raycluster',
   managedBy: { default: 'kueue.x-k8s.io/multikueue', accepted: ['kueue.x-k8s.io/multikueue'] },
 };

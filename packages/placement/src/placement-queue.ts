@@ -3,13 +3,16 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { connectRedis, parseRedisUrl, queuePrefix, type RedisTarget } from './redis-connection.ts';
 
-/** One placement task per origin Job. Only keys: the worker re-reads the Job from Kubernetes. */
+/** One placement task per origin workload. Only keys: the worker re-reads the workload from Kubernetes. */
 export interface PlacementTask {
   namespace: string;
   name: string;
   uid: string;
-  /** The workload kind's adapter name; absent in tasks queued before kinds existed, which were Jobs. */
-  kind?: string;
+  /**
+   * The workload kind's adapter name. Redis holds whatever was queued: a task naming no kind
+   * the controller dispatches is dropped (the workload's reconcile queues it again).
+   */
+  kind: string;
 }
 
 export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable';

@@ -12,9 +12,10 @@ import {
   seededProgress,
 } from '../../src/batch-job/continuation.ts';
 import { formatIndexIntervals, parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
+import type { JobProgress } from '../../src/batch-job/job-progress.ts';
 import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
 import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
-import { type CarriedProgress, translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
+import { translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
 
 const startedAt = new Date('2026-01-01T00:00:00Z');
 const secondsLater = (s: number) => new Date(startedAt.getTime() + s * 1000);
@@ -37,7 +38,7 @@ function origin(spec: Partial<V1JobSpec>, status: V1JobStatus = { startTime: sta
 }
 
 /** The mirror as the worker's apiserver returns it right after creation: no status yet. */
-function created(origin: V1Job, attempt: number, carried: CarriedProgress, now: Date): V1Job {
+function created(origin: V1Job, attempt: number, carried: JobProgress, now: Date): V1Job {
   const continuation = continuationFor(origin, attempt, carried, now);
   return buildMirrorJob(origin, { originId: 'mgmt', attempt, continuation });
 }
@@ -207,7 +208,7 @@ const reachedProgress = fc
     const failed = perIndex
       ? Math.max(r.failed, failedIndexes.length * 2)
       : Math.min(r.failed, r.backoffLimit);
-    const carried: CarriedProgress = {
+    const carried: JobProgress = {
       succeeded,
       failed,
       ...(indexed && done.length > 0 ? { completedIndexes: formatIndexIntervals(done) } : {}),

@@ -131,9 +131,9 @@ describe('rayJobAdapter.originStatus', () => {
 
   it('keeps the counts going forward across attempts (progress)', () => {
     const origin = originRayJob();
-    expect(rayJobAdapter.progress(origin)).toEqual({ succeeded: 0, failed: 0 });
+    expect(rayJobAdapter.progress.of(origin)).toEqual({ succeeded: 0, failed: 0 });
     origin.status = { ...runningRayJobStatus(), failed: 1 };
-    expect(rayJobAdapter.progress(origin)).toEqual({ succeeded: 0, failed: 1 });
+    expect(rayJobAdapter.progress.of(origin)).toEqual({ succeeded: 0, failed: 1 });
   });
 });
 

@@ -38,6 +38,11 @@ export interface ManagedByPolicy {
    * configuration is checked against this list at start-up.
    */
   accepted?: readonly string[];
+  /**
+   * The kind claims the installation's own value (--managed-by, `default` unless set) rather
+   * than `default`, when --kind-managed-by names none for it.
+   */
+  followsInstallationValue?: boolean;
 }
 
 /** How trustworthy a kind's support is; shown in the docs and by the API. */

@@ -39,6 +39,23 @@ describe('chooseKinds', () => {
     ]);
   });
 
+  it('gives --managed-by to the kinds whose policy follows it, never to the others', () => {
+    const follower = {
+      ...restricted,
+      name: 'follower',
+      managedBy: { default: 'x.dev/d', followsInstallationValue: true },
+    };
+    const keeper = { ...restricted, name: 'keeper', managedBy: { default: 'x.dev/d' } };
+    const choices = chooseKinds({ ...base, managedBy: 'example.com/ours', kinds: ['follower', 'keeper'] }, [
+      follower,
+      keeper,
+    ]);
+    expect(choices.map((c) => [c.adapter.name, c.managedBy])).toEqual([
+      ['follower', 'example.com/ours'],
+      ['keeper', 'x.dev/d'],
+    ]);
+  });
+
   it('takes a --kind-managed-by override, and lists a kind once however often it is named', () => {
     const choices = chooseKinds(
       { ...base, kinds: ['job', 'job'], kindManagedBy: ['job=example.com/mine'] },

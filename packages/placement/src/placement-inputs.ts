@@ -280,7 +280,7 @@ export function clusterCandidates(
       labels: cluster.labels,
       active: cluster.state.active,
       inactiveReason: cluster.state.reason,
-      // Draining is cordoned and more: no new Jobs either way.
+      // Draining is cordoned and more: no new workloads either way.
       cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
       weight: cluster.spec.weight ?? 1,
       allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
@@ -309,13 +309,13 @@ export function clusterCandidates(
 }
 
 /**
- * When the Job's current placement attempt started waiting for a cluster: the record's
- * waitingSince (set when a Job is placed again), else the Job's creation. Undefined when
+ * When the workload's current placement attempt started waiting for a cluster: the record's
+ * waitingSince (set when it is placed again), else the workload's creation. Undefined when
  * neither is known. The placement timeout counts from it; the pending queue orders by it.
  */
 export function waitingSince(job: Workload, record: PlacementRecord | undefined): Date | undefined {
   // A waitingSince that is not a time (the annotation is hand-editable) falls back to the
-  // Job's creation, the earliest the attempt can have started: never an Invalid Date.
+  // workload's creation, the earliest the attempt can have started: never an Invalid Date.
   for (const since of [record?.waitingSince, job.metadata?.creationTimestamp]) {
     if (since === undefined) continue;
     const date = new Date(since);

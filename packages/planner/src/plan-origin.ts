@@ -111,7 +111,7 @@ export function planOrigin<T extends KubeObject>(
     }
   }
 
-  // Not jobrelay's record (a Job author wrote or copied it, or it is damaged): nothing in it is
+  // Not jobrelay's record (a workload's author wrote or copied it, or it is damaged): nothing in it is
   // believed. The workload starts over from what its own status shows, under a sealed record
   // whose attempt is past every mirror it may still have, so none of them is ever adopted.
   if (placement.kind === 'untrusted') {
@@ -388,7 +388,7 @@ export function statusWrite<T extends KubeObject>(
 
 /**
  * Back to the queue for another cluster, carrying the progress reached so far. An outcome
- * already decided (a Job's FailureTarget or SuccessCriteriaMet) is final instead: the
+ * already decided (the kind's decidedOutcomeStatus) is final instead: the
  * workload finishes that way rather than running again elsewhere.
  */
 export function replace<T extends KubeObject>(
@@ -571,7 +571,7 @@ function ensureMirror<T extends KubeObject>(
  * A worker's apiserver refused the mirror. The workload is placed again after a delay,
  * preferring clusters that have not refused it (another worker may run a version that knows
  * the field, or have no such policy or quota); after `mirrorRefusalLimit` refusals in all,
- * jobrelay gives up: a Job fails with reason MirrorRefused, other kinds stay unplaced. The
+ * jobrelay gives up: a kind with a gaveUpStatus fails with reason MirrorRefused, others stay unplaced. The
  * count lives in the placement record, so restarts do not reset it.
  */
 function refused<T extends KubeObject>(

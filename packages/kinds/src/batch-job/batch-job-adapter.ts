@@ -20,7 +20,7 @@ import {
 } from './job-progress.ts';
 import { validateJobStatusTransition } from './job-status-rules.ts';
 import { mirrorSpecUpdate } from './mirror-spec-update.ts';
-import { sameJobStatus } from './origin-status-writer.ts';
+import { sameJobStatus } from './same-job-status.ts';
 import { translateMirrorStatus, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
 function trueCondition(job: V1Job, type: string): V1JobCondition | undefined {
@@ -35,7 +35,7 @@ function wholeSeconds(now: Date): Date {
 export const batchJobAdapter = {
   name: 'job',
   resource: { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', modelName: 'V1Job' },
-  managedBy: { default: defaultManagedBy },
+  managedBy: { default: defaultManagedBy, followsInstallationValue: true },
   verification: 'real-controller',
 
   isManagedBy: (job, managedBy) => job.spec?.managedBy === managedBy,

@@ -30,6 +30,7 @@ import type { ControllerConfig } from './controller-config.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
 import { patchPlacement } from './patch-placement.ts';
+import { placementTaskKind } from './placement-task-kind.ts';
 
 /** Records an Event regarding an origin of some kind. */
 export type RecordOriginEvent = (
@@ -128,17 +129,12 @@ export class OriginPlacer {
 
   async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
     const key = `${task.namespace}/${task.name}`;
-    // Redis holds whatever was queued: a task must name a kind this controller dispatches.
-    const kind = typeof task.kind === 'string' ? this.options.kinds.get(task.kind) : undefined;
-    if (!kind) {
-      this.log.warn(
-        { workload: key, uid: task.uid, kind: task.kind ?? null },
-        task.kind === undefined
-          ? 'placement task names no kind: dropped (the workload is queued again, with its kind, by its reconcile)'
-          : `placement task names kind ${JSON.stringify(task.kind)}, which this controller does not dispatch (--kinds): dropped`,
-      );
+    const taskKind = placementTaskKind(task, this.options.kinds);
+    if (taskKind.kind === 'refused') {
+      this.log.warn({ workload: key, uid: task.uid }, taskKind.message);
       return 'not-needed';
     }
+    const kind = taskKind.dispatched;
     const { adapter } = kind;
     // The cache, not a GET: the placement write below carries the version read here.
     let origin = kind.origins.get(key);

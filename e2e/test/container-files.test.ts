@@ -33,7 +33,6 @@ function workspaceClosure(app: string): string[] {
       'placement',
       'planner',
       'sandbox',
-      'status',
     ]) {
       const manifest = join(repositoryRoot, group, name, 'package.json');
       if (existsSync(manifest)) dirs.set(JSON.parse(readFileSync(manifest, 'utf8')).name, `${group}/${name}`);

@@ -71,7 +71,7 @@ async function placeThrough(queue: PlacementQueue, prefix: string, count: number
   const placed = new Set<string>();
   const uids = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
   for (const uid of uids)
-    await queue.enqueue({ namespace: 'default', name: uid, uid } satisfies PlacementTask);
+    await queue.enqueue({ namespace: 'default', name: uid, uid, kind: 'job' } satisfies PlacementTask);
   await eventually(
     `${count} tasks placed`,
     async () => (uids.every((uid) => seen.has(uid)) ? true : undefined),

@@ -1,11 +1,11 @@
-// The status-rule validator (@jobrelay/status) against its oracle, a real kube-apiserver: a
+// The Job status-rule validator (@jobrelay/kinds' batch-job) against its oracle, a real kube-apiserver: a
 // reproducible sample of generated /status transitions, legal controller moves and single illegal
 // edits, is sent to real Jobs, and the validator must accept exactly the ones the apiserver
 // accepts, and where both reject, name the same rules (the apiserver's error causes are mapped
 // to our rule ids). Every rule id must be seen rejecting a write at least once; targeted
 // examples make sure of it whatever the seed. The Jobs carry a managedBy value nobody serves, so
 // neither the built-in Job controller nor jobrelay writes their status in between.
-import { jobStatusRuleIds, type StatusRuleViolation, validateJobStatusTransition } from '@jobrelay/status';
+import { jobStatusRuleIds, type StatusRuleViolation, validateJobStatusTransition } from '@jobrelay/kinds';
 import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +27,7 @@ import {
   shiftedBy,
   withoutCondition,
   withTrueConditions,
-} from '../../packages/status/test-support/job-status-generators.ts';
+} from '../../packages/kinds/test-support/batch-job/job-status-generators.ts';
 import {
   type ClusterClients,
   clientsFor,

@@ -6,7 +6,7 @@ import {
   type WorkerConnection,
 } from '@jobrelay/clusters';
 import {
-  type AnyJobKindAdapter,
+  type AnyWorkloadKindAdapter,
   apiVersionOf,
   batchJobAdapter,
   collectionPath,
@@ -81,7 +81,7 @@ export interface FleetViewOptions {
 
 /** A dispatched object and the adapter of its kind. */
 export interface DispatchedWorkload {
-  adapter: AnyJobKindAdapter;
+  adapter: AnyWorkloadKindAdapter;
   object: KubeObject;
 }
 
@@ -89,7 +89,7 @@ export type FleetChange =
   | {
       kind: 'workload';
       type: 'added' | 'modified' | 'deleted';
-      adapter: AnyJobKindAdapter;
+      adapter: AnyWorkloadKindAdapter;
       object: KubeObject;
     }
   | { kind: 'cluster'; type: 'added' | 'modified' | 'deleted'; cluster: WorkerCluster };
@@ -113,7 +113,7 @@ export type MirrorLookup =
 
 /** One dispatched kind: its adapter, the value it claims, the management cluster's objects carrying it. */
 interface ViewedKind {
-  adapter: AnyJobKindAdapter;
+  adapter: AnyWorkloadKindAdapter;
   managedBy: string;
   origins: ResilientInformer<KubeObject>;
   /** Its objects' `namespace/name` keys, sorted; dropped when one is added or removed (not on updates). */
@@ -167,7 +167,7 @@ export class FleetView {
   /** The dispatched kinds, and how requests name them. */
   readonly workloadKinds: WorkloadKinds;
   /** Their adapters: workers are checked for these, here and by registration's probe. */
-  readonly kinds: readonly AnyJobKindAdapter[];
+  readonly kinds: readonly AnyWorkloadKindAdapter[];
   /** How kubeconfigs are vetted, here and by registration's probe. */
   readonly kubeconfigPolicy: KubeconfigPolicy;
 
@@ -324,7 +324,7 @@ export class FleetView {
   }
 
   /** Every dispatched workload of these kinds (every kind without). */
-  workloads(adapters: readonly AnyJobKindAdapter[] = this.kinds): DispatchedWorkload[] {
+  workloads(adapters: readonly AnyWorkloadKindAdapter[] = this.kinds): DispatchedWorkload[] {
     return adapters.flatMap((adapter) =>
       (this.viewed.get(adapter.name)?.origins.list() ?? []).map((object) => ({ adapter, object })),
     );
@@ -367,7 +367,7 @@ export class FleetView {
    * The workload's current mirror, from the API's watch of its worker (no API call), or why
    * there is none to show. Only a mirror carrying this origin's UID counts.
    */
-  mirrorOf(adapter: AnyJobKindAdapter, origin: KubeObject): MirrorLookup {
+  mirrorOf(adapter: AnyWorkloadKindAdapter, origin: KubeObject): MirrorLookup {
     const cluster = placementOf(origin)?.cluster;
     const what = adapter.resource.kind;
     if (!cluster) return { kind: 'unplaced', cluster, message: `the ${what} is not placed on a cluster yet` };
@@ -393,7 +393,7 @@ export class FleetView {
   }
 
   /** Whether the API sees the workload's mirror on its cluster (its phase is running rather than placed). */
-  mirrorSeen(adapter: AnyJobKindAdapter, origin: KubeObject): boolean {
+  mirrorSeen(adapter: AnyWorkloadKindAdapter, origin: KubeObject): boolean {
     return this.mirrorOf(adapter, origin).kind === 'found';
   }
 
@@ -511,7 +511,7 @@ export class FleetView {
    * order they started waiting (then by kind, namespace and name): the placement queue is one
    * queue for every kind.
    */
-  pending(adapters: readonly AnyJobKindAdapter[] = this.kinds): PendingEntry[] {
+  pending(adapters: readonly AnyWorkloadKindAdapter[] = this.kinds): PendingEntry[] {
     return this.workloads(adapters)
       .filter(
         ({ adapter, object }) =>
@@ -561,7 +561,7 @@ export class FleetView {
    * as Active as the controller reports them (their Active condition). Throws when the adapter
    * cannot read the object (a manifest it does not understand): the route says so.
    */
-  preview(adapter: AnyJobKindAdapter, object: KubeObject): PreviewResult {
+  preview(adapter: AnyWorkloadKindAdapter, object: KubeObject): PreviewResult {
     const settings = {
       defaultPolicy: this.options.placementPolicy,
       systemNamespace: this.options.systemNamespace,
@@ -606,7 +606,7 @@ export class FleetView {
     return (await this.version.getCode()).gitVersion;
   }
 
-  private onOriginEvent(adapter: AnyJobKindAdapter, event: InformerEvent<KubeObject>): void {
+  private onOriginEvent(adapter: AnyWorkloadKindAdapter, event: InformerEvent<KubeObject>): void {
     const object = event.object;
     // The informer's cache already holds the change: a new or removed key re-sorts on next use.
     if (event.type === 'delete' || !event.previous) {

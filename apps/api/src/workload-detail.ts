@@ -1,7 +1,7 @@
 // The parts of a dispatched workload's detail every kind shares (Jobs on /api/v1/namespaces/...
 // and every kind on /api/v1/workloads/...): its Events and placement history, its mirror as the
 // API's watch of the worker sees it, why it waits.
-import type { AnyJobKindAdapter, KubeObject } from '@jobrelay/kinds';
+import type { AnyWorkloadKindAdapter, KubeObject } from '@jobrelay/kinds';
 import type { PlacementRecord } from '@jobrelay/placement';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { z } from 'zod';
@@ -125,7 +125,7 @@ function timeOf(text: string | null | undefined): number | undefined {
 
 /** The mirror as shown (its status as the kind's adapter reads it), or why there is none. */
 export function mirrorView(
-  adapter: AnyJobKindAdapter,
+  adapter: AnyWorkloadKindAdapter,
   found: MirrorLookup,
 ): { mirror: z.infer<typeof mirrorSchema> | null; mirrorUnavailable: string | null } {
   if (found.kind !== 'found') return { mirror: null, mirrorUnavailable: found.message };

@@ -3,7 +3,7 @@
 // and how a request names one: by adapter name in URLs and filters (`raycluster`), by
 // apiVersion and kind in a manifest (`ray.io/v1`, `RayCluster`). Nothing here names a kind.
 import {
-  type AnyJobKindAdapter,
+  type AnyWorkloadKindAdapter,
   apiVersionOf,
   chooseKinds,
   dispatchableKinds,
@@ -36,7 +36,7 @@ export function servedKinds(
 }
 
 /** `raycluster (ray.io/v1 RayCluster)`. */
-export function describeKind(adapter: AnyJobKindAdapter): string {
+export function describeKind(adapter: AnyWorkloadKindAdapter): string {
   return `${adapter.name} (${apiVersionOf(adapter.resource)} ${adapter.resource.kind})`;
 }
 
@@ -51,17 +51,17 @@ export class WorkloadKinds {
     this.choices = choices;
   }
 
-  get adapters(): AnyJobKindAdapter[] {
+  get adapters(): AnyWorkloadKindAdapter[] {
     return this.choices.map((choice) => choice.adapter);
   }
 
   /** By adapter name (`job`, `raycluster`), as URLs and filters name kinds. */
-  named(name: string): AnyJobKindAdapter | undefined {
+  named(name: string): AnyWorkloadKindAdapter | undefined {
     return this.choices.find((choice) => choice.adapter.name === name)?.adapter;
   }
 
   /** By a manifest's apiVersion and kind (`ray.io/v1`, `RayCluster`). */
-  ofManifest(apiVersion: string, kind: string): AnyJobKindAdapter | undefined {
+  ofManifest(apiVersion: string, kind: string): AnyWorkloadKindAdapter | undefined {
     return this.choices.find(
       ({ adapter }) => apiVersionOf(adapter.resource) === apiVersion && adapter.resource.kind === kind,
     )?.adapter;
@@ -78,7 +78,7 @@ export class WorkloadKinds {
    * The kinds a comma-separated `kind` filter names, in the dispatched order; every kind
    * without one. Unknown names are returned apart (the route refuses them after authorization).
    */
-  select(filter: string | undefined): { adapters: AnyJobKindAdapter[]; unknown: string[] } {
+  select(filter: string | undefined): { adapters: AnyWorkloadKindAdapter[]; unknown: string[] } {
     if (filter === undefined || filter === '') return { adapters: this.adapters, unknown: [] };
     const wanted = new Set(
       filter
@@ -95,7 +95,7 @@ export class WorkloadKinds {
   /**
    * The adapters of a validated `kind` filter, or a 400 naming the field and the kinds there are.
    */
-  selectOrRefuse(filter: string | undefined, field: string): AnyJobKindAdapter[] {
+  selectOrRefuse(filter: string | undefined, field: string): AnyWorkloadKindAdapter[] {
     const { adapters, unknown } = this.select(filter);
     if (unknown.length === 0) return adapters;
     const message = `unknown kind${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => JSON.stringify(n)).join(', ')}; this API shows ${this.describe()}`;
@@ -103,7 +103,7 @@ export class WorkloadKinds {
   }
 
   /** The adapter a path names, or a 404 (as the apiserver answers for a resource type it does not serve). */
-  namedOrNotFound(name: string): AnyJobKindAdapter {
+  namedOrNotFound(name: string): AnyWorkloadKindAdapter {
     const adapter = this.named(name);
     if (!adapter) {
       throw new ApiProblem(
@@ -115,7 +115,7 @@ export class WorkloadKinds {
   }
 
   /** The adapter of a manifest, or a 422 unsupported-kind saying which kinds are dispatched. */
-  ofManifestOrRefuse(apiVersion: string, kind: string): AnyJobKindAdapter {
+  ofManifestOrRefuse(apiVersion: string, kind: string): AnyWorkloadKindAdapter {
     const adapter = this.ofManifest(apiVersion, kind);
     if (!adapter) {
       throw new ApiProblem(

@@ -3,7 +3,7 @@
 // Job's by its controller-uid, a RayCluster's by ray.io/cluster, a RayJob's RayCluster and
 // submitter Job; nothing here knows a kind.
 import type { WorkerConnection } from '@jobrelay/clusters';
-import type { AnyJobKindAdapter, KubeObject, WorkloadPods } from '@jobrelay/kinds';
+import type { AnyWorkloadKindAdapter, KubeObject, WorkloadPods } from '@jobrelay/kinds';
 import { describeApiError, dns1123Label, dns1123Subdomain, statusCodeOf } from '@jobrelay/kube';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -55,7 +55,7 @@ async function listPods(
  */
 export async function streamWorkloadLogs(
   fleet: FleetView,
-  adapter: AnyJobKindAdapter,
+  adapter: AnyWorkloadKindAdapter,
   origin: KubeObject,
   query: LogsQuery,
   request: FastifyRequest,

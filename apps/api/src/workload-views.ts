@@ -1,7 +1,7 @@
 // What the API shows of a dispatched workload of any kind, from its adapter's predicates and
 // the origin's placement record; nothing here knows a kind. batch/v1 Jobs keep their own,
 // richer view on the /api/v1/jobs routes (job-views.ts).
-import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
+import { type AnyWorkloadKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
 import type { PlacementRecord, PodGroup } from '@jobrelay/placement';
 import { z } from 'zod';
 import { placementOf, waitingReason, waitingSince } from './job-views.ts';
@@ -22,7 +22,7 @@ export const workloadPhases = ['pending', 'placed', 'running', 'finished', 'susp
 export type WorkloadPhase = (typeof workloadPhases)[number];
 
 /** What the phase reads of a kind: its adapter's predicates. */
-export type PhaseFacts = Pick<AnyJobKindAdapter, 'isFinished' | 'isSuspended'>;
+export type PhaseFacts = Pick<AnyWorkloadKindAdapter, 'isFinished' | 'isSuspended'>;
 
 /** Pure: the phase of `object` of the kind `facts` describes, given its record and whether its mirror is seen. */
 export function workloadPhase(
@@ -71,7 +71,7 @@ function timestamp(value: Date | string | undefined): string | null {
 }
 
 /** The pods the adapter counts for placement; 0 for an object its adapter cannot read. */
-export function podCount(adapter: AnyJobKindAdapter, object: KubeObject): number {
+export function podCount(adapter: AnyWorkloadKindAdapter, object: KubeObject): number {
   try {
     return adapter.podDemand(object).reduce((sum, group) => sum + group.count, 0);
   } catch {
@@ -85,7 +85,7 @@ const bases = new WeakMap<KubeObject, { keys: number; base: SummaryBase }>();
 
 /** What lists show of a dispatched workload: the phase from its adapter, record and mirror. */
 export function workloadSummary(
-  adapter: AnyJobKindAdapter,
+  adapter: AnyWorkloadKindAdapter,
   object: KubeObject,
   mirrorSeen: boolean,
 ): WorkloadSummary {
@@ -126,7 +126,7 @@ export function workloadSummary(
 }
 
 /** `kind/namespace/name`: the controller's key of an origin, unique across kinds. */
-export function workloadKey(adapter: Pick<AnyJobKindAdapter, 'name'>, object: KubeObject): string {
+export function workloadKey(adapter: Pick<AnyWorkloadKindAdapter, 'name'>, object: KubeObject): string {
   return `${adapter.name}/${object.metadata?.namespace}/${object.metadata?.name}`;
 }
 

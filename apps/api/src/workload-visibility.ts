@@ -1,4 +1,4 @@
-import type { AnyJobKindAdapter, KubeObject } from '@jobrelay/kinds';
+import type { AnyWorkloadKindAdapter, KubeObject } from '@jobrelay/kinds';
 import { mapWithConcurrency } from '@jobrelay/kube';
 import type { AccessReviewer, Caller } from './access-review.ts';
 import { onKind } from './routes/permissions.ts';
@@ -14,9 +14,9 @@ const reviewConcurrency = 8;
 export async function listableKindNamespaces(
   access: Pick<AccessReviewer, 'allowed'>,
   caller: Caller,
-  workloads: ReadonlyArray<{ adapter: AnyJobKindAdapter; object: KubeObject }>,
+  workloads: ReadonlyArray<{ adapter: AnyWorkloadKindAdapter; object: KubeObject }>,
 ): Promise<(kind: string, namespace: string) => boolean> {
-  const namespacesByKind = new Map<string, { adapter: AnyJobKindAdapter; namespaces: Set<string> }>();
+  const namespacesByKind = new Map<string, { adapter: AnyWorkloadKindAdapter; namespaces: Set<string> }>();
   for (const { adapter, object } of workloads) {
     const entry = namespacesByKind.get(adapter.name) ?? { adapter, namespaces: new Set<string>() };
     entry.namespaces.add(object.metadata?.namespace ?? '');

@@ -1,16 +1,16 @@
 import {
-  type AnyJobKindAdapter,
+  type AnyWorkloadKindAdapter,
   apiVersionOf,
-  type JobKindAdapter,
   type KubeObject,
   type WorkloadClient,
+  type WorkloadKindAdapter,
 } from '@jobrelay/kinds';
 import type { ResilientInformer } from '@jobrelay/kube';
 import type { V1ObjectReference } from '@kubernetes/client-node';
 
 /** One workload kind the controller dispatches: its adapter, the value it claims, its origins. */
 export interface DispatchedKind<T extends KubeObject = KubeObject> {
-  adapter: JobKindAdapter<T>;
+  adapter: WorkloadKindAdapter<T>;
   /** The spec.managedBy value claimed for this kind. */
   managedBy: string;
   /** The management cluster's objects of this kind that carry that value (nobody else's). */
@@ -20,7 +20,7 @@ export interface DispatchedKind<T extends KubeObject = KubeObject> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: kinds of different object types live in one map.
-export type AnyDispatchedKind = DispatchedKind<any> & { adapter: AnyJobKindAdapter };
+export type AnyDispatchedKind = DispatchedKind<any> & { adapter: AnyWorkloadKindAdapter };
 
 /**
  * The reconcile and placement key of an origin: `<kind>/<namespace>/<name>`. Two kinds may
@@ -43,7 +43,7 @@ export function splitOriginKey(key: string): {
 
 /** What an Event about an origin of this kind is regarding. */
 export function eventRegarding(
-  adapter: Pick<AnyJobKindAdapter, 'resource'>,
+  adapter: Pick<AnyWorkloadKindAdapter, 'resource'>,
   origin: { namespace?: string | undefined; name?: string | undefined; uid?: string | undefined },
 ): V1ObjectReference {
   return {

@@ -1,4 +1,4 @@
-import type { JobKindAdapter, KubeObject, WorkloadClient } from '@jobrelay/kinds';
+import type { KubeObject, WorkloadClient, WorkloadKindAdapter } from '@jobrelay/kinds';
 import { type EventRecorder, isNotFound, statusCodeOf, unlessConflict } from '@jobrelay/kube';
 import { mirrorOwnership } from '@jobrelay/mirror';
 import type { PlacementQueue, RecordKeyring } from '@jobrelay/placement';
@@ -18,7 +18,7 @@ export interface WorkerTarget<T extends KubeObject> {
 
 /** One reconcile's execution context: the origin, its kind, and where to reach things. */
 export interface ExecutionTarget<T extends KubeObject> {
-  adapter: JobKindAdapter<T>;
+  adapter: WorkloadKindAdapter<T>;
   /** The origin's namespace and name, and its UID. */
   namespace: string;
   name: string;

@@ -1,5 +1,5 @@
 import type { WorkerClusterRegistry } from '@jobrelay/clusters';
-import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
+import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
 import { unschedulableAnnotation } from '@jobrelay/mirror';
@@ -11,7 +11,7 @@ import {
   fenceRejection,
   type KindedWorkload,
   type NamespaceLookup,
-  noProgress,
+  nothingCarried,
   PlacedLoadIndex,
   type PlacementOutcome,
   type PlacementQueue,
@@ -30,6 +30,7 @@ import type { ControllerConfig } from './controller-config.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
 import { patchPlacement } from './patch-placement.ts';
+import { placementTaskKind } from './placement-task-kind.ts';
 
 /** Records an Event regarding an origin of some kind. */
 export type RecordOriginEvent = (
@@ -127,11 +128,14 @@ export class OriginPlacer {
   }
 
   async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
-    // Tasks queued before kinds existed carry none: they were Jobs.
-    const kind = this.options.kinds.get(task.kind ?? batchJobAdapter.name);
-    if (!kind) return 'not-needed';
-    const { adapter } = kind;
     const key = `${task.namespace}/${task.name}`;
+    const taskKind = placementTaskKind(task, this.options.kinds);
+    if (taskKind.kind === 'refused') {
+      this.log.warn({ workload: key, uid: task.uid }, taskKind.message);
+      return 'not-needed';
+    }
+    const kind = taskKind.dispatched;
+    const { adapter } = kind;
     // The cache, not a GET: the placement write below carries the version read here.
     let origin = kind.origins.get(key);
     if (!origin || origin.metadata?.uid !== task.uid) {
@@ -182,7 +186,7 @@ export class OriginPlacer {
       return 'unschedulable';
     }
     const record: PlacementRecord = {
-      ...(previous ?? { attempt: 1, carried: noProgress, excludedClusters: [] }),
+      ...(previous ?? { attempt: 1, carried: nothingCarried, excludedClusters: [] }),
       cluster: decision.cluster,
       placedAt: new Date(this.options.clock.now()).toISOString(),
       // The explanation travels with the record, in the same write: `kubectl describe` and
@@ -268,7 +272,7 @@ export class OriginPlacer {
     // Only the count of workloads matters to the fences, not the assumed requests (capacity).
     const self = this.placed.get(origin.metadata!.uid!);
     const others = this.placed.workloadsOn(cluster) - (self?.cluster === cluster ? 1 : 0);
-    const [candidate] = clusterCandidates([input], new Map([[cluster, { jobs: others, assumed: {} }]]));
+    const [candidate] = clusterCandidates([input], new Map([[cluster, { workloads: others, assumed: {} }]]));
     return fenceRejection(candidate!, request.request);
   }
 

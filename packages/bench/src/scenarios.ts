@@ -3,7 +3,7 @@ import { patchPlacement } from '@jobrelay/controller/patch-placement';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { defaultOriginId, makeClusterApiClients, mapWithConcurrency } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
-import { loadRecordKeyring, noProgress } from '@jobrelay/placement';
+import { loadRecordKeyring, nothingCarried } from '@jobrelay/placement';
 import { CoreV1Api, type V1Job } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
 import { BenchFleet, type ControllerUnderTest, startBenchController } from './bench-fleet.ts';
@@ -393,7 +393,7 @@ export async function replayDispatch(
       const cluster = fleet.workers[i % workers.length]!.name;
       const record = {
         attempt: 1,
-        carried: noProgress,
+        carried: nothingCarried,
         excludedClusters: [],
         cluster,
         placedAt: new Date().toISOString(),
@@ -404,7 +404,12 @@ export async function replayDispatch(
       const placed = written.value;
       const mirror = await workers[i % workers.length]!.create(
         namespace,
-        batchJobAdapter.buildMirror(placed, { originId, attempt: 1, carried: noProgress, now: new Date() }),
+        batchJobAdapter.buildMirror(placed, {
+          originId,
+          attempt: 1,
+          carried: nothingCarried,
+          now: new Date(),
+        }),
       );
       await management.replaceStatus({
         ...placed,

@@ -1,9 +1,9 @@
 import {
-  type AnyJobKindAdapter,
+  type AnyWorkloadKindAdapter,
   apiVersionOf,
   collectionPath,
-  type JobKindAdapter,
   type KubeObject,
+  type WorkloadKindAdapter,
 } from '@jobrelay/kinds';
 import {
   type ClusterApiClients,
@@ -69,7 +69,7 @@ export interface WorkerConnection {
   /** The kinds (adapter names) the worker serves and whose mirrors are watched; others are not placed there. */
   readonly servedKinds: ReadonlySet<string>;
   /** The cache of our mirrors of that kind; undefined when the worker does not serve it. */
-  mirrors<T extends KubeObject>(kind: JobKindAdapter<T>): ResilientInformer<T> | undefined;
+  mirrors<T extends KubeObject>(kind: WorkloadKindAdapter<T>): ResilientInformer<T> | undefined;
   mirrors(kind: string): ResilientInformer<KubeObject> | undefined;
   /** The worker's namespaces (name, UID and labels only): Pod Security levels, and which ones jobrelay created. */
   readonly namespaces: ResilientInformer<V1Namespace>;
@@ -156,7 +156,7 @@ export interface WorkerClusterRegistryOptions {
    * The kinds dispatched: each worker is asked which of them it serves (discovery), and
    * gets one label-selected mirror watch and the permission checks of each served one.
    */
-  kinds: readonly AnyJobKindAdapter[];
+  kinds: readonly AnyWorkloadKindAdapter[];
   /** Where kubeconfig Secrets live (jobrelay-system). */
   systemNamespace: string;
   /** This installation's `jobrelay.dev/origin` value: the mirror watches select on it. */
@@ -420,7 +420,7 @@ export class WorkerClusterRegistry {
   private view(entry: ConnectionEntry): WorkerConnection {
     // A snapshot of the watches now: a connection closed later leaves these stopped, not swapped.
     const informers = new Map(entry.mirrors);
-    const mirrors = (kind: string | AnyJobKindAdapter) =>
+    const mirrors = (kind: string | AnyWorkloadKindAdapter) =>
       informers.get(typeof kind === 'string' ? kind : kind.name);
     return {
       name: entry.name,

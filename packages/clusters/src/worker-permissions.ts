@@ -1,4 +1,4 @@
-import type { AnyJobKindAdapter } from '@jobrelay/kinds';
+import type { AnyWorkloadKindAdapter } from '@jobrelay/kinds';
 import type { AuthorizationV1Api } from '@kubernetes/client-node';
 
 /** One (verb, resource) the controller uses on a worker cluster. */
@@ -34,9 +34,9 @@ function grant(
 
 /**
  * What the connection code reads of a kind's adapter: its name, where it lives, and whether
- * its mirrors' status is written (mirrorStatusSeed). Any JobKindAdapter is one.
+ * its mirrors' status is written (mirrorStatusSeed). Any WorkloadKindAdapter is one.
  */
-export type WorkerKind = Pick<AnyJobKindAdapter, 'name' | 'resource' | 'mirrorStatusSeed'>;
+export type WorkerKind = Pick<AnyWorkloadKindAdapter, 'name' | 'resource' | 'mirrorStatusSeed'>;
 
 /**
  * The calls the controller makes on a worker for the mirrors of one kind, on its plural:

@@ -1,6 +1,6 @@
 import type { ClusterApiClients } from '@jobrelay/kube';
 import { mergePatch } from '@jobrelay/kube';
-import type { KubeObject, WorkloadClient, WorkloadResource } from './job-kind-adapter.ts';
+import type { KubeObject, WorkloadClient, WorkloadResource } from './workload-kind-adapter.ts';
 
 /**
  * The WorkloadClient of a custom resource, through the cluster's shared, rate-limited

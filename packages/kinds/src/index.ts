@@ -1,4 +1,15 @@
 export { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
+export { buildMirrorJob } from './batch-job/build-mirror-job.ts';
+export {
+  formatIndexIntervals,
+  parseIndexIntervals,
+  unionIndexIntervals,
+} from './batch-job/index-intervals.ts';
+export {
+  jobStatusRuleIds,
+  type StatusRuleViolation,
+  validateJobStatusTransition,
+} from './batch-job/job-status-rules.ts';
 export { customObjectClient } from './custom-object-client.ts';
 export { type GenericCondition, type GenericWorkload, genericAdapter } from './generic/generic-adapter.ts';
 export {
@@ -16,20 +27,6 @@ export {
   pipelineRunKind,
   trainJobKind,
 } from './generic/generic-kind-examples.ts';
-export {
-  type AnyJobKindAdapter,
-  apiVersionOf,
-  collectionPath,
-  type JobKindAdapter,
-  type KindVerification,
-  type KubeObject,
-  type ManagedByPolicy,
-  type MirrorBuildContext,
-  type StatusViolation,
-  type WorkloadClient,
-  type WorkloadPods,
-  type WorkloadResource,
-} from './job-kind-adapter.ts';
 export { type DiscoverableKind, discoverServedKinds, kindsServedBy } from './kind-discovery.ts';
 export { builtInKind, builtInKinds } from './kind-list.ts';
 export {
@@ -45,3 +42,18 @@ export type * from './ray/ray-types.ts';
 export { kuberayOperatorManagedBy, multiKueueManagedBy } from './ray/ray-types.ts';
 export { rayClusterAdapter } from './ray-cluster/ray-cluster-adapter.ts';
 export { rayJobAdapter } from './ray-job/ray-job-adapter.ts';
+export {
+  type AnyWorkloadKindAdapter,
+  apiVersionOf,
+  collectionPath,
+  type KindVerification,
+  type KubeObject,
+  type ManagedByPolicy,
+  type MirrorBuildContext,
+  type StatusViolation,
+  type WorkloadClient,
+  type WorkloadKindAdapter,
+  type WorkloadPods,
+  type WorkloadProgressRules,
+  type WorkloadResource,
+} from './workload-kind-adapter.ts';

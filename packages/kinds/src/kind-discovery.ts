@@ -1,6 +1,6 @@
 import { statusCodeOf } from '@jobrelay/kube';
 import type { CustomObjectsApi, V1APIResourceList } from '@kubernetes/client-node';
-import { apiVersionOf, type WorkloadResource } from './job-kind-adapter.ts';
+import { apiVersionOf, type WorkloadResource } from './workload-kind-adapter.ts';
 
 /** What discovery needs of a kind: its name and where its resource lives. */
 export interface DiscoverableKind {

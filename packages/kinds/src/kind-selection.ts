@@ -1,27 +1,27 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '@jobrelay/kube';
+import { defaultManagedBy } from '@jobrelay/mirror';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { batchJobAdapter } from './batch-job/batch-job-adapter.ts';
 import { genericAdapter } from './generic/generic-adapter.ts';
 import { parseGenericKindConfigs } from './generic/generic-kind-config.ts';
-import type { AnyJobKindAdapter } from './job-kind-adapter.ts';
 import { discoverServedKinds } from './kind-discovery.ts';
 import { builtInKinds } from './kind-list.ts';
 import { managedByValue } from './managed-by-value.ts';
 import { findMultiKueue } from './multikueue-detection.ts';
 import { multiKueueManagedBy } from './ray/ray-types.ts';
+import type { AnyWorkloadKindAdapter } from './workload-kind-adapter.ts';
 
 /**
  * The zod fields of the kind flags, one definition for the controller and the API (the API
  * must select exactly the kinds the controller dispatches, from the same flags).
  */
 export const kindSelectionFields = {
-  /** --managed-by: the value claimed for batch/v1 Jobs. */
+  /** --managed-by: the installation's value, claimed by the kinds whose policy follows it. */
   managedBy: managedByValue
     .refine((v) => v !== 'kubernetes.io/job-controller', 'is reserved for the built-in Job controller')
-    .default(batchJobAdapter.managedBy.default),
+    .default(defaultManagedBy),
   /**
    * --kinds: the workload kinds to dispatch, by adapter name. A kind the management cluster
    * does not serve (its CRD is not installed) is skipped with a log line.
@@ -48,7 +48,7 @@ export interface KindSelectionConfig {
   kinds: readonly string[];
   /** --kind-managed-by: kind=value entries. */
   kindManagedBy: readonly string[];
-  /** --managed-by: the Job's value. */
+  /** --managed-by: the installation's value (ManagedByPolicy.followsInstallationValue). */
   managedBy: string;
   /** --generic-kinds-file. */
   genericKindsFile?: string | undefined;
@@ -56,7 +56,7 @@ export interface KindSelectionConfig {
 
 /** A kind to dispatch and the managedBy value claimed for it. */
 export interface KindChoice {
-  adapter: AnyJobKindAdapter;
+  adapter: AnyWorkloadKindAdapter;
   managedBy: string;
 }
 
@@ -65,7 +65,7 @@ export interface KindChoice {
  * (a generic kind may not take a built-in kind's name). A file that cannot be read or parsed
  * is a ConfigError naming the flag and the field.
  */
-export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>): AnyJobKindAdapter[] {
+export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>): AnyWorkloadKindAdapter[] {
   if (!config.genericKindsFile) return [...builtInKinds];
   let text: string;
   try {
@@ -88,13 +88,13 @@ export function knownKinds(config: Pick<KindSelectionConfig, 'genericKindsFile'>
 }
 
 /**
- * The kinds named by --kinds, each with its claimed value: --managed-by for Jobs, a
- * --kind-managed-by entry, else the kind's default. Pure: a bad name or a value the kind's
+ * The kinds named by --kinds, each with its claimed value: a --kind-managed-by entry, else
+ * --managed-by for a kind whose policy follows the installation's value, else the kind's default. Pure: a bad name or a value the kind's
  * API would refuse is a ConfigError naming the flag, before anything starts.
  */
 export function chooseKinds(
   config: Pick<KindSelectionConfig, 'kinds' | 'kindManagedBy' | 'managedBy'>,
-  known: readonly AnyJobKindAdapter[],
+  known: readonly AnyWorkloadKindAdapter[],
 ): KindChoice[] {
   const overrides = new Map<string, string>();
   for (const entry of config.kindManagedBy) {
@@ -115,7 +115,8 @@ export function chooseKinds(
       );
     }
     const managedBy =
-      overrides.get(name) ?? (name === batchJobAdapter.name ? config.managedBy : adapter.managedBy.default);
+      overrides.get(name) ??
+      (adapter.managedBy.followsInstallationValue ? config.managedBy : adapter.managedBy.default);
     const accepted = adapter.managedBy.accepted;
     if (accepted && !accepted.includes(managedBy)) {
       throw new ConfigError(

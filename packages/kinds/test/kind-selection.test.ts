@@ -6,14 +6,14 @@ import { describe, expect, it } from 'vitest';
 import {
   batchJobAdapter,
   chooseKinds,
-  type JobKindAdapter,
   type KubeObject,
   knownKinds,
+  type WorkloadKindAdapter,
 } from '../src/index.ts';
 
 /** A kind whose API accepts one managedBy value only, as KubeRay's CRDs do. */
-const restricted: JobKindAdapter<KubeObject> = {
-  ...(batchJobAdapter as unknown as JobKindAdapter<KubeObject>),
+const restricted: WorkloadKindAdapter<KubeObject> = {
+  ...(batchJobAdapter as unknown as WorkloadKindAdapter<KubeObject>),
   name: 'raycluster',
   managedBy: { default: 'kueue.x-k8s.io/multikueue', accepted: ['kueue.x-k8s.io/multikueue'] },
 };
@@ -36,6 +36,23 @@ describe('chooseKinds', () => {
     expect(choices.map((c) => [c.adapter.name, c.managedBy])).toEqual([
       ['job', 'jobrelay.dev/dispatcher'],
       ['raycluster', 'kueue.x-k8s.io/multikueue'],
+    ]);
+  });
+
+  it('gives --managed-by to the kinds whose policy follows it, never to the others', () => {
+    const follower = {
+      ...restricted,
+      name: 'follower',
+      managedBy: { default: 'x.dev/d', followsInstallationValue: true },
+    };
+    const keeper = { ...restricted, name: 'keeper', managedBy: { default: 'x.dev/d' } };
+    const choices = chooseKinds({ ...base, managedBy: 'example.com/ours', kinds: ['follower', 'keeper'] }, [
+      follower,
+      keeper,
+    ]);
+    expect(choices.map((c) => [c.adapter.name, c.managedBy])).toEqual([
+      ['follower', 'example.com/ours'],
+      ['keeper', 'x.dev/d'],
     ]);
   });
 

@@ -24,14 +24,14 @@ export interface ResilientInformerOptions<T extends InformableObject> {
   /** For logs: what this informer watches, e.g. `worker-1 mirror Jobs`. */
   name: string;
   kubeConfig: KubeConfig;
-  /** What to list: e.g. `batch/v1` `Job`, in every namespace unless one is given. */
+  /** What to list: e.g. `ray.io/v1` `RayJob`, in every namespace unless one is given. */
   apiVersion: string;
   kind: string;
   namespace?: string;
-  /** The collection's URL path for watching, e.g. `/apis/batch/v1/jobs`. */
+  /** The collection's URL path for watching, e.g. `/apis/ray.io/v1/rayjobs`. */
   path: string;
   /**
-   * Model name for the client's deserialiser (`V1Job`), so watched objects have the same
+   * Model name for the client's deserialiser (a built-in kind's), so watched objects have the same
    * types as listed ones. Omit for custom resources, which stay plain JSON either way.
    */
   modelName?: string;

@@ -20,20 +20,20 @@ export interface NamespaceLookup {
 /** What placement knows about one WorkerCluster when it decides. */
 export interface ClusterCandidate {
   name: string;
-  /** The WorkerCluster's metadata labels, matched by a Job's cluster selector. */
+  /** The WorkerCluster's metadata labels, matched by a workload's cluster selector. */
   labels: Record<string, string>;
   /** The Active condition: connected and answering. */
   active: boolean;
   /** Why not, when not active (the Active condition's reason). */
   inactiveReason?: string;
-  /** Cordoned (spec.unschedulable) or draining: no new Jobs. */
+  /** Cordoned (spec.unschedulable) or draining: no new workloads. */
   cordoned: boolean;
   /** Multiplies the score; 0 makes the cluster a last resort. */
   weight: number;
-  /** Namespaces whose Jobs may run there; empty means all. */
+  /** Namespaces whose workloads may run there; empty means all. */
   allowedNamespaces: readonly string[];
   maxActiveWorkloads?: number;
-  /** Unfinished jobrelay Jobs placed there, including placements not yet mirrored. */
+  /** Unfinished workloads jobrelay placed there, including placements not yet mirrored. */
   activeWorkloads: number;
   /** The workload kinds (adapter names) the cluster serves; undefined while not known (not filtered). */
   servedKinds?: readonly string[];
@@ -48,7 +48,7 @@ export interface ClusterCandidate {
     /** Free resources of each node new pods can land on. */
     nodes: ReadonlyArray<{ name: string; free: Resources }>;
     allocatable: Resources;
-    /** Requests of Jobs placed there whose pods do not exist yet (cf. kube-scheduler's assume cache). */
+    /** Requests of workloads placed there whose pods do not exist yet (cf. kube-scheduler's assume cache). */
     assumed: Resources;
   };
 }
@@ -58,9 +58,9 @@ export const scoringPolicies: readonly ScoringPolicy[] = ['spread', 'binpack'];
 
 export interface PlacementRequest {
   namespace: string;
-  /** Clusters this Job must not go to, e.g. where a foreign Job already holds its name. */
+  /** Clusters this workload must not go to, e.g. where a foreign object already holds its name. */
   excludedClusters: readonly string[];
-  /** Clusters whose apiserver refused this Job's mirror: chosen only when no other fits. */
+  /** Clusters whose apiserver refused this workload's mirror: chosen only when no other fits. */
   avoidedClusters?: readonly string[];
   clusterSelector?: LabelSelector;
   pinnedCluster?: string;
@@ -96,7 +96,7 @@ function hasRequests(requests: Resources): boolean {
 }
 
 /**
- * Why a cluster cannot take the Job. Rejections with the same `group` are counted together;
+ * Why a cluster cannot take the workload. Rejections with the same `group` are counted together;
  * for resources, the message then names the most any of them had free (kube-scheduler
  * likewise says "3 Insufficient cpu", not three lines).
  */
@@ -151,13 +151,13 @@ function weakerNamespaceThere(candidate: ClusterCandidate, request: PlacementReq
 }
 
 /**
- * Why a cluster's fences keep the Job out (everything but its capacity), or undefined if they
+ * Why a cluster's fences keep the workload out (everything but its capacity), or undefined if they
  * do not: the controller checks these again just before it creates a mirror, whatever the
- * placement record says. `candidate.activeWorkloads` must not count the Job itself.
+ * placement record says. `candidate.activeWorkloads` must not count the workload itself.
  */
 export function fenceRejection(candidate: ClusterCandidate, request: PlacementRequest): string | undefined {
   if (request.excludedClusters.includes(candidate.name)) {
-    return 'excluded (a Job of the same name that jobrelay does not own is there)';
+    return 'excluded (an object of the same name that jobrelay does not own is there)';
   }
   if (request.pinnedCluster !== undefined && candidate.name !== request.pinnedCluster) {
     return `not the pinned cluster ${request.pinnedCluster}`;
@@ -186,7 +186,7 @@ export function fenceRejection(candidate: ClusterCandidate, request: PlacementRe
   return undefined;
 }
 
-/** Why a cluster cannot take the Job, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
+/** Why a cluster cannot take the workload, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
 function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejection | undefined {
   const fenced = fenceRejection(candidate, request);
   if (fenced !== undefined) return fenced;
@@ -242,7 +242,7 @@ export function totalDemand(groups: readonly PodGroup[]): Resources {
 }
 
 /**
- * 0..100: spread prefers the cluster left with the largest free fraction after the Job
+ * 0..100: spread prefers the cluster left with the largest free fraction after the workload
  * (least allocated), binpack the one left fullest (most allocated), as kube-scheduler's
  * NodeResourcesFit strategies do for nodes. Then multiplied by the cluster's weight.
  */
@@ -303,7 +303,7 @@ export function chooseWorkerCluster(
     .map((candidate) => ({ candidate, score: score(candidate, request) }))
     .sort(
       // Weight 0 is a last resort even against a cluster that scores 0 (left full, or a GPU-only
-      // Job under binpack); a cluster that refused this Job's mirror comes after every other.
+      // Job under binpack); a cluster that refused this workload's mirror comes after every other.
       (a, b) =>
         Number(b.candidate.weight > 0) - Number(a.candidate.weight > 0) ||
         Number(avoided(a.candidate)) - Number(avoided(b.candidate)) ||
@@ -328,7 +328,7 @@ export function chooseWorkerCluster(
   };
 }
 
-/** One cluster's verdict for one Job: why it cannot take it, or its score. */
+/** One cluster's verdict for one workload: why it cannot take it, or its score. */
 export interface ClusterVerdict {
   name: string;
   eligible: boolean;

@@ -21,18 +21,16 @@ export {
   labelValueProblem,
   parseLabelSelector,
 } from './label-selector.ts';
+export type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
 export { PlacedLoadIndex } from './placed-load-index.ts';
 export {
-  type ClusterLoad,
   clusterCandidates,
   clusterLoad,
   type KindedWorkload,
   loadOfPlaced,
-  type PlacedWorkload,
   type PlacementClusterInput,
   type PlacementRequestResult,
   type PlacementSettings,
-  type PodsByOwner,
   placedWorkload,
   placementRecordOf,
   placementRequestFor,
@@ -49,16 +47,16 @@ export {
   unschedulableRetryDelayMs,
 } from './placement-queue.ts';
 export {
-  type CarriedProgress,
   formatPlacementRecord,
-  noProgress,
+  nothingCarried,
   type ParsedPlacement,
   type PlacementRecord,
   parsePlacementRecord,
   readPlacementRecord,
+  type WorkloadProgress,
 } from './placement-record.ts';
 export type { PodGroup } from './pod-groups.ts';
-export { jobPodsAtOnce, podRequests } from './pod-requests.ts';
+export { podRequests } from './pod-requests.ts';
 export {
   describeRefusal,
   newlyRefusedAsks,

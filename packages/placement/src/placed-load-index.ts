@@ -1,8 +1,8 @@
-import type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placement-inputs.ts';
+import type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
 import type { Resources } from './resource-quantity.ts';
 
 interface ClusterShare {
-  jobs: number;
+  workloads: number;
   /** Every pod of every workload placed here, seen or not (integers: sums stay exact). */
   demand: Resources;
   /** The workloads placed here by `namespace/name`, to take off the pods a worker already counts. */
@@ -53,10 +53,10 @@ export class PlacedLoadIndex {
   private share(workload: PlacedWorkload): void {
     let share = this.clusters.get(workload.cluster);
     if (!share) {
-      share = { jobs: 0, demand: {}, byKey: new Map() };
+      share = { workloads: 0, demand: {}, byKey: new Map() };
       this.clusters.set(workload.cluster, share);
     }
-    share.jobs += 1;
+    share.workloads += 1;
     for (const group of workload.demand) addScaled(share.demand, group.requests, group.count);
     const sameKey = share.byKey.get(workload.key);
     if (sameKey) sameKey.push(workload);
@@ -65,8 +65,8 @@ export class PlacedLoadIndex {
 
   private unshare(workload: PlacedWorkload): void {
     const share = this.clusters.get(workload.cluster)!;
-    share.jobs -= 1;
-    if (share.jobs === 0) {
+    share.workloads -= 1;
+    if (share.workloads === 0) {
       this.clusters.delete(workload.cluster);
       return;
     }
@@ -78,7 +78,7 @@ export class PlacedLoadIndex {
 
   /** How many placed, unfinished workloads `cluster` has (what maxActiveWorkloads limits). */
   workloadsOn(cluster: string): number {
-    return this.clusters.get(cluster)?.jobs ?? 0;
+    return this.clusters.get(cluster)?.workloads ?? 0;
   }
 
   /** Per cluster: the workloads placed there and the requests of their pods not yet counted. */
@@ -101,7 +101,7 @@ export class PlacedLoadIndex {
         }
       }
       for (const name of Object.keys(assumed)) if (assumed[name] === 0) delete assumed[name];
-      result.set(cluster, { jobs: share.jobs, assumed });
+      result.set(cluster, { workloads: share.workloads, assumed });
     }
     return result;
   }

@@ -1,11 +1,10 @@
-// The inputs of chooseWorkerCluster, computed from what the caches hold: what a Job asks
+// The inputs of chooseWorkerCluster, computed from what the caches hold: what a workload asks
 // for, how loaded each cluster is, and each cluster as a candidate. Pure, and shared by the
 // controller (which decides) and the admin API (which previews and explains), so both
 // compute exactly the same decision from the same state.
 //
 // The annotation names come from @jobrelay/mirror, which holds every user-facing jobrelay
-// name. That is no cycle: @jobrelay/mirror depends only on @jobrelay/status, and neither
-// depends on @jobrelay/placement. Moving the names here would split them across two
+// name. That is no cycle: @jobrelay/mirror depends on no other jobrelay package. Moving the names here would split them across two
 // packages, and taking them as parameters would let a caller pass different ones than the
 // controller reads. What a workload is (finished, suspended, its pods) comes from its kind's
 // adapter, structurally as WorkloadFacts: @jobrelay/kinds depends on this package.
@@ -24,6 +23,7 @@ import type {
 } from './choose-worker-cluster.ts';
 import { scoringPolicies } from './choose-worker-cluster.ts';
 import { parseLabelSelector } from './label-selector.ts';
+import type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
 import { PlacedLoadIndex } from './placed-load-index.ts';
 import { type ParsedPlacement, type PlacementRecord, readPlacementRecord } from './placement-record.ts';
 import type { PodGroup } from './pod-groups.ts';
@@ -40,7 +40,7 @@ export interface Workload {
 }
 
 /**
- * What placement needs to know about a workload of one kind (a JobKindAdapter is one).
+ * What placement needs to know about a workload of one kind (a WorkloadKindAdapter is one).
  * `podDemand` gives the pods that run at once when it starts, as groups of identical pods;
  * `podTemplates` every template its pods are made from, as its controller will make them.
  */
@@ -131,27 +131,10 @@ export function placementRequestFor<T extends Workload>(
   };
 }
 
-/** By cluster name: unfinished jobrelay Jobs placed there, and the requests assumed on it. */
-export type ClusterLoad = Map<string, { jobs: number; assumed: Resources }>;
-
-/** What clusterLoad needs of a cluster's capacity: bound pods per Job (`namespace/name`). */
-export interface PodsByOwner {
-  podsByOwner: ReadonlyMap<string, number>;
-}
-
 /** A managed workload and the facts of its kind. */
 export interface KindedWorkload {
   workload: Workload;
   facts: WorkloadFacts<never>;
-}
-
-/** A placed, unfinished workload's share of its cluster's load, digested once per version of it. */
-export interface PlacedWorkload {
-  cluster: string;
-  /** `namespace/name`: pods are counted against it by their controlling owner's name. */
-  key: string;
-  suspended: boolean;
-  demand: PodGroup[];
 }
 
 const parsedRecords = new WeakMap<object, { keyring: RecordKeyring; parsed: ParsedPlacement }>();
@@ -297,14 +280,14 @@ export function clusterCandidates(
       labels: cluster.labels,
       active: cluster.state.active,
       inactiveReason: cluster.state.reason,
-      // Draining is cordoned and more: no new Jobs either way.
+      // Draining is cordoned and more: no new workloads either way.
       cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
       weight: cluster.spec.weight ?? 1,
       allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
       ...(cluster.spec.maxActiveWorkloads !== undefined
         ? { maxActiveWorkloads: cluster.spec.maxActiveWorkloads }
         : {}),
-      activeWorkloads: here?.jobs ?? 0,
+      activeWorkloads: here?.workloads ?? 0,
       ...(cluster.servedKinds ? { servedKinds: cluster.servedKinds } : {}),
       ...(restrictions.ok
         ? restrictions.restrictions
@@ -326,13 +309,13 @@ export function clusterCandidates(
 }
 
 /**
- * When the Job's current placement attempt started waiting for a cluster: the record's
- * waitingSince (set when a Job is placed again), else the Job's creation. Undefined when
+ * When the workload's current placement attempt started waiting for a cluster: the record's
+ * waitingSince (set when it is placed again), else the workload's creation. Undefined when
  * neither is known. The placement timeout counts from it; the pending queue orders by it.
  */
 export function waitingSince(job: Workload, record: PlacementRecord | undefined): Date | undefined {
   // A waitingSince that is not a time (the annotation is hand-editable) falls back to the
-  // Job's creation, the earliest the attempt can have started: never an Invalid Date.
+  // workload's creation, the earliest the attempt can have started: never an Invalid Date.
   for (const since of [record?.waitingSince, job.metadata?.creationTimestamp]) {
     if (since === undefined) continue;
     const date = new Date(since);

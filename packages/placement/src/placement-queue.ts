@@ -3,13 +3,16 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { connectRedis, parseRedisUrl, queuePrefix, type RedisTarget } from './redis-connection.ts';
 
-/** One placement task per origin Job. Only keys: the worker re-reads the Job from Kubernetes. */
+/** One placement task per origin workload. Only keys: the worker re-reads the workload from Kubernetes. */
 export interface PlacementTask {
   namespace: string;
   name: string;
   uid: string;
-  /** The workload kind's adapter name; absent in tasks queued before kinds existed, which were Jobs. */
-  kind?: string;
+  /**
+   * The workload kind's adapter name. Redis holds whatever was queued: a task naming no kind
+   * the controller dispatches is dropped (the workload's reconcile queues it again).
+   */
+  kind: string;
 }
 
 export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable';
@@ -24,7 +27,7 @@ export interface PlacementQueueOptions {
   concurrency?: number;
 }
 
-/** Retry delays for a Job that fits nowhere yet: 1 s doubling to at most 30 s. */
+/** Retry delays for a workload that fits nowhere yet: 1 s doubling to at most 30 s. */
 export function unschedulableRetryDelayMs(attemptsMade: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), 30_000);
 }
@@ -33,7 +36,7 @@ class UnschedulableError extends Error {}
 
 /**
  * The BullMQ queue of placements. Redis holds nothing that Kubernetes does not: the
- * controller re-enqueues every unplaced Job when it relists, so a flushed or lost Redis
+ * controller re-enqueues every unplaced workload when it relists, so a flushed or lost Redis
  * delays placements and loses none. The job id is the origin UID, so enqueueing twice is a
  * no-op while a task is pending.
  */

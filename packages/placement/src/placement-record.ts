@@ -1,16 +1,8 @@
 import { z } from 'zod';
 import type { RecordKeyring, SealSubject } from './record-seal.ts';
 
-/** Counts from earlier attempts, added to the current mirror's so the origin's never go back. */
-const carriedProgressSchema = z.object({
-  succeeded: z.number().int().nonnegative(),
-  failed: z.number().int().nonnegative(),
-  completedIndexes: z.string().optional(),
-  failedIndexes: z.string().optional(),
-});
-
 const placementRecordSchema = z.object({
-  /** Where the Job lives now; absent while it waits for (re-)placement. */
+  /** Where the workload lives now; absent while it waits for (re-)placement. */
   cluster: z.string().min(1).optional(),
   /** 1 for the first placement, +1 for every re-placement; mirrors of older attempts are stale. */
   attempt: z.number().int().positive(),
@@ -22,8 +14,13 @@ const placementRecordSchema = z.object({
    * labels say whose and which attempt it is). Kept so their records still parse.
    */
   mirrorUid: z.string().optional(),
-  carried: carriedProgressSchema,
-  /** Clusters this Job must not go to (a foreign Job holds its name there). */
+  /**
+   * The workload's progress when this attempt began (what earlier attempts did), in its kind's
+   * own shape: JSON the record stores, seals and hands back to the kind, never reads. `null`
+   * when nothing is carried (a first attempt; a kind without progress).
+   */
+  carried: z.json(),
+  /** Clusters this workload must not go to (a foreign object holds its name there). */
   excludedClusters: z.array(z.string()),
   /** Why the last attempt ended, for people reading the annotation. */
   lastReplacedBecause: z.string().optional(),
@@ -45,10 +42,12 @@ const placementRecordSchema = z.object({
   gaveUp: z.string().optional(),
 });
 
-export type CarriedProgress = z.infer<typeof carriedProgressSchema>;
+/** A kind's progress as the core holds it: any JSON value, read only by the kind's adapter. */
+export type WorkloadProgress = z.infer<ReturnType<typeof z.json>>;
 export type PlacementRecord = z.infer<typeof placementRecordSchema>;
 
-export const noProgress: CarriedProgress = { succeeded: 0, failed: 0 };
+/** What a placement record carries when there is no progress to carry. */
+export const nothingCarried: WorkloadProgress = null;
 
 /**
  * A placement record as read from a workload. Only `ok` may be acted on: it was sealed by

@@ -1,4 +1,4 @@
-import type { V1Container, V1JobSpec, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Container, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { addResources, type Resources, resourceAmount } from './resource-quantity.ts';
 
 /**
@@ -80,15 +80,4 @@ function maxResources(a: Resources, b: Resources): Resources {
     result[resource] = Math.max(result[resource] ?? amount, amount);
   }
   return result;
-}
-
-/**
- * How many pods of this Job run at once when it starts: parallelism (default 1), but no more
- * than completions (which defaults to parallelism, and is unset for work-queue Jobs). Never
- * negative. Whether the Job is suspended is the caller's business.
- */
-export function jobPodsAtOnce(spec: V1JobSpec): number {
-  const parallelism = spec.parallelism ?? 1;
-  const completions = spec.completions ?? parallelism;
-  return Math.max(0, Math.min(parallelism, completions));
 }

@@ -260,7 +260,7 @@ describe('chooseWorkerCluster: each filter alone', () => {
       name: 'excluded',
       request: job().excluding('a'),
       candidate: cluster('a').nodes(roomy),
-      reason: 'excluded (a Job of the same name that jobrelay does not own is there)',
+      reason: 'excluded (an object of the same name that jobrelay does not own is there)',
     },
     {
       name: 'pinned elsewhere',
@@ -554,7 +554,7 @@ describe('chooseWorkerCluster: filter order', () => {
       name: 'excluded before everything else',
       request: job().excluding('a').pinnedTo('b').selector('region=eu'),
       candidate: cluster('a').inactive('Unreachable').cordoned().allowing('team-a'),
-      reason: 'excluded (a Job of the same name that jobrelay does not own is there)',
+      reason: 'excluded (an object of the same name that jobrelay does not own is there)',
     },
     {
       name: 'pinned elsewhere before not active',
@@ -676,7 +676,7 @@ describe('chooseWorkerCluster: why nothing fits', () => {
       message:
         '0/12 clusters available: 1 at maxActiveWorkloads (2), 1 capacity not known yet, 1 cordoned, ' +
         '1 did not match selector region=eu, 1 does not allow namespace default, ' +
-        '1 excluded (a Job of the same name that jobrelay does not own is there), ' +
+        '1 excluded (an object of the same name that jobrelay does not own is there), ' +
         '1 insufficient cpu (requests 8, largest free node 4), ' +
         '1 insufficient cpu in total (2 pods need 16, free 8), 1 no single node fits one pod, ' +
         '1 not active (CredentialsExpired), 2 not active (Unreachable).',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { ClusterLoad, PlacedWorkload, PodsByOwner } from '../src/placed-load.ts';
 import { PlacedLoadIndex } from '../src/placed-load-index.ts';
-import type { ClusterLoad, PlacedWorkload, PodsByOwner } from '../src/placement-inputs.ts';
 import { addResources, scaleResources } from '../src/resource-quantity.ts';
 
 const clusters = ['worker-1', 'worker-2', 'worker-3'];
@@ -57,9 +57,9 @@ function summedLoad(
 ): ClusterLoad {
   const byCluster: ClusterLoad = new Map();
   for (const workload of placed) {
-    const load = byCluster.get(workload.cluster) ?? { jobs: 0, assumed: {} };
+    const load = byCluster.get(workload.cluster) ?? { workloads: 0, assumed: {} };
     byCluster.set(workload.cluster, load);
-    load.jobs += 1;
+    load.workloads += 1;
     let counted = capacities.get(workload.cluster)?.podsByOwner.get(workload.key) ?? 0;
     for (const group of workload.demand) {
       const seen = Math.min(counted, group.count);
@@ -74,9 +74,12 @@ function summedLoad(
 /** Zero amounts mean the same as absent ones to every reader; compare without them. */
 function comparable(load: ClusterLoad) {
   return Object.fromEntries(
-    [...load].map(([cluster, { jobs, assumed }]) => [
+    [...load].map(([cluster, { workloads, assumed }]) => [
       cluster,
-      { jobs, assumed: Object.fromEntries(Object.entries(assumed).filter(([, amount]) => amount !== 0)) },
+      {
+        workloads,
+        assumed: Object.fromEntries(Object.entries(assumed).filter(([, amount]) => amount !== 0)),
+      },
     ]),
   );
 }
@@ -98,7 +101,7 @@ describe('PlacedLoadIndex', () => {
           const summed = summedLoad(oracle.values(), pods);
           expect(comparable(index.load(pods))).toEqual(comparable(summed));
           for (const cluster of ['worker-1', 'worker-2', 'worker-3'])
-            expect(index.workloadsOn(cluster)).toBe(summed.get(cluster)?.jobs ?? 0);
+            expect(index.workloadsOn(cluster)).toBe(summed.get(cluster)?.workloads ?? 0);
         }
         expect(index.size).toBe(oracle.size);
         expect([...index.values()]).toEqual([...oracle.values()]);

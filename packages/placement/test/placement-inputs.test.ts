@@ -1,13 +1,13 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chooseWorkerCluster } from '../src/choose-worker-cluster.ts';
+import type { PlacedWorkload } from '../src/placed-load.ts';
 import type { WorkloadFacts } from '../src/placement-inputs.ts';
 import {
   clusterCandidates,
   clusterLoad,
   type KindedWorkload,
   loadOfPlaced,
-  type PlacedWorkload,
   type PlacementClusterInput,
   type PlacementSettings,
   placedWorkload,
@@ -17,11 +17,11 @@ import {
 } from '../src/placement-inputs.ts';
 import {
   formatPlacementRecord,
-  noProgress,
+  nothingCarried,
   type PlacementRecord,
   parsePlacementRecord,
 } from '../src/placement-record.ts';
-import { jobPodsAtOnce, podRequests } from '../src/pod-requests.ts';
+import { podRequests } from '../src/pod-requests.ts';
 import { noPodTemplateAsks } from '../src/pod-template-asks.ts';
 import { RecordKeyring } from '../src/record-seal.ts';
 
@@ -38,7 +38,12 @@ const jobFacts: WorkloadFacts<V1Job> = {
   isSuspended: (j) => j.spec?.suspend === true,
   podDemand: (j) =>
     j.spec?.template.spec
-      ? [{ requests: podRequests(j.spec.template.spec), count: jobPodsAtOnce(j.spec) }]
+      ? [
+          {
+            requests: podRequests(j.spec.template.spec),
+            count: Math.min(j.spec.parallelism ?? 1, j.spec.completions ?? j.spec.parallelism ?? 1),
+          },
+        ]
       : [],
   podTemplates: (j) => (j.spec?.template.spec ? [{ role: '', spec: j.spec.template.spec }] : []),
 };
@@ -120,7 +125,7 @@ function placedOn(cluster: string): Record<string, string> {
     // Sealed by job() for the Job it goes on.
     'jobrelay.dev/placement': JSON.stringify({
       attempt: 1,
-      carried: noProgress,
+      carried: nothingCarried,
       excludedClusters: [],
       cluster,
     }),
@@ -191,7 +196,7 @@ describe('placementRequestFor', () => {
   });
 
   it("keeps the previous attempt's excluded clusters", () => {
-    const previous: PlacementRecord = { attempt: 2, carried: noProgress, excludedClusters: ['worker-1'] };
+    const previous: PlacementRecord = { attempt: 2, carried: nothingCarried, excludedClusters: ['worker-1'] };
     const result = placementRequestFor(job('again'), previous, settings('spread'), jobFacts);
     expect(result.kind === 'ok' && result.request.excludedClusters).toEqual(['worker-1']);
   });
@@ -199,7 +204,7 @@ describe('placementRequestFor', () => {
   it('asks to avoid the clusters that refused its mirror, and nothing when none did', () => {
     const refused: PlacementRecord = {
       attempt: 1,
-      carried: noProgress,
+      carried: nothingCarried,
       excludedClusters: [],
       refusals: 2,
       refusedBy: ['worker-1', 'worker-3'],
@@ -312,7 +317,7 @@ describe('clusterLoad', () => {
     const capacities = new Map([['worker-1', { podsByOwner: new Map([['team-a/a', 1]]) }]]);
     const load = clusterLoad(kinded(origins), capacities, new Map(), keys);
     expect([...load.keys()]).toEqual(['worker-1']);
-    expect(load.get('worker-1')).toEqual({ jobs: 2, assumed: { cpu: 2000, memory: 2 * Gi } });
+    expect(load.get('worker-1')).toEqual({ workloads: 2, assumed: { cpu: 2000, memory: 2 * Gi } });
   });
 
   it('counts placements written but not yet in the cache, by origin UID', () => {
@@ -322,7 +327,7 @@ describe('clusterLoad', () => {
       new Map([['uid-fresh', 'worker-2']]),
       keys,
     );
-    expect(load.get('worker-2')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: Gi } });
+    expect(load.get('worker-2')).toEqual({ workloads: 1, assumed: { cpu: 2000, memory: Gi } });
   });
 
   it('counts a suspended Job against maxActiveWorkloads but assumes none of its requests', () => {
@@ -332,7 +337,7 @@ describe('clusterLoad', () => {
       new Map(),
       keys,
     );
-    expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
+    expect(load.get('worker-1')).toEqual({ workloads: 1, assumed: {} });
   });
 
   it('assumes nothing once every pod runs', () => {
@@ -343,7 +348,7 @@ describe('clusterLoad', () => {
       new Map(),
       keys,
     );
-    expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: {} });
+    expect(load.get('worker-1')).toEqual({ workloads: 1, assumed: {} });
   });
 });
 
@@ -353,7 +358,7 @@ describe('placementRecordOf', () => {
     const first = placementRecordOf(placed, keys);
     expect(first).toEqual({
       kind: 'ok',
-      record: { attempt: 1, carried: noProgress, excludedClusters: [], cluster: 'worker-1' },
+      record: { attempt: 1, carried: nothingCarried, excludedClusters: [], cluster: 'worker-1' },
     });
     expect(placementRecordOf(placed, keys)).toBe(first);
   });
@@ -458,7 +463,7 @@ describe('loadOfPlaced', () => {
     name: string;
     placed: PlacedWorkload[];
     podsByOwner?: Record<string, Record<string, number>>;
-    expected: Record<string, { jobs: number; assumed: Record<string, number> }>;
+    expected: Record<string, { workloads: number; assumed: Record<string, number> }>;
   }> = [
     {
       name: 'nothing placed: no cluster has load',
@@ -469,32 +474,32 @@ describe('loadOfPlaced', () => {
       name: 'every pod not yet seen is assumed, per cluster',
       placed: [placed('worker-1', 'a'), placed('worker-1', 'b'), placed('worker-2', 'c')],
       expected: {
-        'worker-1': { jobs: 2, assumed: { cpu: 6000, memory: 6 * Gi } },
-        'worker-2': { jobs: 1, assumed: { cpu: 3000, memory: 3 * Gi } },
+        'worker-1': { workloads: 2, assumed: { cpu: 6000, memory: 6 * Gi } },
+        'worker-2': { workloads: 1, assumed: { cpu: 3000, memory: 3 * Gi } },
       },
     },
     {
       name: 'pods the worker already counts for the owner reduce what is assumed',
       placed: [placed('worker-1', 'a'), placed('worker-1', 'b')],
       podsByOwner: { 'worker-1': { 'team-a/a': 2, 'team-a/other': 5 } },
-      expected: { 'worker-1': { jobs: 2, assumed: { cpu: 4000, memory: 4 * Gi } } },
+      expected: { 'worker-1': { workloads: 2, assumed: { cpu: 4000, memory: 4 * Gi } } },
     },
     {
       name: 'more pods counted than demanded assume nothing, never less than nothing',
       placed: [placed('worker-1', 'a')],
       podsByOwner: { 'worker-1': { 'team-a/a': 9 } },
-      expected: { 'worker-1': { jobs: 1, assumed: {} } },
+      expected: { 'worker-1': { workloads: 1, assumed: {} } },
     },
     {
       name: 'counted pods come off the groups in order (a head first, then workers)',
       placed: [placed('worker-1', 'ray', { demand: [cpu(4), { ...cpu(1), count: 3 }] })],
       podsByOwner: { 'worker-1': { 'team-a/ray': 2 } },
-      expected: { 'worker-1': { jobs: 1, assumed: { cpu: 2000, memory: 2 * Gi } } },
+      expected: { 'worker-1': { workloads: 1, assumed: { cpu: 2000, memory: 2 * Gi } } },
     },
     {
       name: 'a suspended one counts as a job and assumes nothing',
       placed: [placed('worker-1', 'paused', { suspended: true, demand: [] })],
-      expected: { 'worker-1': { jobs: 1, assumed: {} } },
+      expected: { 'worker-1': { workloads: 1, assumed: {} } },
     },
   ];
 
@@ -523,8 +528,8 @@ describe('loadOfPlaced', () => {
     });
     expect(loadOfPlaced(each, capacities)).toEqual(clusterLoad(kinded(origins), capacities, assumed, keys));
     expect(Object.fromEntries(loadOfPlaced(each, capacities))).toEqual({
-      'worker-1': { jobs: 2, assumed: { cpu: 1000, memory: Gi } },
-      'worker-2': { jobs: 1, assumed: { cpu: 2000, memory: Gi } },
+      'worker-1': { workloads: 2, assumed: { cpu: 1000, memory: Gi } },
+      'worker-2': { workloads: 1, assumed: { cpu: 2000, memory: Gi } },
     });
   });
 });
@@ -550,7 +555,7 @@ describe('clusterCandidates', () => {
       }),
       cluster('worker-3', { spec: { unschedulable: true }, capacity: undefined, namespaces: undefined }),
     ];
-    const load = new Map([['worker-1', { jobs: 3, assumed: { cpu: 1000 } }]]);
+    const load = new Map([['worker-1', { workloads: 3, assumed: { cpu: 1000 } }]]);
     expect(clusterCandidates(inputs, load)).toEqual([
       {
         name: 'worker-1',
@@ -624,7 +629,7 @@ describe('waitingSince', () => {
   it("is the record's waitingSince when the Job was placed again", () => {
     const record: PlacementRecord = {
       attempt: 2,
-      carried: noProgress,
+      carried: nothingCarried,
       excludedClusters: [],
       waitingSince: '2025-03-01T11:30:00.000Z',
     };
@@ -638,7 +643,7 @@ describe('waitingSince', () => {
     expect(waitingSince(first, undefined)?.toISOString()).toBe(created);
     const damaged: PlacementRecord = {
       attempt: 2,
-      carried: noProgress,
+      carried: nothingCarried,
       excludedClusters: [],
       waitingSince: 'yesterday-ish',
     };
@@ -669,7 +674,7 @@ describe('several pod groups (a RayCluster: a head and a worker group)', () => {
       keys,
     );
     // The head and one worker run: two workers are still assumed.
-    expect(load.get('worker-1')).toEqual({ jobs: 1, assumed: { cpu: 2000, memory: 2 * Gi } });
+    expect(load.get('worker-1')).toEqual({ workloads: 1, assumed: { cpu: 2000, memory: 2 * Gi } });
   });
 
   it('needs a node for the largest pod of each group and the total for all of them', () => {

@@ -47,6 +47,20 @@ describe('placement record seals', () => {
       problem: /does not match/,
     },
     {
+      name: 'with its carried progress emptied (nothing carried, so the work runs again)',
+      text: edited(sealed, (json) => {
+        json.carried = null;
+      }),
+      problem: /does not match/,
+    },
+    {
+      name: 'with a field added inside its carried progress, which only the kind reads',
+      text: edited(sealed, (json) => {
+        json.carried = { succeeded: 1, failed: 0, completedIndexes: '0-3' };
+      }),
+      problem: /does not match/,
+    },
+    {
       name: 'moved to a cordoned cluster',
       text: edited(sealed, (json) => {
         json.cluster = 'worker-2';

@@ -1,13 +1,14 @@
-import type { JobKindAdapter, KubeObject } from '@jobrelay/kinds';
-import { hasProgress, mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import type { KubeObject, WorkloadKindAdapter } from '@jobrelay/kinds';
+import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import {
   describeRefusal,
   newlyRefusedAsks,
-  noProgress,
+  nothingCarried,
   type ParsedPlacement,
   type PlacementRecord,
   podTemplateAsks,
   readPodRestrictions,
+  type WorkloadProgress,
 } from '@jobrelay/placement';
 import { classifyMirror } from './classify-mirror.ts';
 import { type EventAction, type EventReason, eventReasons } from './event-reasons.ts';
@@ -53,7 +54,7 @@ type Action<T extends KubeObject> = OriginAction<T>;
  */
 export function planOrigin<T extends KubeObject>(
   snapshot: OriginSnapshot<T>,
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   config: PlannerConfig,
   now: number,
 ): Action<T>[] {
@@ -77,7 +78,8 @@ export function planOrigin<T extends KubeObject>(
     return actions;
   }
 
-  const { origin, placement, clusters } = snapshot;
+  const { origin, clusters } = snapshot;
+  const placement = withCarriedChecked(snapshot.placement, adapter);
   const kind = adapter.resource.kind;
   if (placement.kind === 'unverifiable') {
     return [
@@ -109,7 +111,7 @@ export function planOrigin<T extends KubeObject>(
     }
   }
 
-  // Not jobrelay's record (a Job author wrote or copied it, or it is damaged): nothing in it is
+  // Not jobrelay's record (a workload's author wrote or copied it, or it is damaged): nothing in it is
   // believed. The workload starts over from what its own status shows, under a sealed record
   // whose attempt is past every mirror it may still have, so none of them is ever adopted.
   if (placement.kind === 'untrusted') {
@@ -231,9 +233,7 @@ export function planOrigin<T extends KubeObject>(
       );
     } else actions.push({ type: 'patch-mirror-spec', cluster: here.name, mirror, patch: specPatch });
   }
-  if (adapter.isSeedApplied && !adapter.isSeedApplied(mirror)) return actions;
-  const carried = adapter.mirrorIncludesCarried?.(mirror) ? noProgress : record.carried;
-  const desired = adapter.originStatus(origin, mirror, carried, new Date(now));
+  const desired = adapter.originStatus(origin, mirror, record.carried, new Date(now));
   return [...actions, ...statusWrite(adapter, origin, desired, 'sync')];
 }
 
@@ -243,15 +243,15 @@ export function planOrigin<T extends KubeObject>(
  */
 function startAfresh<T extends KubeObject>(
   snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   claimedAttempt: number | undefined,
   config: PlannerConfig,
   now: number,
 ): Action<T> {
-  const carried = adapter.progress?.(snapshot.origin) ?? noProgress;
+  const carried = progressOf(adapter, snapshot.origin);
   // Progress carries over only into a later attempt (a first attempt's mirror is never seeded):
   // with some, the fresh attempt is at least the second, so its mirror runs only what is left.
-  const first = hasProgress(carried) ? 2 : 1;
+  const first = adapter.progress?.holdsAny(carried) ? 2 : 1;
   return {
     type: 'patch-placement',
     record: {
@@ -266,11 +266,10 @@ function startAfresh<T extends KubeObject>(
 /** Whether a workload without a record shows it ran: counts in its status, or a mirror of it somewhere reachable. */
 function ranBefore<T extends KubeObject>(
   snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   config: PlannerConfig,
 ): boolean {
-  const progress = adapter.progress?.(snapshot.origin);
-  if (progress && hasProgress(progress)) return true;
+  if (adapter.progress?.holdsAny(adapter.progress.of(snapshot.origin))) return true;
   const uid = snapshot.origin.metadata!.uid!;
   return reachable(snapshot.clusters).some(
     (cluster) => mirrorOwnership(cluster.mirror!, config.originId, uid).kind === 'this-origin',
@@ -316,7 +315,7 @@ function applyMergePatch(target: unknown, patch: unknown): unknown {
  * before they go down. Restrictions that cannot be read refuse any such change.
  */
 function specChangeRefusal<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   mirror: T,
   patch: object,
   cluster: ClusterSnapshot<T>,
@@ -370,7 +369,7 @@ function event(
 
 /** A status write, or its refusal when it breaks the kind's rules; nothing when it is what the origin has. */
 export function statusWrite<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   origin: T,
   desired: object,
   purpose: 'sync' | 'suspended' | 'decided' | 'gave-up',
@@ -389,11 +388,11 @@ export function statusWrite<T extends KubeObject>(
 
 /**
  * Back to the queue for another cluster, carrying the progress reached so far. An outcome
- * already decided (a Job's FailureTarget or SuccessCriteriaMet) is final instead: the
+ * already decided (the kind's decidedOutcomeStatus) is final instead: the
  * workload finishes that way rather than running again elsewhere.
  */
 export function replace<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   origin: T,
   record: PlacementRecord,
   because: string,
@@ -411,7 +410,7 @@ export function replace<T extends KubeObject>(
   }
   const next: PlacementRecord = {
     attempt: record.attempt + 1,
-    carried: adapter.progress?.(origin) ?? noProgress,
+    carried: progressOf(adapter, origin),
     excludedClusters: [...new Set([...record.excludedClusters, ...exclude])],
     // Refusals count over the workload's whole life, not per attempt.
     ...(record.refusals === undefined
@@ -438,7 +437,7 @@ export function replace<T extends KubeObject>(
  * restart between create and cache, or a cache that lagged); a plain creation only when asked.
  */
 export function mirrorRecorded<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   record: PlacementRecord,
   cluster: string,
   how: 'created' | 'adopted',
@@ -463,26 +462,39 @@ export function mirrorRecorded<T extends KubeObject>(
  * them carried. Without such counts a missing mirror is simply (re)created: nothing is lost.
  */
 function progressedThisAttempt<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   origin: T,
   record: PlacementRecord,
 ): boolean {
-  const progress = adapter.progress?.(origin);
-  if (!progress) return false;
-  const { carried } = record;
-  // The Job controller adds an index to completedIndexes (failedIndexes) one status update
-  // before it counts the pod: a changed index list is progress too. Both lists are in the
-  // apiserver's canonical form, and `carried` was taken from the origin when the attempt began.
-  return (
-    progress.succeeded > carried.succeeded ||
-    progress.failed > carried.failed ||
-    (progress.completedIndexes ?? '') !== (carried.completedIndexes ?? '') ||
-    (progress.failedIndexes ?? '') !== (carried.failedIndexes ?? '')
-  );
+  return adapter.progress?.movedPast(origin, record.carried) ?? false;
+}
+
+/** The workload's progress so far, to carry into its next attempt: nothing for a kind that keeps none. */
+function progressOf<T extends KubeObject>(adapter: WorkloadKindAdapter<T>, origin: T): WorkloadProgress {
+  return adapter.progress?.of(origin) ?? nothingCarried;
+}
+
+/**
+ * A sealed record whose carried progress its kind refuses is not acted on: jobrelay wrote it,
+ * so only a bug or a downgrade can have made it, and building a mirror from it would guess.
+ * It is treated as a record jobrelay did not write (placed afresh from the workload's status).
+ */
+function withCarriedChecked<T extends KubeObject>(
+  placement: ParsedPlacement,
+  adapter: WorkloadKindAdapter<T>,
+): ParsedPlacement {
+  if (placement.kind !== 'ok') return placement;
+  const problem = adapter.progress?.problem(placement.record.carried);
+  if (problem === undefined) return placement;
+  return {
+    kind: 'untrusted',
+    problem: `its carried progress is not a ${adapter.resource.kind}'s (carried: ${problem})`,
+    claimedAttempt: placement.record.attempt,
+  };
 }
 
 function ensureMirror<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   origin: T,
   record: PlacementRecord,
   cluster: ClusterSnapshot<T>,
@@ -559,11 +571,11 @@ function ensureMirror<T extends KubeObject>(
  * A worker's apiserver refused the mirror. The workload is placed again after a delay,
  * preferring clusters that have not refused it (another worker may run a version that knows
  * the field, or have no such policy or quota); after `mirrorRefusalLimit` refusals in all,
- * jobrelay gives up: a Job fails with reason MirrorRefused, other kinds stay unplaced. The
+ * jobrelay gives up: a kind with a gaveUpStatus fails with reason MirrorRefused, others stay unplaced. The
  * count lives in the placement record, so restarts do not reset it.
  */
 function refused<T extends KubeObject>(
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   origin: T,
   record: PlacementRecord,
   cluster: string,
@@ -621,7 +633,7 @@ function refused<T extends KubeObject>(
 
 function retire<T extends KubeObject>(
   snapshot: Extract<OriginSnapshot<T>, { kind: 'present' }>,
-  adapter: JobKindAdapter<T>,
+  adapter: WorkloadKindAdapter<T>,
   record: PlacementRecord | undefined,
   config: PlannerConfig,
   now: number,

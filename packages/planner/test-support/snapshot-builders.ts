@@ -2,7 +2,7 @@
 // fixed clock in, actions out. Every builder returns a fresh object, so cases never share state.
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { defaultManagedBy, originLabel, originUidLabel, placementAttemptAnnotation } from '@jobrelay/mirror';
-import { noProgress, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
+import { nothingCarried, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
 import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import type { ClusterSnapshot, OriginSnapshot, PlannerConfig } from '../src/index.ts';
 
@@ -46,7 +46,7 @@ export function originJob(options: { uid?: string; spec?: V1Job['spec']; status?
 }
 
 export function record(overrides: Partial<PlacementRecord> = {}): PlacementRecord {
-  return { cluster: 'worker-1', attempt: 1, carried: noProgress, excludedClusters: [], ...overrides };
+  return { cluster: 'worker-1', attempt: 1, carried: nothingCarried, excludedClusters: [], ...overrides };
 }
 
 /** A mirror of `origin` as a worker holds it (our labels, attempt), with a worker UID. */
@@ -63,7 +63,7 @@ export function mirrorOf(
   const built = adapter.buildMirror(origin, {
     originId,
     attempt: options.attempt ?? 1,
-    carried: noProgress,
+    carried: nothingCarried,
     now: new Date(now),
   });
   built.metadata!.uid = options.uid ?? 'mirror-uid-1';

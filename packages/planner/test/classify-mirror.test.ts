@@ -1,6 +1,6 @@
 // The one rule for a mirror found on a worker, as a table: reconcile, garbage collection and
 // the cleanup of a returning worker all go through it.
-import { noProgress, type ParsedPlacement } from '@jobrelay/placement';
+import { nothingCarried, type ParsedPlacement } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
 import { classifyMirror, isDeletable, type MirrorClass } from '../src/index.ts';
 import { foreignJob, mirrorOf, originId, originJob, record } from '../test-support/snapshot-builders.ts';
@@ -8,7 +8,7 @@ import { foreignJob, mirrorOf, originId, originJob, record } from '../test-suppo
 const origin = originJob();
 const placedOn = (cluster: string | undefined, attempt = 1): ParsedPlacement => ({
   kind: 'ok',
-  record: { ...record({ attempt }), cluster, carried: noProgress },
+  record: { ...record({ attempt }), cluster, carried: nothingCarried },
 });
 
 const rows: Array<{

@@ -2,7 +2,7 @@
 // counters to carry, no continuation seed, no suspended status of its own, never finished):
 // the planner checks for capabilities, never for a kind.
 import { type RayCluster, rayClusterAdapter } from '@jobrelay/kinds';
-import { noProgress, type PlacementRecord } from '@jobrelay/placement';
+import { nothingCarried, type PlacementRecord } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
 import { type OriginAction, planOrigin } from '../src/index.ts';
 import { cluster, config, now } from '../test-support/snapshot-builders.ts';
@@ -31,7 +31,7 @@ function mirrorOf(of: RayCluster, attempt = 1, status?: RayCluster['status']): R
   const body = adapter.buildMirror(of, {
     originId: config.originId,
     attempt,
-    carried: noProgress,
+    carried: nothingCarried,
     now: new Date(now),
   });
   return { ...body, metadata: { ...body.metadata, uid: `mirror-${attempt}` }, ...(status ? { status } : {}) };
@@ -40,7 +40,7 @@ function mirrorOf(of: RayCluster, attempt = 1, status?: RayCluster['status']): R
 const placed = (overrides: Partial<PlacementRecord> = {}): PlacementRecord => ({
   cluster: 'worker-1',
   attempt: 1,
-  carried: noProgress,
+  carried: nothingCarried,
   excludedClusters: [],
   ...overrides,
 });
@@ -70,7 +70,16 @@ describe('planOrigin for a RayCluster', () => {
     const actions = plan(o, placed(), [cluster('worker-1', { drain: true, mirror: mirrorOf(o) as never })]);
     expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
     const patch = actions[0] as Extract<OriginAction<RayCluster>, { type: 'patch-placement' }>;
-    expect(patch.record.carried).toEqual(noProgress);
+    expect(patch.record.carried).toEqual(nothingCarried);
+  });
+
+  it('never reads the carried progress of a kind that keeps none: whatever it holds, the mirror syncs', () => {
+    const o = origin();
+    const mirror = mirrorOf(o, 1, { state: 'ready', observedGeneration: 1 });
+    const actions = plan(o, placed({ carried: { anything: ['a kind', 'of its own'] } }), [
+      cluster('worker-1', { mirror: mirror as never }),
+    ]);
+    expect(types(actions)).toEqual(['write-status']);
   });
 
   it('syncs the mirror’s status up without a seed step, and never retires a running cluster', () => {

@@ -5,7 +5,7 @@ import {
   placementAnnotation,
   placementAttemptAnnotation,
 } from '@jobrelay/mirror';
-import { noProgress, type PlacementRecord } from '@jobrelay/placement';
+import { nothingCarried, type PlacementRecord } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { mirrorRecorded, type OriginAction, planOrigin } from '../src/index.ts';
@@ -89,9 +89,50 @@ describe('a placement record jobrelay did not seal for this workload (untrusted)
 
   it('carries nothing the record claims: a new Job starts from zero', () => {
     const actions = plan(present(originJob(), { kind: 'untrusted', problem: 'x' }, [cluster('worker-1')]));
-    expect(only(actions, 'patch-placement')[0]!.record).toMatchObject({ attempt: 1, carried: noProgress });
+    expect(only(actions, 'patch-placement')[0]!.record).toMatchObject({
+      attempt: 1,
+      carried: { succeeded: 0, failed: 0 },
+    });
     expect(types(actions)).not.toContain('create-mirror');
     expect(types(actions)).not.toContain('enqueue-placement');
+  });
+});
+
+// Progress is the kind's: the planner asks the kind whether a sealed record's `carried` is one
+// of its values before acting on the record, and never reads inside it.
+describe('a sealed record whose carried progress the kind refuses', () => {
+  it.each([
+    { name: 'a count that is not a number', carried: { succeeded: 'three', failed: 0 }, field: 'succeeded' },
+    { name: 'a negative count', carried: { succeeded: 0, failed: -1 }, field: 'failed' },
+    { name: 'not an object at all', carried: 'lots', field: '(root)' },
+  ])(
+    'is not acted on ($name): no mirror is made from it, and the Job starts afresh past its attempt',
+    ({ carried, field }) => {
+      const origin = originJob({ status: { succeeded: 1, failed: 0 } });
+      const bad = record({ attempt: 3, carried: carried as never });
+      const actions = plan(
+        present(origin, bad, [cluster('worker-1', { mirror: mirrorOf(origin, { attempt: 3 }) })]),
+      );
+      expect(types(actions)).toEqual(['delete-mirror', 'record-event', 'patch-placement']);
+      expect(reasons(actions)).toEqual(['PlacementUntrusted']);
+      expect(only(actions, 'record-event')[0]!.note).toContain(
+        `its carried progress is not a Job's (carried: ${field}: `,
+      );
+      expect(only(actions, 'patch-placement')[0]!.record).toEqual({
+        attempt: 4,
+        carried: { succeeded: 1, failed: 0 },
+        excludedClusters: [],
+        waitingSince: new Date(now).toISOString(),
+      });
+    },
+  );
+
+  it('is acted on when it carries nothing (null): a first attempt of the Job, as the placer writes it', () => {
+    const origin = originJob();
+    const actions = plan(
+      present(origin, record({ attempt: 1, carried: nothingCarried }), [cluster('worker-1')]),
+    );
+    expect(types(actions)).toEqual(['create-mirror']);
   });
 });
 
@@ -230,7 +271,10 @@ describe('4. not placed', () => {
     );
     expect(types(actions)).toEqual(['delete-mirror', 'record-event', 'patch-placement']);
     expect(reasons(actions)).toEqual(['PlacementRemoved']);
-    expect(only(actions, 'patch-placement')[0]!.record).toMatchObject({ attempt: 4, carried: noProgress });
+    expect(only(actions, 'patch-placement')[0]!.record).toMatchObject({
+      attempt: 4,
+      carried: { succeeded: 0, failed: 0 },
+    });
   });
 
   it('places again from its status a Job that ran and whose record was removed: nothing counts twice', () => {
@@ -399,7 +443,7 @@ describe('5. a mirror the worker refuses', () => {
     const next = only(branch, 'patch-placement')[0]!.record;
     expect(next).toEqual({
       attempt: 1,
-      carried: noProgress,
+      carried: nothingCarried,
       excludedClusters: [],
       refusals: 1,
       refusedBy: ['worker-1'],

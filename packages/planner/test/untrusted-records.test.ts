@@ -104,7 +104,7 @@ describe('a record jobrelay did not seal for this workload', () => {
           expect(fresh).toHaveLength(1);
           const [record] = fresh as [PlacementRecord];
           expect(record.cluster).toBeUndefined();
-          expect(record.carried).toEqual(adapter.progress(withStatus));
+          expect(record.carried).toEqual(adapter.progress.of(withStatus));
           expect(record.gaveUp).toBeUndefined();
           expect(record.retryAfter).toBeUndefined();
           expect(record.excludedClusters).toEqual([]);

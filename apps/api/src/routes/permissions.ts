@@ -1,5 +1,5 @@
 import { workerClusterGroup, workerClusterPlural } from '@jobrelay/clusters';
-import { type AnyJobKindAdapter, batchJobAdapter } from '@jobrelay/kinds';
+import { type AnyWorkloadKindAdapter, batchJobAdapter } from '@jobrelay/kinds';
 import type { FastifyRequest } from 'fastify';
 import type { Permission } from '../access-review.ts';
 
@@ -20,7 +20,7 @@ export function onClusters(verb: string, name?: string, subresource?: string): P
  * namespace, or in all when none is given.
  */
 export function onKind(
-  adapter: Pick<AnyJobKindAdapter, 'resource'>,
+  adapter: Pick<AnyWorkloadKindAdapter, 'resource'>,
   verb: string,
   namespace?: string,
   name?: string,
@@ -36,7 +36,7 @@ export function onKind(
 
 /** The same right on each of these kinds, in their order (the first refused is reported). */
 export function onKinds(
-  adapters: ReadonlyArray<Pick<AnyJobKindAdapter, 'resource'>>,
+  adapters: ReadonlyArray<Pick<AnyWorkloadKindAdapter, 'resource'>>,
   verb: string,
   namespace?: string,
 ): Permission[] {

@@ -1,4 +1,4 @@
-import { type AnyJobKindAdapter, apiVersionOf, batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
+import { type AnyWorkloadKindAdapter, apiVersionOf, batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { z } from 'zod';
 import type { Permission } from '../access-review.ts';
 import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
@@ -129,7 +129,7 @@ const watchStreams = ['jobs', 'workloads', 'clusters'] as const;
 /** Where the preview of an object its adapter cannot read stops: a 400 naming the spec. */
 function previewOrRefuse(
   fleet: FleetView,
-  adapter: AnyJobKindAdapter,
+  adapter: AnyWorkloadKindAdapter,
   object: KubeObject,
   field: string,
 ): PreviewResult {

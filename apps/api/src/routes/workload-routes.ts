@@ -2,7 +2,7 @@
 // detail and its pods' logs. Each route's kind comes from the adapter its request names (the
 // path's `{kind}`, the `kind` filter), and so does every SubjectAccessReview: get or list on
 // that kind's group and plural, never batch/jobs for another kind.
-import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
+import { type AnyWorkloadKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
 import { dns1123Subdomain } from '@jobrelay/kube';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
 import { z } from 'zod';
@@ -71,7 +71,7 @@ const workloadDetailSchema = workloadSummarySchema
   .meta({ id: 'WorkloadDetail' });
 
 /** The kinds a raw `kind` filter names (authorization runs before validation: unknown names are refused later). */
-function filteredKinds(deps: ApiDependencies, raw: string | undefined): AnyJobKindAdapter[] {
+function filteredKinds(deps: ApiDependencies, raw: string | undefined): AnyWorkloadKindAdapter[] {
   return deps.fleet.workloadKinds.select(raw).adapters;
 }
 

@@ -1,28 +1,27 @@
-// batch/v1 Job behind the kind seam. Every Job rule lives in @jobrelay/mirror (building and
-// continuing mirrors) and @jobrelay/status (translating and validating status); this file
-// only maps them onto JobKindAdapter, so the core never names a Job.
+// batch/v1 Job behind the kind seam. Every Job rule lives in this folder (building and
+// continuing mirrors, translating and validating status); this file only maps them onto
+// WorkloadKindAdapter, so the core never names a Job.
 import { mergePatch as mergePatchOptions } from '@jobrelay/kube';
-import {
-  buildMirrorJob,
-  continuationFor,
-  continuationProblem,
-  defaultManagedBy,
-  isJobFinished,
-  isSeedApplied,
-  mirrorSpecUpdate,
-  mirrorStatusSeed,
-  seededProgress,
-} from '@jobrelay/mirror';
-import { type CarriedProgress, jobPodsAtOnce, podRequests } from '@jobrelay/placement';
-import {
-  finishDecidedJob,
-  sameJobStatus,
-  translateMirrorStatus,
-  usesBackoffLimitPerIndex,
-  validateJobStatusTransition,
-} from '@jobrelay/status';
+import { defaultManagedBy } from '@jobrelay/mirror';
+import { podRequests } from '@jobrelay/placement';
 import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
-import type { JobKindAdapter } from '../job-kind-adapter.ts';
+import type { WorkloadKindAdapter } from '../workload-kind-adapter.ts';
+import { buildMirrorJob } from './build-mirror-job.ts';
+import { continuationFor, continuationProblem, mirrorStatusSeed, seededProgress } from './continuation.ts';
+import { finishDecidedJob } from './finish-decided-job.ts';
+import { isJobFinished } from './job-finished.ts';
+import { jobPodsAtOnce } from './job-pods-at-once.ts';
+import {
+  carriedJob,
+  hasJobProgress,
+  jobProgressMovedPast,
+  jobProgressOf,
+  noJobProgress,
+} from './job-progress.ts';
+import { validateJobStatusTransition } from './job-status-rules.ts';
+import { mirrorSpecUpdate } from './mirror-spec-update.ts';
+import { sameJobStatus } from './same-job-status.ts';
+import { translateMirrorStatus, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
 function trueCondition(job: V1Job, type: string): V1JobCondition | undefined {
   return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
@@ -36,7 +35,7 @@ function wholeSeconds(now: Date): Date {
 export const batchJobAdapter = {
   name: 'job',
   resource: { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', modelName: 'V1Job' },
-  managedBy: { default: defaultManagedBy },
+  managedBy: { default: defaultManagedBy, followsInstallationValue: true },
   verification: 'real-controller',
 
   isManagedBy: (job, managedBy) => job.spec?.managedBy === managedBy,
@@ -69,10 +68,17 @@ export const batchJobAdapter = {
     buildMirrorJob(origin, {
       originId,
       attempt,
-      continuation: continuationFor(origin, attempt, carried, now),
+      continuation: continuationFor(origin, attempt, carriedJob.read(carried), now),
     }),
   mirrorSpecUpdate: (origin, mirror) => mirrorSpecUpdate(origin, mirror),
-  originStatus: (origin, mirror, carried, now) => translateMirrorStatus(origin, mirror, carried, now),
+  // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.
+  originStatus: (origin, mirror, carried, now) =>
+    translateMirrorStatus(
+      origin,
+      mirror,
+      seededProgress(mirror) === undefined ? carriedJob.read(carried) : noJobProgress,
+      now,
+    ),
   sameStatus: (a, b) => sameJobStatus(a as V1JobStatus | undefined, b as V1JobStatus | undefined),
   statusViolations: (origin, desired) =>
     validateJobStatusTransition({
@@ -95,21 +101,16 @@ export const batchJobAdapter = {
       : [],
   podTemplates: (job) => (job.spec?.template.spec ? [{ role: '', spec: job.spec.template.spec }] : []),
 
-  progress: (job): CarriedProgress => {
-    const status = job.status ?? {};
-    return {
-      succeeded: status.succeeded ?? 0,
-      failed: status.failed ?? 0,
-      ...(status.completedIndexes ? { completedIndexes: status.completedIndexes } : {}),
-      ...(status.failedIndexes ? { failedIndexes: status.failedIndexes } : {}),
-    };
+  // Counters and index sets: a re-placed Job's mirror runs only what is left (continuation.ts).
+  progress: {
+    of: jobProgressOf,
+    holdsAny: (progress) => hasJobProgress(carriedJob.read(progress)),
+    movedPast: (job, carried) => jobProgressMovedPast(job, carriedJob.read(carried)),
+    problem: carriedJob.problem,
   },
   mirrorBookkeepingProblem: (origin, mirror, { attempt, carried }) =>
-    continuationProblem(origin, mirror, attempt, carried),
+    continuationProblem(origin, mirror, attempt, carriedJob.read(carried)),
   mirrorStatusSeed: (mirror) => mirrorStatusSeed(mirror),
-  isSeedApplied: (mirror) => isSeedApplied(mirror),
-  // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.
-  mirrorIncludesCarried: (mirror) => seededProgress(mirror) !== undefined,
   suspendedBeforePlacementStatus: (job, now) => {
     const conditions = job.status?.conditions ?? [];
     if (conditions.some((c) => c.type === 'Suspended' && c.status === 'True')) return undefined;
@@ -172,4 +173,4 @@ export const batchJobAdapter = {
       conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
     };
   },
-} satisfies JobKindAdapter<V1Job>;
+} satisfies WorkloadKindAdapter<V1Job>;

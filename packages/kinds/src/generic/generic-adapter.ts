@@ -7,8 +7,8 @@ import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { customObjectClient } from '../custom-object-client.ts';
-import type { JobKindAdapter, KubeObject, WorkloadResource } from '../job-kind-adapter.ts';
-import { apiVersionOf } from '../job-kind-adapter.ts';
+import type { KubeObject, WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
+import { apiVersionOf } from '../workload-kind-adapter.ts';
 import type { GenericKindConfig } from './generic-kind-config.ts';
 import {
   absentWhenNullOrEmpty,
@@ -184,5 +184,5 @@ export function genericAdapter(config: GenericKindConfig) {
       if (!config.podLabel || !name) return [];
       return [{ labelSelector: `${config.podLabel}=${name}`, description: `${config.kind} ${name}'s pods` }];
     },
-  } satisfies JobKindAdapter<GenericWorkload>;
+  } satisfies WorkloadKindAdapter<GenericWorkload>;
 }

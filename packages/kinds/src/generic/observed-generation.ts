@@ -1,4 +1,4 @@
-import type { KubeObject } from '../job-kind-adapter.ts';
+import type { KubeObject } from '../workload-kind-adapter.ts';
 
 /**
  * `status.observedGeneration` for an origin, from its mirror's. The two numbers count

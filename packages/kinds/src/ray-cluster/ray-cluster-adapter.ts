@@ -6,13 +6,13 @@ import { deepCopy } from '@jobrelay/mirror';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent, isPlainObject } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
-import type { JobKindAdapter, WorkloadResource } from '../job-kind-adapter.ts';
-import { apiVersionOf } from '../job-kind-adapter.ts';
 import { buildRayMirror, rayClusterPods, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
 import { rayClusterPodGroups } from '../ray/ray-pod-demand.ts';
 import { rayCheckName, rayClusterPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayClusterStatusViolations } from '../ray/ray-status-schema.ts';
 import type { RayCluster, RayClusterSpec, RayClusterStatus } from '../ray/ray-types.ts';
+import type { WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
+import { apiVersionOf } from '../workload-kind-adapter.ts';
 
 const resource: WorkloadResource = {
   group: 'ray.io',
@@ -105,4 +105,4 @@ export const rayClusterAdapter = {
       : [],
   /** Head and workers: the operator labels every pod of a RayCluster `ray.io/cluster=<name>`. */
   podsOf: (mirror) => (mirror.metadata?.name ? [rayClusterPods(mirror.metadata.name)] : []),
-} satisfies JobKindAdapter<RayCluster>;
+} satisfies WorkloadKindAdapter<RayCluster>;

@@ -3,12 +3,11 @@
 // mirror's status comes back field for field, with earlier attempts' counts added and the
 // origin's own observedGeneration.
 import { deepCopy } from '@jobrelay/mirror';
-import type { CarriedProgress } from '@jobrelay/placement';
+import { z } from 'zod';
+import { carriedProgressReader } from '../carried-progress.ts';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
-import type { JobKindAdapter, WorkloadPods, WorkloadResource } from '../job-kind-adapter.ts';
-import { apiVersionOf } from '../job-kind-adapter.ts';
 import {
   buildRayMirror,
   rayClusterPods,
@@ -20,6 +19,8 @@ import { rayJobPodGroups, usesExistingCluster } from '../ray/ray-pod-demand.ts';
 import { rayJobPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayJobStatusViolations } from '../ray/ray-status-schema.ts';
 import type { RayJob, RayJobStatus } from '../ray/ray-types.ts';
+import type { WorkloadKindAdapter, WorkloadPods, WorkloadResource } from '../workload-kind-adapter.ts';
+import { apiVersionOf } from '../workload-kind-adapter.ts';
 
 const resource: WorkloadResource = { group: 'ray.io', version: 'v1', kind: 'RayJob', plural: 'rayjobs' };
 
@@ -33,6 +34,19 @@ const resource: WorkloadResource = { group: 'ray.io', version: 'v1', kind: 'RayJ
  */
 function mirrorSpecUpdate(origin: RayJob, mirror: RayJob): Record<string, unknown> | undefined {
   return raySpecPatch(origin.spec, mirror.spec);
+}
+
+/** A RayJob's progress: its succeeded and failed counts when an attempt began. */
+const rayJobProgressSchema = z.object({
+  succeeded: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+});
+type RayJobProgress = z.infer<typeof rayJobProgressSchema>;
+
+const carriedRayJob = carriedProgressReader('RayJob', rayJobProgressSchema, { succeeded: 0, failed: 0 });
+
+function rayJobProgressOf(job: RayJob): RayJobProgress {
+  return { succeeded: job.status?.succeeded ?? 0, failed: job.status?.failed ?? 0 };
 }
 
 function isTerminal(status: RayJobStatus | undefined): boolean {
@@ -59,7 +73,8 @@ export const rayJobAdapter = {
    * and failed counts of earlier attempts (placements on other clusters) added, so they never
    * go back. observedGeneration: see originObservedGeneration (v1.5.0 writes none).
    */
-  originStatus: (origin, mirror, carried, _now) => {
+  originStatus: (origin, mirror, carriedValue, _now) => {
+    const carried = carriedRayJob.read(carriedValue);
     const status: RayJobStatus = deepCopy(mirror.status ?? {});
     if (carried.succeeded > 0 || status.succeeded !== undefined) {
       status.succeeded = (status.succeeded ?? 0) + carried.succeeded;
@@ -113,10 +128,19 @@ export const rayJobAdapter = {
   },
 
   /** Counts of this and earlier attempts, carried when the RayJob is placed again. */
-  progress: (job): CarriedProgress => ({
-    succeeded: job.status?.succeeded ?? 0,
-    failed: job.status?.failed ?? 0,
-  }),
+  progress: {
+    of: rayJobProgressOf,
+    holdsAny: (progress) => {
+      const { succeeded, failed } = carriedRayJob.read(progress);
+      return succeeded > 0 || failed > 0;
+    },
+    movedPast: (job, carriedValue) => {
+      const carried = carriedRayJob.read(carriedValue);
+      const now = rayJobProgressOf(job);
+      return now.succeeded > carried.succeeded || now.failed > carried.failed;
+    },
+    problem: carriedRayJob.problem,
+  },
 
   /**
    * What the v1.5.0 operator ends with for a RayJob created suspended, New -> Initializing ->
@@ -141,4 +165,4 @@ export const rayJobAdapter = {
     };
     return status;
   },
-} satisfies JobKindAdapter<RayJob>;
+} satisfies WorkloadKindAdapter<RayJob>;

@@ -3,7 +3,7 @@
 import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { mergePatchTowards } from '../generic/json-values.ts';
-import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../job-kind-adapter.ts';
+import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../workload-kind-adapter.ts';
 import { multiKueueManagedBy } from './ray-types.ts';
 
 /**

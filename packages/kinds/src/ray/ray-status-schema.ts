@@ -6,7 +6,7 @@
 // not refused, and nulls of non-nullable fields are dropped: neither is a violation.
 
 import { isPlainObject } from '../generic/json-values.ts';
-import type { StatusViolation } from '../job-kind-adapter.ts';
+import type { StatusViolation } from '../workload-kind-adapter.ts';
 
 type Violations = StatusViolation[];
 

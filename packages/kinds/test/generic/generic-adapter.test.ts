@@ -8,7 +8,7 @@ import {
   pipelineRunKind,
   trainJobKind,
 } from '../../src/generic/generic-kind-examples.ts';
-import type { MirrorBuildContext } from '../../src/job-kind-adapter.ts';
+import type { MirrorBuildContext } from '../../src/workload-kind-adapter.ts';
 
 const jobSet = genericAdapter(genericKindConfigSchema.parse(jobSetKind));
 const pipelineRun = genericAdapter(genericKindConfigSchema.parse(pipelineRunKind));

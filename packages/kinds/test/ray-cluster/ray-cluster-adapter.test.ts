@@ -348,13 +348,12 @@ describe('rayClusterAdapter predicates', () => {
     expect(rayClusterAdapter.isSuspended(originRayCluster())).toBe(false);
   });
 
-  it('has no counters, continuation or terminal status to write', () => {
+  it('keeps no progress across attempts, and has no seed or terminal status to write', () => {
     const adapter: Record<string, unknown> = rayClusterAdapter;
     for (const member of [
       'progress',
+      'mirrorBookkeepingProblem',
       'mirrorStatusSeed',
-      'isSeedApplied',
-      'mirrorIncludesCarried',
       'decidedOutcomeStatus',
       'gaveUpStatus',
     ]) {

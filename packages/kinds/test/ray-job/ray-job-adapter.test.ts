@@ -131,9 +131,29 @@ describe('rayJobAdapter.originStatus', () => {
 
   it('keeps the counts going forward across attempts (progress)', () => {
     const origin = originRayJob();
-    expect(rayJobAdapter.progress(origin)).toEqual({ succeeded: 0, failed: 0 });
+    expect(rayJobAdapter.progress.of(origin)).toEqual({ succeeded: 0, failed: 0 });
     origin.status = { ...runningRayJobStatus(), failed: 1 };
-    expect(rayJobAdapter.progress(origin)).toEqual({ succeeded: 0, failed: 1 });
+    expect(rayJobAdapter.progress.of(origin)).toEqual({ succeeded: 0, failed: 1 });
+  });
+
+  it('holds progress once a count was reached, and moves past what was carried when a count grows', () => {
+    const origin = originRayJob();
+    expect(rayJobAdapter.progress.holdsAny(null)).toBe(false);
+    expect(rayJobAdapter.progress.holdsAny({ succeeded: 0, failed: 0 })).toBe(false);
+    expect(rayJobAdapter.progress.holdsAny({ succeeded: 0, failed: 1 })).toBe(true);
+    origin.status = { ...runningRayJobStatus(), failed: 1 };
+    expect(rayJobAdapter.progress.movedPast(origin, null)).toBe(true);
+    expect(rayJobAdapter.progress.movedPast(origin, { succeeded: 0, failed: 1 })).toBe(false);
+  });
+
+  it('refuses carried progress that is not its counts, naming the field', () => {
+    expect(rayJobAdapter.progress.problem(null)).toBeUndefined();
+    expect(rayJobAdapter.progress.problem({ succeeded: 1, failed: 0 })).toBeUndefined();
+    expect(rayJobAdapter.progress.problem({ succeeded: 1 })).toMatch(/^failed: /);
+    expect(rayJobAdapter.progress.problem('1/0')).toMatch(/^\(root\): /);
+    expect(() =>
+      rayJobAdapter.originStatus(originRayJob(), mirrorOf(originRayJob()), { succeeded: -1, failed: 0 }, now),
+    ).toThrow(/^the carried progress is not a RayJob's: succeeded: /);
   });
 });
 

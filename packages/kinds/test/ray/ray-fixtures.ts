@@ -3,7 +3,7 @@
 // v1.5.0 operator writes them (apis/ray/v1 types serialized by encoding/json: omitempty
 // fields left out, zero resource.Quantity written "0", struct fields such as head always
 // present, metav1.Condition's message always present).
-import type { MirrorBuildContext } from '../../src/job-kind-adapter.ts';
+
 import type {
   RayCluster,
   RayClusterSpec,
@@ -11,6 +11,7 @@ import type {
   RayJob,
   RayJobStatus,
 } from '../../src/ray/ray-types.ts';
+import type { MirrorBuildContext } from '../../src/workload-kind-adapter.ts';
 
 export const context: MirrorBuildContext = {
   originId: 'mgmt-7f3a',

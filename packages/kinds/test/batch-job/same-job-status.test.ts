@@ -1,6 +1,6 @@
 import type { V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { sameJobStatus } from '../src/origin-status-writer.ts';
+import { sameJobStatus } from '../../src/batch-job/same-job-status.ts';
 
 // sameJobStatus decides whether a write is needed at all: "same" means the API server would store
 // nothing new. A false "same" loses an update; a false "different" costs a write (and, for times,

@@ -5,8 +5,8 @@ import {
   type JobStatusTransition,
   jobStatusRuleIds,
   validateJobStatusTransition,
-} from '../src/job-status-rules.ts';
-import { parseJobStatus } from '../src/job-status-schema.ts';
+} from '../../src/batch-job/job-status-rules.ts';
+import { parseJobStatus } from '../../src/batch-job/job-status-schema.ts';
 
 const STARTED = new Date('2025-03-01T10:00:00Z');
 const FINISHED = new Date('2025-03-01T10:05:00Z');

@@ -1,13 +1,6 @@
 import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
-
-/** Counts the origin reached in earlier placement attempts (recorded with the placement). */
-export interface CarriedProgress {
-  succeeded: number;
-  failed: number;
-  completedIndexes?: string;
-  failedIndexes?: string;
-}
+import type { JobProgress } from './job-progress.ts';
 
 /** Conditions the built-in controller writes that mean something on the origin too. */
 const mirroredConditionTypes = [
@@ -46,7 +39,7 @@ function wholeSeconds(date: Date): Date {
  * overlap), and a failed index is not retried on a single cluster either.
  */
 function mergeIndexes(
-  carried: CarriedProgress,
+  carried: JobProgress,
   mirror: V1JobStatus,
   perIndexBackoff: boolean,
 ): { completed: number[]; failed: number[] } {
@@ -81,7 +74,7 @@ function laterOf(a: Date | undefined, b: Date | undefined): Date | undefined {
 export function translateMirrorStatus(
   origin: V1Job,
   mirror: V1Job,
-  carried: CarriedProgress,
+  carried: JobProgress,
   now: Date = new Date(),
 ): V1JobStatus {
   const was = origin.status ?? {};

@@ -1,10 +1,10 @@
 // The seam between the kind-agnostic core (planner, executor, registry, placement, GC, the
-// admin API) and one workload kind. Everything that knows what a batch/v1 Job, a RayCluster
-// or a RayJob looks like lives behind this interface; the core only calls it. Each adapter
-// is declared `satisfies JobKindAdapter<ItsType>` so a missing or mistyped member fails the
-// type check, not a test run.
+// admin API) and one workload kind. Everything that knows what an object of a kind looks
+// like lives behind this interface, in the kind's own folder; the core only calls it. Each
+// adapter is declared `satisfies WorkloadKindAdapter<ItsType>` so a missing or mistyped
+// member fails the type check, not a test run.
 import type { ClusterApiClients } from '@jobrelay/kube';
-import type { CarriedProgress, PodGroup, WorkloadPodTemplate } from '@jobrelay/placement';
+import type { PodGroup, WorkloadPodTemplate, WorkloadProgress } from '@jobrelay/placement';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 
 /** Any namespaced Kubernetes object: the core reads only metadata; spec and status belong to the adapter. */
@@ -38,6 +38,11 @@ export interface ManagedByPolicy {
    * configuration is checked against this list at start-up.
    */
   accepted?: readonly string[];
+  /**
+   * The kind claims the installation's own value (--managed-by, `default` unless set) rather
+   * than `default`, when --kind-managed-by names none for it.
+   */
+  followsInstallationValue?: boolean;
 }
 
 /** How trustworthy a kind's support is; shown in the docs and by the API. */
@@ -53,8 +58,8 @@ export interface MirrorBuildContext {
   originId: string;
   /** The placement attempt that creates this mirror. */
   attempt: number;
-  /** Progress of earlier attempts (kinds that continue across attempts: batch/v1 Job). */
-  carried: CarriedProgress;
+  /** What earlier attempts did, as the kind's `progress` rules took it (`null`: nothing). */
+  carried: WorkloadProgress;
   /** The injected clock's now: deadlines already used are computed from it. */
   now: Date;
 }
@@ -97,12 +102,42 @@ export interface WorkloadClient<T extends KubeObject> {
 }
 
 /**
+ * What a kind's workloads keep when they move to another cluster (counters of pods that
+ * already succeeded or failed, work already done), for kinds whose workloads continue across
+ * attempts rather than start over. The value is the kind's own JSON: the core stores it in
+ * the placement record (`carried`, sealed with the rest), hands it back to the kind (building
+ * the mirror, translating its status) and asks these questions about it; it never reads
+ * inside. `null` always means nothing carried.
+ */
+export interface WorkloadProgressRules<T extends KubeObject> {
+  /** The workload's progress so far, read from its origin: carried into its next attempt. */
+  of(origin: T): WorkloadProgress;
+  /**
+   * Whether `progress` holds any work done. A workload placed afresh with some starts at
+   * attempt 2 at least: only a later attempt's mirror continues from carried progress.
+   */
+  holdsAny(progress: WorkloadProgress): boolean;
+  /**
+   * Whether the origin shows progress that `carried` does not hold: only the current attempt's
+   * mirror can have made it. Its mirror missing then means it vanished after running, and the
+   * workload moves on with that progress rather than starting again from `carried`.
+   */
+  movedPast(origin: T, carried: WorkloadProgress): boolean;
+  /**
+   * Why `value` is not progress of this kind, naming the field at fault, or undefined. The
+   * core asks before acting on a record: a record whose `carried` the kind refuses is not
+   * believed (jobrelay seals what it writes, so only a bug or a downgrade could make one).
+   */
+  problem(value: WorkloadProgress): string | undefined;
+}
+
+/**
  * Everything the core needs to dispatch one workload kind. Pure members take objects and
  * return values; `client` is the only door to the API. Optional members are capabilities
- * only some kinds have (batch/v1 Job's continuation across attempts, its built-in
- * controller's conditions); the planner checks for them, never for a kind.
+ * only some kinds have (progress carried across attempts, a status for a workload jobrelay
+ * gives up on); the core checks for them, never for a kind.
  */
-export interface JobKindAdapter<T extends KubeObject = KubeObject> {
+export interface WorkloadKindAdapter<T extends KubeObject = KubeObject> {
   /** Short, stable, lower-case: used in flags, metrics, logs and the REST API (`job`, `raycluster`). */
   readonly name: string;
   readonly resource: WorkloadResource;
@@ -123,10 +158,11 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
   /** The merge patch bringing a mirror's mutable spec in line with its origin, or undefined. */
   mirrorSpecUpdate(origin: T, mirror: T): object | undefined;
   /**
-   * The origin status that reflects `mirror`'s, with `carried` progress of earlier attempts
-   * added. `now` is the injected clock's, for any time the translation must stamp.
+   * The origin status that reflects `mirror`'s, together with the progress `carried` from
+   * earlier attempts (a kind whose mirror already started from it does not add it again).
+   * `now` is the injected clock's, for any time the translation must stamp.
    */
-  originStatus(origin: T, mirror: T, carried: CarriedProgress, now: Date): object;
+  originStatus(origin: T, mirror: T, carried: WorkloadProgress, now: Date): object;
   /** Equal as far as the kind's API is concerned (so an equal status is not rewritten). */
   sameStatus(a: object | undefined, b: object | undefined): boolean;
   /** Rules the kind's apiserver would enforce on this status update; empty when it is valid. */
@@ -152,28 +188,32 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
    */
   podTemplates(origin: T): WorkloadPodTemplate[] | undefined;
 
-  /** The progress so far, carried into the next attempt when the workload moves (counters). */
-  progress?(origin: T): CarriedProgress;
+  /** Progress kept across attempts: absent for kinds whose workloads start over when they move. */
+  readonly progress?: WorkloadProgressRules<T>;
   /**
-   * Why bookkeeping jobrelay put on the mirror (its continuation) is not what this placement
-   * could have given it (it was edited on the worker), or undefined. Such a mirror is deleted
-   * and made again: nothing read from it is believed. `placement`: the sealed record's attempt
-   * and carried progress.
+   * Why bookkeeping jobrelay put on the mirror (what it continues from) is not what this
+   * placement could have given it (it was edited on the worker), or undefined. Such a mirror
+   * is deleted and made again: nothing read from it is believed. `placement`: the sealed
+   * record's attempt and carried progress.
    */
   mirrorBookkeepingProblem?(
     origin: T,
     mirror: T,
-    placement: { attempt: number; carried: CarriedProgress },
+    placement: { attempt: number; carried: WorkloadProgress },
   ): string | undefined;
-  /** A re-placed mirror's status seed (continuation), written before it may run; undefined when none is due. */
+  /**
+   * The status to write into a mirror before it may run, so it continues from the progress it
+   * was built with; undefined once its status holds it (or it has none to take over). While
+   * one is due, the mirror's status is not synced to the origin.
+   */
   mirrorStatusSeed?(mirror: T): object | undefined;
-  /** False while a re-placed mirror waits for its seed: its status is not synced up yet. */
-  isSeedApplied?(mirror: T): boolean;
-  /** True when the mirror's status already includes earlier attempts (so `carried` is not added again). */
-  mirrorIncludesCarried?(mirror: T): boolean;
   /** The status the kind's own controller writes on an object created suspended, if it writes one. */
   suspendedBeforePlacementStatus?(origin: T, now: Date): object | undefined;
-  /** A final status for an origin whose outcome was decided before its mirror was lost. */
+  /**
+   * A final status for a workload whose outcome was already decided when it would move (its
+   * controller had decided it fails or succeeds, but had not finished): it finishes that way
+   * rather than running again elsewhere. Undefined when nothing was decided.
+   */
   decidedOutcomeStatus?(origin: T, now: Date): object | undefined;
   /**
    * A terminal failed status for a workload jobrelay gives up on (kinds that can fail): it fit
@@ -200,7 +240,7 @@ export interface JobKindAdapter<T extends KubeObject = KubeObject> {
 
 /** An adapter of any kind, as the core holds them in one list. */
 // biome-ignore lint/suspicious/noExplicitAny: the list holds adapters of different object types.
-export type AnyJobKindAdapter = JobKindAdapter<any>;
+export type AnyWorkloadKindAdapter = WorkloadKindAdapter<any>;
 
 /** `group/version`, the apiVersion of objects of this kind. */
 export function apiVersionOf(resource: WorkloadResource): string {

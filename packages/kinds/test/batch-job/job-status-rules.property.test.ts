@@ -5,7 +5,7 @@ import {
   type JobStatusRuleId,
   type JobStatusTransition,
   validateJobStatusTransition,
-} from '../src/job-status-rules.ts';
+} from '../../src/batch-job/job-status-rules.ts';
 import {
   applyControllerMove,
   type ControllerMove,
@@ -23,7 +23,7 @@ import {
   shiftedBy,
   withoutCondition,
   withTrueConditions,
-} from '../test-support/job-status-generators.ts';
+} from '../../test-support/batch-job/job-status-generators.ts';
 
 // A model of the moves the built-in Job controller makes, one status update at a time
 // (test-support/job-status-generators.ts). Every update it produces must pass; one illegal edit to

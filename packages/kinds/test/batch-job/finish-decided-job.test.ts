@@ -1,7 +1,7 @@
 import type { V1Job, V1JobCondition } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { finishDecidedJob } from '../src/finish-decided-job.ts';
-import { validateJobStatusTransition } from '../src/job-status-rules.ts';
+import { finishDecidedJob } from '../../src/batch-job/finish-decided-job.ts';
+import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
 
 const start = new Date('2026-01-01T00:00:00Z');
 const later = new Date('2026-01-01T00:05:00.700Z');

@@ -1,9 +1,10 @@
 import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseIndexIntervals } from '../src/index-intervals.ts';
-import { validateJobStatusTransition } from '../src/job-status-rules.ts';
-import { type CarriedProgress, translateMirrorStatus } from '../src/translate-mirror-status.ts';
+import { parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
+import type { JobProgress } from '../../src/batch-job/job-progress.ts';
+import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
+import { translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
 import {
   applyControllerMove,
   secondsAfterEpoch as at,
@@ -20,7 +21,7 @@ import {
   journeyEndingArbitrary,
   outcomeMoveArbitrary,
   progressMoveArbitrary,
-} from '../test-support/job-status-generators.ts';
+} from '../../test-support/batch-job/job-status-generators.ts';
 
 // --- Builders (times: `at(seconds)`, whole seconds as the API servers store them) ---
 
@@ -59,7 +60,7 @@ function job(spec: V1JobSpec, status?: V1JobStatus): V1Job {
 
 const origin = job;
 const mirror = (status?: V1JobStatus, spec: V1JobSpec = nonIndexed) => job(spec, status);
-const firstAttempt: CarriedProgress = { succeeded: 0, failed: 0 };
+const firstAttempt: JobProgress = { succeeded: 0, failed: 0 };
 
 /** Conditions as "Type=Status/Reason", in order. */
 function conditionSummary(status: V1JobStatus): string[] {
@@ -93,7 +94,7 @@ interface TranslationCase {
   name: string;
   origin: V1Job;
   mirror: V1Job;
-  carried?: CarriedProgress;
+  carried?: JobProgress;
   expected: Expected;
 }
 
@@ -779,7 +780,7 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
         : { conditions: [{ ...condition('Suspended', 'True', 0), message: 'created suspended' }] };
     // The mirror's status, as the worker's Job controller writes it.
     let mirrorState: ControllerState = initialControllerState;
-    let carried: CarriedProgress = firstAttempt;
+    let carried: JobProgress = firstAttempt;
     let replaced = false;
     // The user resumes the origin first, then the mirror's controller drives the Job to its end.
     const endingSteps: Step[] = ending === 'none' ? [] : [{ kind: 'user-resume' }, ...ENDING_MOVES[ending]];

@@ -1,15 +1,15 @@
-import type { V1Job } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
-import { buildMirrorJob } from '../src/build-mirror-job.ts';
 import {
+  mirrorOwnership,
   originLabel,
   originUidLabel,
   placementAnnotation,
   placementAttemptAnnotation,
   unschedulableAnnotation,
-} from '../src/jobrelay-names.ts';
-import { mirrorOwnership } from '../src/mirror-ownership.ts';
-import { mirrorSpecUpdate } from '../src/mirror-spec-update.ts';
+} from '@jobrelay/mirror';
+import type { V1Job } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { buildMirrorJob } from '../../src/batch-job/build-mirror-job.ts';
+import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
 
 /** An origin Job as the management cluster's apiserver returns it: defaulted and generated fields set. */
 function originJob(overrides: Partial<V1Job['spec']> = {}): V1Job {

@@ -1,8 +1,11 @@
+import {
+  continuesFromAnnotation,
+  deadlineUsedAnnotation,
+  deepCopy,
+  mirrorIdentityMetadata,
+} from '@jobrelay/mirror';
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
-import { deepCopy } from './deep-copy.ts';
-import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
-import { mirrorIdentityMetadata } from './mirror-identity.ts';
 
 /** Labels the origin's apiserver generated from the origin's UID; the worker generates its own. */
 const generatedSelectorLabels = ['controller-uid', 'batch.kubernetes.io/controller-uid'];

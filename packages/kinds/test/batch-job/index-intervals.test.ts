@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatIndexIntervals, parseIndexIntervals, unionIndexIntervals } from '../src/index-intervals.ts';
+import {
+  formatIndexIntervals,
+  parseIndexIntervals,
+  unionIndexIntervals,
+} from '../../src/batch-job/index-intervals.ts';
 
 describe('parseIndexIntervals', () => {
   it.each([

@@ -1,11 +1,8 @@
-import {
-  type CarriedProgress,
-  formatIndexIntervals,
-  parseIndexIntervals,
-  usesBackoffLimitPerIndex,
-} from '@jobrelay/status';
+import { continuesFromAnnotation, deadlineUsedAnnotation } from '@jobrelay/mirror';
 import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
-import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
+import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
+import { hasJobProgress, type JobProgress, jobProgressSchema } from './job-progress.ts';
+import { usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
 /**
  * What the mirror of a re-placed Job takes over from earlier attempts, so the Job keeps the
@@ -21,18 +18,8 @@ import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-name
  *   the origin's startTime to this mirror's creation); the mirror gets the rest.
  */
 export interface MirrorContinuation {
-  progress?: CarriedProgress;
+  progress?: JobProgress;
   deadlineUsedSeconds?: number;
-}
-
-/** Whether any count or index was reached (a first attempt carries none). */
-export function hasProgress(progress: CarriedProgress): boolean {
-  return (
-    progress.succeeded > 0 ||
-    progress.failed > 0 ||
-    parseIndexIntervals(progress.completedIndexes).length > 0 ||
-    parseIndexIntervals(progress.failedIndexes).length > 0
-  );
 }
 
 /**
@@ -46,7 +33,7 @@ export function hasProgress(progress: CarriedProgress): boolean {
 export function continuationFor(
   origin: V1Job,
   attempt: number,
-  carried: CarriedProgress,
+  carried: JobProgress,
   now: Date,
 ): MirrorContinuation | undefined {
   const spec = origin.spec;
@@ -60,7 +47,7 @@ export function continuationFor(
     const indexed = spec?.completionMode === 'Indexed';
     const completedIndexes = indexed ? below(carried.completedIndexes) : '';
     const failedIndexes = indexed && usesBackoffLimitPerIndex(spec) ? below(carried.failedIndexes) : '';
-    const progress: CarriedProgress = {
+    const progress: JobProgress = {
       succeeded: carried.succeeded,
       failed: carried.failed,
       ...(completedIndexes ? { completedIndexes } : {}),
@@ -72,7 +59,7 @@ export function continuationFor(
     // not carry), so a loss in between would otherwise leave a failed index with no failure.
     if (indexed) progress.succeeded = parseIndexIntervals(progress.completedIndexes).length;
     progress.failed = Math.max(progress.failed, parseIndexIntervals(progress.failedIndexes).length);
-    if (hasProgress(progress)) continuation.progress = progress;
+    if (hasJobProgress(progress)) continuation.progress = progress;
   }
 
   const startTime = origin.status?.startTime;
@@ -95,18 +82,12 @@ export function remainingDeadlineSeconds(originDeadline: number, usedSeconds: nu
 }
 
 /** The progress seeded into this mirror (its annotation), or undefined for a fresh mirror. */
-export function seededProgress(mirror: V1Job): CarriedProgress | undefined {
+export function seededProgress(mirror: V1Job): JobProgress | undefined {
   const text = mirror.metadata?.annotations?.[continuesFromAnnotation];
   if (!text) return undefined;
   try {
-    const value = JSON.parse(text) as Partial<CarriedProgress>;
-    if (!Number.isInteger(value.succeeded) || !Number.isInteger(value.failed)) return undefined;
-    return {
-      succeeded: value.succeeded!,
-      failed: value.failed!,
-      ...(typeof value.completedIndexes === 'string' ? { completedIndexes: value.completedIndexes } : {}),
-      ...(typeof value.failedIndexes === 'string' ? { failedIndexes: value.failedIndexes } : {}),
-    };
+    const parsed = jobProgressSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
@@ -124,7 +105,7 @@ export function continuationProblem(
   origin: V1Job,
   mirror: V1Job,
   attempt: number,
-  carried: CarriedProgress,
+  carried: JobProgress,
 ): string | undefined {
   const text = mirror.metadata?.annotations?.[continuesFromAnnotation];
   const claimed = seededProgress(mirror);

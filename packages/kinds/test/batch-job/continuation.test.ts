@@ -1,14 +1,8 @@
-import {
-  type CarriedProgress,
-  formatIndexIntervals,
-  parseIndexIntervals,
-  translateMirrorStatus,
-  validateJobStatusTransition,
-} from '@jobrelay/status';
+import { continuesFromAnnotation, deadlineUsedAnnotation } from '@jobrelay/mirror';
 import type { V1Job, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildMirrorJob } from '../src/build-mirror-job.ts';
+import { buildMirrorJob } from '../../src/batch-job/build-mirror-job.ts';
 import {
   continuationFor,
   deadlineUsedSeconds,
@@ -16,9 +10,12 @@ import {
   mirrorStatusSeed,
   remainingDeadlineSeconds,
   seededProgress,
-} from '../src/continuation.ts';
-import { continuesFromAnnotation, deadlineUsedAnnotation } from '../src/jobrelay-names.ts';
-import { mirrorSpecUpdate } from '../src/mirror-spec-update.ts';
+} from '../../src/batch-job/continuation.ts';
+import { formatIndexIntervals, parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
+import type { JobProgress } from '../../src/batch-job/job-progress.ts';
+import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
+import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
+import { translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
 
 const startedAt = new Date('2026-01-01T00:00:00Z');
 const secondsLater = (s: number) => new Date(startedAt.getTime() + s * 1000);
@@ -41,7 +38,7 @@ function origin(spec: Partial<V1JobSpec>, status: V1JobStatus = { startTime: sta
 }
 
 /** The mirror as the worker's apiserver returns it right after creation: no status yet. */
-function created(origin: V1Job, attempt: number, carried: CarriedProgress, now: Date): V1Job {
+function created(origin: V1Job, attempt: number, carried: JobProgress, now: Date): V1Job {
   const continuation = continuationFor(origin, attempt, carried, now);
   return buildMirrorJob(origin, { originId: 'mgmt', attempt, continuation });
 }
@@ -211,7 +208,7 @@ const reachedProgress = fc
     const failed = perIndex
       ? Math.max(r.failed, failedIndexes.length * 2)
       : Math.min(r.failed, r.backoffLimit);
-    const carried: CarriedProgress = {
+    const carried: JobProgress = {
       succeeded,
       failed,
       ...(indexed && done.length > 0 ? { completedIndexes: formatIndexIntervals(done) } : {}),

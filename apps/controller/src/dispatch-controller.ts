@@ -277,34 +277,6 @@ export class DispatchController {
       concurrency: config.placementConcurrency,
       log,
     });
-    this.placer = new OriginPlacer({
-      kinds: this.kinds,
-      registry: this.registry,
-      queue: this.queue,
-      recordKeys: options.recordKeys,
-      recordEvent: (kind, origin, type, reason, note) =>
-        this.events.record({
-          regarding: eventRegarding(kind.adapter, origin.metadata ?? {}),
-          type,
-          reason,
-          action: 'Place',
-          note,
-        }),
-      config,
-      namespaces: this.namespaces,
-      clock: this.clock,
-      log,
-      // Placed: its mirror is created ahead of status syncs, from the written version.
-      placed: (key, over, written, cluster) => {
-        this.metrics.placements.inc({ outcome: 'placed', cluster });
-        // A follower's placements reach the leader through its watch; only the leader's own
-        // reconciles read (and so drop) what is recorded here.
-        if (!this.leading) return;
-        this.writtenPlacements.record(key, over, written);
-        this.ownWrites.wrote(key, written.metadata?.resourceVersion);
-        this.reconciles.add(key, true);
-      },
-    });
     this.metrics = new ControllerMetrics({
       managedJobs: () => this.managedCount(),
       reconcileQueueLength: () => this.reconciles.length,
@@ -339,6 +311,25 @@ export class DispatchController {
         if (seenAt !== undefined) this.metrics.statusLag.observe((this.clock.now() - seenAt) / 1000);
       },
       log,
+    });
+    this.placer = new OriginPlacer({
+      kinds: this.kinds,
+      registry: this.registry,
+      queue: this.queue,
+      executor: this.executor,
+      leading: () => this.leading,
+      recordKeys: options.recordKeys,
+      config,
+      namespaces: this.namespaces,
+      clock: this.clock,
+      log,
+      // Its reconcile plans from the version written (a placement's mirror is created at once,
+      // ahead of status syncs); the executor has noted the write for its echo (ownWrites).
+      originWritten: (key, over, written) => {
+        this.writtenPlacements.record(key, over, written);
+        this.reconciles.add(key, true);
+      },
+      placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
     });
     this.namespaceLabels = new WorkerNamespaceLabels({
       originId: options.originId,
@@ -400,14 +391,6 @@ export class DispatchController {
           c.namespaces.waitForSync(),
         ]),
     );
-    // Every replica places: the queue hands each task to one of them, and a placement is
-    // written over the version read, so two replicas never both place one workload.
-    this.queue.startWorker(async (task, attempts) => {
-      const outcome = await this.placer.place(task, attempts);
-      // Placed ones are counted with their cluster where they are written (the placed callback).
-      if (outcome !== 'placed') this.metrics.placements.inc({ outcome, cluster: '' });
-      return outcome;
-    });
     // Ready with warm caches, leading or not: a follower takes over without relisting.
     this.ready = true;
     if (this.elector) {
@@ -416,7 +399,7 @@ export class DispatchController {
           identity: this.options.identity,
           lease: `${config.systemNamespace}/${config.leaderElectionLeaseName}`,
         },
-        'waiting for the leader lease (placing meanwhile)',
+        'waiting for the leader lease',
       );
       this.elector.start();
     } else await this.lead();
@@ -448,6 +431,14 @@ export class DispatchController {
       );
     this.reconcileEveryOrigin();
     this.reconciles.resume();
+    // Only the leader places: placing writes the origin (its record, the reason it waits, a
+    // gave-up status), and only the leader writes. Tasks queued meanwhile waited in Redis.
+    this.queue.startWorker(async (task, attempts) => {
+      const outcome = await this.placer.place(task, attempts);
+      // Placed ones are counted with their cluster by the placer (placedOn).
+      if (outcome !== 'placed') this.metrics.placements.inc({ outcome, cluster: '' });
+      return outcome;
+    });
     this.namespaceLabels.start();
     this.timers.push(
       // Level-triggered backstop: a lost Redis, a missed event or a dead placement task

@@ -13,3 +13,10 @@ export {
   statusWrite,
   unavailableClusterRetryMs,
 } from './plan-origin.ts';
+export {
+  type PlacementNeed,
+  type PlacementPlan,
+  type PlacementPlanConfig,
+  placementNeed,
+  planPlacement,
+} from './plan-placement.ts';

@@ -7,7 +7,7 @@ export {
   validateJobStatusTransition,
 } from './job-status-rules.ts';
 export { jobStatusSchema, parseJobStatus } from './job-status-schema.ts';
-export { type StatusWriteResult, sameJobStatus, writeOriginStatus } from './origin-status-writer.ts';
+export { sameJobStatus } from './origin-status-writer.ts';
 export {
   type CarriedProgress,
   translateMirrorStatus,

@@ -1,13 +1,4 @@
-import type { BatchV1Api, V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
-import { type StatusRuleViolation, validateJobStatusTransition } from './job-status-rules.ts';
-
-export type StatusWriteResult =
-  | { kind: 'unchanged' }
-  | { kind: 'written'; job: V1Job }
-  /** Our own validator refused it: nothing was sent. */
-  | { kind: 'refused'; violations: StatusRuleViolation[] }
-  /** The origin changed since it was read: re-read and recompute. */
-  | { kind: 'conflict' };
+import type { V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
 
 function time(value: Date | string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -33,35 +24,4 @@ export function sameJobStatus(a: V1JobStatus | undefined, b: V1JobStatus | undef
   const cx = (x.conditions ?? []).map(conditionKey);
   const cy = (y.conditions ?? []).map(conditionKey);
   return cx.length === cy.length && cx.every((key, i) => key === cy[i]);
-}
-
-/**
- * Writes `desired` to the origin's /status, but only if it differs, only if it passes the
- * same rules the apiserver enforces, and only over the version that was read
- * (resourceVersion precondition): a concurrent change makes it a conflict, never a lost update.
- */
-export async function writeOriginStatus(
-  batch: BatchV1Api,
-  origin: V1Job,
-  desired: V1JobStatus,
-): Promise<StatusWriteResult> {
-  if (sameJobStatus(origin.status, desired)) return { kind: 'unchanged' };
-  const violations = validateJobStatusTransition({
-    metadata: origin.metadata,
-    spec: origin.spec!,
-    oldStatus: origin.status ?? {},
-    newStatus: desired,
-  });
-  if (violations.length > 0) return { kind: 'refused', violations };
-  try {
-    const job = await batch.replaceNamespacedJobStatus({
-      name: origin.metadata!.name!,
-      namespace: origin.metadata!.namespace!,
-      body: { ...origin, status: desired },
-    });
-    return { kind: 'written', job };
-  } catch (err) {
-    if ((err as { code?: number }).code === 409) return { kind: 'conflict' };
-    throw err;
-  }
 }

@@ -13,7 +13,7 @@ import { patchPlacement } from './patch-placement.ts';
 /** A worker as the executor uses it: the kind's client there and the namespaces API. */
 export interface WorkerTarget<T extends KubeObject> {
   client: WorkloadClient<T>;
-  core: CoreV1Api;
+  core: Pick<CoreV1Api, 'createNamespace'>;
 }
 
 /** One reconcile's execution context: the origin, its kind, and where to reach things. */

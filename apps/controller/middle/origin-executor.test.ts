@@ -304,7 +304,9 @@ describe('writes to the origin', () => {
     expect(world.statusWrites).toEqual([stored.metadata!.resourceVersion]);
     expect(world.originWrites).toEqual([{ kind: 'job', version: stored.metadata!.resourceVersion }]);
     expect(result.origin).toEqual(stored);
-    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'written' })).toBe(1);
+    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'written' })).toBe(
+      1,
+    );
   });
 
   it('write-status over a version that moved on: counted as a conflict, nothing else runs', async () => {
@@ -318,7 +320,9 @@ describe('writes to the origin', () => {
     );
     expect(result).toMatchObject({ conflicted: true, requeueAfterMs: conflictRetryMs });
     expect(world.enqueued).toEqual([]);
-    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'conflict' })).toBe(1);
+    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'conflict' })).toBe(
+      1,
+    );
   });
 
   it('write-status the apiserver rejects (422): counted as rejected, and the run fails', async () => {
@@ -334,7 +338,9 @@ describe('writes to the origin', () => {
         world.target(),
       ),
     ).rejects.toThrow(/422/);
-    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'rejected' })).toBe(1);
+    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'rejected' })).toBe(
+      1,
+    );
     expect(world.originWrites).toEqual([]);
   });
 
@@ -346,7 +352,9 @@ describe('writes to the origin', () => {
       world.target(),
     );
     expect(world.management.calls).toEqual([]);
-    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'refused' })).toBe(1);
+    expect(await counted(world.metrics, 'jobrelay_origin_status_writes_total', { result: 'refused' })).toBe(
+      1,
+    );
   });
 
   it('note-waiting: the reason on the origin, noted as an origin write', async () => {

@@ -28,9 +28,14 @@ import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
 import type { ExecutionResult, OriginExecutor } from './origin-executor.ts';
 
+/** A dispatched kind as placement uses it: its adapter and claimed value, its origin cache, its client. */
+export type PlacedKind = Pick<AnyDispatchedKind, 'adapter' | 'managedBy' | 'management'> & {
+  origins: Pick<AnyDispatchedKind['origins'], 'get'>;
+};
+
 export interface OriginPlacerOptions {
-  /** The dispatched kinds by adapter name: their origins are re-read, annotated and failed through them. */
-  kinds: ReadonlyMap<string, AnyDispatchedKind>;
+  /** The dispatched kinds by adapter name: their origins are read, and written through them. */
+  kinds: ReadonlyMap<string, PlacedKind>;
   /** The WorkerClusters, their state and capacity: the candidates. */
   registry: Pick<WorkerClusterRegistry, 'clusters'>;
   /** Waiting placements are promoted through it when capacity frees up. */
@@ -60,9 +65,11 @@ export interface OriginPlacerOptions {
 }
 
 /**
- * Placement: runs from the BullMQ worker and records the chosen cluster on the origin before
- * anything is created anywhere. It decides from the origin cache and writes over the version
- * it read there, so a stale cache costs a conflict and a retry, never a wrong placement.
+ * Placement: runs from the leader's BullMQ worker. It reads the origin from the cache, asks
+ * `chooseWorkerCluster`, and turns the decision into a plan (`planPlacement`: the placement
+ * record before anything is created anywhere, or the reason it waits, or the gave-up status)
+ * that the reconcile's executor carries out with its write bookkeeping. It writes over the
+ * version it read, so a stale cache costs a conflict and a retry, never a wrong placement.
  * It keeps each placed workload's share of its cluster's load up to date as the cache changes
  * (so a decision costs the same with 10 or 10,000 workloads placed), and counts placements
  * written but not yet seen in the cache, so concurrent placements see them.
@@ -88,7 +95,7 @@ export class OriginPlacer {
   }
 
   /** An origin changed in the cache: its share of its cluster's load follows. */
-  observe(kind: AnyDispatchedKind, event: InformerEvent<KubeObject>): void {
+  observe(kind: PlacedKind, event: InformerEvent<KubeObject>): void {
     const uid = event.object.metadata?.uid;
     if (!uid) return;
     if (event.type === 'delete') {
@@ -110,7 +117,7 @@ export class OriginPlacer {
     this.placed.delete(originUid);
   }
 
-  private updatePlaced(kind: AnyDispatchedKind, workload: KubeObject): void {
+  private updatePlaced(kind: PlacedKind, workload: KubeObject): void {
     const uid = workload.metadata!.uid!;
     const entry: KindedWorkload = { workload, facts: kind.adapter };
     const share = placedWorkload(entry, this.assumedPlacements.get(uid), this.options.recordKeys, (e) =>
@@ -242,7 +249,7 @@ export class OriginPlacer {
    * mirror is created. Its own place in the cluster's load is not counted against its limits.
    */
   fencesAgainst(
-    kind: AnyDispatchedKind,
+    kind: PlacedKind,
     origin: KubeObject,
     record: PlacementRecord,
     cluster: string,

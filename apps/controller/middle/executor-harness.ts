@@ -15,7 +15,7 @@ export const silentLog = pino({ level: 'silent' });
 
 /** A clock that moves only when the test says so. */
 export class TestClock implements Clock {
-  constructor(private current = Date.parse('2026-12-01T10:00:00Z')) {}
+  private current = Date.parse('2026-12-01T10:00:00Z');
   now(): number {
     return this.current;
   }

@@ -42,10 +42,10 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
   private version = 100;
   private uids = 0;
 
-  constructor(
-    readonly name: string,
-    namespaces: string[] = ['team-a'],
-  ) {
+  readonly name: string;
+
+  constructor(name: string, namespaces: string[] = ['team-a']) {
+    this.name = name;
     for (const namespace of namespaces) this.namespaces.add(namespace);
   }
 

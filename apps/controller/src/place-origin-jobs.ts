@@ -249,7 +249,7 @@ export class OriginPlacer {
    * mirror is created. Its own place in the cluster's load is not counted against its limits.
    */
   fencesAgainst(
-    kind: PlacedKind,
+    kind: Pick<PlacedKind, 'adapter'>,
     origin: KubeObject,
     record: PlacementRecord,
     cluster: string,

@@ -92,16 +92,19 @@ function reconcilerWorld() {
     const current = world.management.get('team-a', 'train')!;
     const previous = originCache.get(objectName);
     originCache.set(objectName, current);
-    const event: InformerEvent<KubeObject> = previous
-      ? { type: 'upsert', object: current, previous }
-      : { type: 'upsert', object: current };
+    const event: InformerEvent<KubeObject> = { type: 'upsert', object: current, previous };
     reconciler.originEvent(key, event);
   };
   /** The worker's mirror watch delivers its current object (an upsert). */
   const deliverMirror = (cluster = 'worker-1'): void => {
     const current = world.workers.get(cluster)!.get('team-a', 'train')!;
     mirrorCaches.get(cluster)!.set(objectName, current);
-    reconciler.mirrorEvent(cluster, 'job', { type: 'upsert', object: current }, objectName);
+    reconciler.mirrorEvent(
+      cluster,
+      'job',
+      { type: 'upsert', object: current, previous: undefined },
+      objectName,
+    );
   };
   /** The origin placed on worker-1 by a placement task, as the placer reports it. */
   const placeOnWorker1 = (placed: PlacementRecord = record()): V1Job => {

@@ -16,6 +16,9 @@ export default defineConfig({
           // call answered in process at the client boundary: seconds, no Kubernetes, no Redis.
           name: 'middle',
           include: ['apps/*/middle/**/*.test.ts', 'packages/*/middle/**/*.test.ts'],
+          // Fast on an idle machine (seconds for the lot); generous on a loaded one, where the
+          // registry's tests wait for real sockets.
+          testTimeout: 30_000,
         },
       },
       {

@@ -14,6 +14,7 @@ export {
   unavailableClusterRetryMs,
 } from './plan-origin.ts';
 export {
+  type PlacementChoice,
   type PlacementNeed,
   type PlacementPlan,
   type PlacementPlanConfig,

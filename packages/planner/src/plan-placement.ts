@@ -47,6 +47,11 @@ export function placementNeed<T extends KubeObject>(
   return { kind: 'needed', previous };
 }
 
+/** What `chooseWorkerCluster` answered (its ranking is not needed here). */
+export type PlacementChoice =
+  | Pick<Extract<PlacementDecision, { kind: 'placed' }>, 'kind' | 'cluster' | 'message'>
+  | Extract<PlacementDecision, { kind: 'unschedulable' }>;
+
 export interface PlacementPlanConfig {
   /** A workload that fits nowhere this long fails (kinds that can fail); 0: it waits forever. */
   placementTimeoutSeconds: number;
@@ -73,7 +78,7 @@ export interface PlacementPlan<T extends KubeObject = KubeObject> {
 export function planPlacement<T extends KubeObject>(
   origin: T,
   previous: PlacementRecord | undefined,
-  decision: Pick<PlacementDecision, 'kind' | 'message'> & { cluster?: string },
+  decision: PlacementChoice,
   adapter: JobKindAdapter<T>,
   config: PlacementPlanConfig,
   now: number,
@@ -87,7 +92,7 @@ export function planPlacement<T extends KubeObject>(
     } = previous ?? { attempt: 1, carried: noProgress, excludedClusters: [] };
     const record: PlacementRecord = {
       ...kept,
-      cluster: decision.cluster!,
+      cluster: decision.cluster,
       placedAt: new Date(now).toISOString(),
       // The explanation travels with the record, in the same write: `kubectl describe` and
       // the admin API show why this cluster without an Event per placement.

@@ -18,6 +18,17 @@ export default defineConfig({
       },
       {
         test: {
+          // The controller's and the registry's classes with the clock injected and every cluster
+          // call answered in process at the client boundary: seconds, no Kubernetes, no Redis.
+          name: 'middle',
+          include: ['apps/*/middle/**/*.test.ts', 'packages/*/middle/**/*.test.ts'],
+          // Fast on an idle machine (seconds for the lot); generous on a loaded one, where the
+          // registry's tests wait for real sockets.
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
           name: 'e2e',
           include: ['e2e/test/**/*.test.ts'],
           // Starts (or reuses) the local clusters and Redis once for every e2e file.

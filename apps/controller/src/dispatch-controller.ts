@@ -17,38 +17,22 @@ import {
   withTimeout,
 } from '@jobrelay/kube';
 import { controllerName } from '@jobrelay/mirror';
-import {
-  type ParsedPlacement,
-  PlacementQueue,
-  placementRecordOf,
-  type RecordKeyring,
-} from '@jobrelay/placement';
-import {
-  type ClusterSnapshot,
-  classifyMirror,
-  isDeletable,
-  type OriginSnapshot,
-  type PlannerConfig,
-  planOrigin,
-} from '@jobrelay/planner';
+import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
+import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
-import { type AnyDispatchedKind, eventRegarding, originKey, splitOriginKey } from './dispatched-kinds.ts';
+import { type AnyDispatchedKind, originKey } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
-import { KeyedWorkQueue, type ReconcileResult } from './keyed-work-queue.ts';
+import { KeyedWorkQueue } from './keyed-work-queue.ts';
 import { LeaderElector } from './leader-election.ts';
 
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
-import { OwnOriginWrites } from './own-origin-writes.ts';
+import { OriginReconciler } from './origin-reconciler.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
 import { createdNamespaceLabels, WorkerNamespaceLabels } from './worker-namespace-labels.ts';
-import { WrittenPlacements } from './written-placements.ts';
-
-/** How long a created mirror is taken as existing while its cluster's cache does not show it. */
-const expectedMirrorMs = 30_000;
 
 export interface DispatchControllerOptions {
   config: ControllerConfig;
@@ -94,26 +78,8 @@ export class DispatchController {
   /** The management cluster's namespaces (their labels): Pod Security levels, for placement and for workers. */
   private readonly namespaces: ResilientInformer<V1Namespace>;
   private readonly namespaceLabels: WorkerNamespaceLabels;
-  /**
-   * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
-   * a reconcile in between does not try to create them again (one wasted POST and a GET per
-   * occurrence; cf. client-go's ControllerExpectations). Dropped when the cache shows the
-   * mirror, or after a while, when the create-or-adopt path settles it anyway. `planned`: a
-   * plan with this very mirror found nothing to do, so its arrival in the cache (the create's
-   * echo, same version) need not be reconciled.
-   */
-  private readonly expectedMirrors = new Map<
-    string,
-    { cluster: string; mirror: KubeObject; until: number; planned?: boolean }
-  >();
-  /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
-  private readonly writtenPlacements = new WrittenPlacements();
-  /** Origin writes whose watch echo need not be reconciled (see OwnOriginWrites). */
-  private readonly ownWrites = new OwnOriginWrites();
-  /** Per origin key: when a mirror change not yet written back to the origin was first seen. */
-  private readonly mirrorChangeSeenAt = new Map<string, number>();
-  /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
-  private readonly deletedOrigins = new Map<string, string>();
+  /** One origin's reconcile and the bookkeeping of the controller's own writes (see OriginReconciler). */
+  private readonly reconciler: OriginReconciler;
   private timers: NodeJS.Timeout[] = [];
   readonly metrics: ControllerMetrics;
   private ready = false;
@@ -153,17 +119,11 @@ export class DispatchController {
       clock: this.clock,
       reconcile: async (key) => {
         try {
-          const changeSeenAt = this.mirrorChangeSeenAt.get(key);
-          const result = await this.reconcile(key);
+          const result = await this.reconciler.reconcile(key);
           this.metrics.reconciles.inc({ result: 'ok' });
-          // Synced (written, or nothing to write): a later change starts its own measurement.
-          if (changeSeenAt !== undefined && this.mirrorChangeSeenAt.get(key) === changeSeenAt)
-            this.mirrorChangeSeenAt.delete(key);
           return result;
         } catch (err) {
           this.metrics.reconciles.inc({ result: 'error' });
-          // Retried with backoff, from the cache: an echo held back for it is not needed.
-          this.ownWrites.forget(key);
           throw err;
         }
       },
@@ -185,20 +145,8 @@ export class DispatchController {
           (config.namespaces.length === 0 || config.namespaces.includes(object.metadata?.namespace ?? '')),
         log,
         onEvent: (event) => {
-          const key = originKey(adapter.name, objectKey(event.object));
-          if (event.type === 'delete') {
-            this.deletedOrigins.set(key, event.object.metadata!.uid!);
-            this.ownWrites.forget(key);
-          }
           this.placer.observe(this.kinds.get(adapter.name)!, event);
-          // Our own write coming back, which a reconcile has planned from (or will): nothing new.
-          if (
-            event.type === 'upsert' &&
-            !this.ownWrites.needsReconcile(key, event.object.metadata?.resourceVersion)
-          )
-            return;
-          // A workload seen for the first time goes ahead of status syncs: it needs a placement.
-          this.reconciles.add(key, event.type === 'upsert' && event.previous === undefined);
+          this.reconciler.originEvent(originKey(adapter.name, objectKey(event.object)), event);
         },
       });
       this.kinds.set(adapter.name, {
@@ -235,28 +183,8 @@ export class DispatchController {
       leading: () => this.leading,
       onWorkerApiResponse: (cluster, verb, code) =>
         this.metrics.workerApiRequests.inc({ cluster, verb, code: String(code) }),
-      onMirrorEvent: (cluster, kind, event) => {
-        const key = originKey(kind, objectKey(event.object));
-        const expected = this.expectedMirrors.get(key);
-        if (expected?.cluster === cluster) {
-          this.expectedMirrors.delete(key);
-          // The mirror as created, already planned with: nothing changed.
-          if (
-            expected.planned &&
-            event.type === 'upsert' &&
-            event.object.metadata?.resourceVersion === expected.mirror.metadata?.resourceVersion
-          )
-            return;
-        }
-        // The first change not yet written back: the status lag is measured from it (by the
-        // leader, which writes it back).
-        if (this.leading && !this.mirrorChangeSeenAt.has(key))
-          this.mirrorChangeSeenAt.set(key, this.clock.now());
-        // A mirror's status changes come in bursts (a pod created, then ready; it succeeds, then
-        // the Job completes): waiting a moment lets one origin status write carry a burst.
-        if (config.statusCoalesceMs > 0) this.reconciles.addAfter(key, config.statusCoalesceMs);
-        else this.reconciles.add(key);
-      },
+      onMirrorEvent: (cluster, kind, event) =>
+        this.reconciler.mirrorEvent(cluster, kind, event, objectKey(event.object)),
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting workloads get another look now.
         this.placer.retryWaitingPlacementsSoon();
@@ -276,34 +204,6 @@ export class DispatchController {
       queueName: `jobrelay-placement-${options.originId}`,
       concurrency: config.placementConcurrency,
       log,
-    });
-    this.placer = new OriginPlacer({
-      kinds: this.kinds,
-      registry: this.registry,
-      queue: this.queue,
-      recordKeys: options.recordKeys,
-      recordEvent: (kind, origin, type, reason, note) =>
-        this.events.record({
-          regarding: eventRegarding(kind.adapter, origin.metadata ?? {}),
-          type,
-          reason,
-          action: 'Place',
-          note,
-        }),
-      config,
-      namespaces: this.namespaces,
-      clock: this.clock,
-      log,
-      // Placed: its mirror is created ahead of status syncs, from the written version.
-      placed: (key, over, written, cluster) => {
-        this.metrics.placements.inc({ outcome: 'placed', cluster });
-        // A follower's placements reach the leader through its watch; only the leader's own
-        // reconciles read (and so drop) what is recorded here.
-        if (!this.leading) return;
-        this.writtenPlacements.record(key, over, written);
-        this.ownWrites.wrote(key, written.metadata?.resourceVersion);
-        this.reconciles.add(key, true);
-      },
     });
     this.metrics = new ControllerMetrics({
       managedJobs: () => this.managedCount(),
@@ -326,19 +226,45 @@ export class DispatchController {
       queue: this.queue,
       forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
       mirrorCreated: (kind, cluster, mirror) =>
-        this.expectedMirrors.set(originKey(kind, objectKey(mirror)), {
-          cluster,
-          mirror,
-          until: this.clock.now() + expectedMirrorMs,
-        }),
+        this.reconciler.mirrorCreated(kind, cluster, mirror, objectKey(mirror)),
       metrics: this.metrics,
-      originWritten: (kind, origin) =>
-        this.ownWrites.wrote(originKey(kind, objectKey(origin)), origin.metadata?.resourceVersion),
-      statusWritten: (kind, origin) => {
-        const seenAt = this.mirrorChangeSeenAt.get(originKey(kind, objectKey(origin)));
-        if (seenAt !== undefined) this.metrics.statusLag.observe((this.clock.now() - seenAt) / 1000);
-      },
+      originWritten: (kind, origin) => this.reconciler.originWritten(kind, origin, objectKey(origin)),
+      statusWritten: (kind, origin) => this.reconciler.statusWritten(kind, objectKey(origin)),
       log,
+    });
+    this.reconciler = new OriginReconciler({
+      kinds: this.kinds,
+      clusters: (kind) => this.registry.mirrorCaches(kind),
+      worker: (cluster, kind) => this.workerTarget(cluster, kind),
+      executor: this.executor,
+      fencesAgainst: (kind, origin, record, cluster) =>
+        this.placer.fencesAgainst(kind, origin, record, cluster),
+      plannerConfig: this.plannerConfig,
+      recordKeys: options.recordKeys,
+      clock: this.clock,
+      enqueue: (key, { first = false, afterMs } = {}) => {
+        if (afterMs !== undefined) this.reconciles.addAfter(key, afterMs);
+        else this.reconciles.add(key, first);
+      },
+      leading: () => this.leading,
+      statusCoalesceMs: config.statusCoalesceMs,
+      statusLag: (seconds) => this.metrics.statusLag.observe(seconds),
+    });
+    this.placer = new OriginPlacer({
+      kinds: this.kinds,
+      registry: this.registry,
+      queue: this.queue,
+      executor: this.executor,
+      leading: () => this.leading,
+      recordKeys: options.recordKeys,
+      config,
+      namespaces: this.namespaces,
+      clock: this.clock,
+      log,
+      // Its reconcile plans from the version written (a placement's mirror is created at once,
+      // ahead of status syncs); the executor has noted the write for its echo (ownWrites).
+      originWritten: (key, over, written) => this.reconciler.placerWrote(key, over, written),
+      placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
     });
     this.namespaceLabels = new WorkerNamespaceLabels({
       originId: options.originId,
@@ -400,14 +326,6 @@ export class DispatchController {
           c.namespaces.waitForSync(),
         ]),
     );
-    // Every replica places: the queue hands each task to one of them, and a placement is
-    // written over the version read, so two replicas never both place one workload.
-    this.queue.startWorker(async (task, attempts) => {
-      const outcome = await this.placer.place(task, attempts);
-      // Placed ones are counted with their cluster where they are written (the placed callback).
-      if (outcome !== 'placed') this.metrics.placements.inc({ outcome, cluster: '' });
-      return outcome;
-    });
     // Ready with warm caches, leading or not: a follower takes over without relisting.
     this.ready = true;
     if (this.elector) {
@@ -416,7 +334,7 @@ export class DispatchController {
           identity: this.options.identity,
           lease: `${config.systemNamespace}/${config.leaderElectionLeaseName}`,
         },
-        'waiting for the leader lease (placing meanwhile)',
+        'waiting for the leader lease',
       );
       this.elector.start();
     } else await this.lead();
@@ -448,6 +366,14 @@ export class DispatchController {
       );
     this.reconcileEveryOrigin();
     this.reconciles.resume();
+    // Only the leader places: placing writes the origin (its record, the reason it waits, a
+    // gave-up status), and only the leader writes. Tasks queued meanwhile waited in Redis.
+    this.queue.startWorker(async (task, attempts) => {
+      const outcome = await this.placer.place(task, attempts);
+      // Placed ones are counted with their cluster by the placer (placedOn).
+      if (outcome !== 'placed') this.metrics.placements.inc({ outcome, cluster: '' });
+      return outcome;
+    });
     this.namespaceLabels.start();
     this.timers.push(
       // Level-triggered backstop: a lost Redis, a missed event or a dead placement task
@@ -519,116 +445,7 @@ export class DispatchController {
   }
 
   // ---------------------------------------------------------------------------------------
-  // Reconcile one origin: snapshot -> plan -> execute.
-
-  private async reconcile(key: string): Promise<ReconcileResult> {
-    const { kind: kindName, objectKey: objectName, namespace, name } = splitOriginKey(key);
-    const kind = this.kinds.get(kindName);
-    if (!kind) return undefined;
-    const snapshot = this.snapshot(kind, key, objectName);
-    const now = this.clock.now();
-    const actions = planOrigin(snapshot, kind.adapter, this.plannerConfig, now);
-    const origin = snapshot.kind === 'present' ? snapshot.origin : undefined;
-    const uid = snapshot.kind === 'present' ? origin!.metadata!.uid! : snapshot.uid;
-    if (!uid) return undefined;
-    const result = await this.executor.execute(actions, {
-      adapter: kind.adapter,
-      namespace,
-      name,
-      uid,
-      origin,
-      management: kind.management,
-      worker: (cluster) => this.workerTarget(cluster, kindName),
-    });
-    if (snapshot.kind === 'gone' && result.failedDeletions === 0) this.deletedOrigins.delete(key);
-    // Ended at a version this process wrote: plan once more from it, as the write's echo would.
-    const endedAt = result.origin?.metadata?.resourceVersion;
-    if (snapshot.kind === 'present' && endedAt !== undefined && this.ownWrites.awaits(key, endedAt)) {
-      let settled = result.requeueAfterMs !== undefined;
-      if (!settled) {
-        const ended = this.snapshotOf(kind, key, objectName, result.origin);
-        settled = planOrigin(ended, kind.adapter, this.plannerConfig, this.clock.now()).length === 0;
-        // A mirror created in this run was part of that plan: its own echo is covered too.
-        const expected = this.expectedMirrors.get(key);
-        if (settled && expected && ended.clusters.some((c) => c.mirror === expected.mirror))
-          expected.planned = true;
-      }
-      if (this.ownWrites.planned(key, endedAt, settled)) this.reconciles.add(key);
-    }
-    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
-  }
-
-  /** What one reconcile decides from, read from the caches at one instant. */
-  private snapshot(kind: AnyDispatchedKind, key: string, objectName: string): OriginSnapshot<KubeObject> {
-    return this.snapshotOf(
-      kind,
-      key,
-      objectName,
-      this.writtenPlacements.newest(key, kind.origins.get(objectName)),
-    );
-  }
-
-  /** The snapshot of `origin` as given, with the clusters as cached now. */
-  private snapshotOf(
-    kind: AnyDispatchedKind,
-    key: string,
-    objectName: string,
-    origin: KubeObject | undefined,
-  ): OriginSnapshot<KubeObject> {
-    const clusters = this.clusterSnapshots(kind.adapter.name, objectName);
-    if (!origin || origin.metadata?.deletionTimestamp) {
-      return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };
-    }
-    this.deletedOrigins.delete(key);
-    const placement = placementRecordOf(origin, this.options.recordKeys);
-    this.checkFences(kind, origin, placement, clusters);
-    return { kind: 'present', key, origin, placement, clusters };
-  }
-
-  /**
-   * The fences of the cluster a placed workload's record names, while its mirror is missing
-   * there (the only time they matter again: just before the mirror is created).
-   */
-  private checkFences(
-    kind: AnyDispatchedKind,
-    origin: KubeObject,
-    placement: ParsedPlacement,
-    clusters: ClusterSnapshot<KubeObject>[],
-  ): void {
-    if (placement.kind !== 'ok' || !placement.record.cluster || kind.adapter.isFinished(origin)) return;
-    const here = clusters.find((c) => c.name === placement.record.cluster);
-    if (!here?.active || here.mirror !== undefined) return;
-    const fenced = this.placer.fencesAgainst(kind, origin, placement.record, here.name);
-    if (fenced !== undefined) here.fenced = fenced;
-  }
-
-  /** A mirror this process created on `cluster` that its cache does not show yet. */
-  private expectedMirror(key: string, cluster: string): KubeObject | undefined {
-    const expected = this.expectedMirrors.get(key);
-    if (!expected || expected.cluster !== cluster) return undefined;
-    if (expected.until <= this.clock.now()) {
-      this.expectedMirrors.delete(key);
-      return undefined;
-    }
-    return expected.mirror;
-  }
-
-  private clusterSnapshots(kindName: string, objectName: string): ClusterSnapshot<KubeObject>[] {
-    return this.registry.mirrorCaches(kindName).map((cluster) => ({
-      name: cluster.name,
-      registered: cluster.registered,
-      connected: cluster.mirrors !== undefined,
-      active: cluster.active,
-      reason: cluster.reason,
-      inactiveSince: cluster.inactiveSince,
-      drain: cluster.drain,
-      podRestrictions: cluster.podRestrictions,
-      mirror: cluster.mirrors
-        ? (cluster.mirrors.get(objectName) ??
-          this.expectedMirror(originKey(kindName, objectName), cluster.name))
-        : undefined,
-    }));
-  }
+  // Reconcile one origin: snapshot -> plan -> execute (OriginReconciler), through these clients.
 
   private workerTarget(cluster: string, kindName: string): WorkerTarget<KubeObject> | undefined {
     const connection = this.registry.get(cluster);
@@ -648,7 +465,7 @@ export class DispatchController {
       for (const mirror of connection.mirrors(kind.adapter.name)?.list() ?? []) {
         // Judged against the newest origin known: a mirror created from a placement the cache
         // does not show yet (WrittenPlacements) is that placement's, not a stale one.
-        const origin = this.writtenPlacements.newest(
+        const origin = this.reconciler.newestOrigin(
           originKey(kind.adapter.name, objectKey(mirror)),
           kind.origins.get(objectKey(mirror)),
         );
@@ -693,10 +510,7 @@ export class DispatchController {
   }
 
   private async collectGarbage(): Promise<void> {
-    // Expectations of mirrors whose origin was never reconciled again (deleted meanwhile).
-    const now = this.clock.now();
-    for (const [key, expected] of this.expectedMirrors)
-      if (expected.until <= now) this.expectedMirrors.delete(key);
+    this.reconciler.expireExpectations();
     if (![...this.kinds.values()].every((kind) => kind.origins.hasSynced)) return;
     for (const connection of this.registry.connections()) {
       if (!connection.state.active) continue;

@@ -23,7 +23,7 @@ export type CreateMirrorResult<T extends KubeObject> =
  */
 export async function createOrAdoptMirror<T extends KubeObject>(
   client: WorkloadClient<T>,
-  core: CoreV1Api,
+  core: Pick<CoreV1Api, 'createNamespace'>,
   body: T,
   options: {
     originId: string;
@@ -123,7 +123,11 @@ export class FirstCreatePerNamespace {
   }
 }
 
-async function ensureNamespace(core: CoreV1Api, name: string, labels: Record<string, string>): Promise<void> {
+async function ensureNamespace(
+  core: Pick<CoreV1Api, 'createNamespace'>,
+  name: string,
+  labels: Record<string, string>,
+): Promise<void> {
   try {
     await core.createNamespace({ body: { metadata: { name, labels } } });
   } catch (err) {

@@ -1,6 +1,6 @@
 import type { KubeObject, WorkloadClient, WorkloadKindAdapter } from '@jobrelay/kinds';
 import { type EventRecorder, isNotFound, statusCodeOf, unlessConflict } from '@jobrelay/kube';
-import { mirrorOwnership } from '@jobrelay/mirror';
+import { mirrorOwnership, unschedulableAnnotation } from '@jobrelay/mirror';
 import type { PlacementQueue, RecordKeyring } from '@jobrelay/placement';
 import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
 import type { CoreV1Api } from '@kubernetes/client-node';
@@ -13,7 +13,7 @@ import { patchPlacement } from './patch-placement.ts';
 /** A worker as the executor uses it: the kind's client there and the namespaces API. */
 export interface WorkerTarget<T extends KubeObject> {
   client: WorkloadClient<T>;
-  core: CoreV1Api;
+  core: Pick<CoreV1Api, 'createNamespace'>;
 }
 
 /** One reconcile's execution context: the origin, its kind, and where to reach things. */
@@ -40,7 +40,7 @@ export interface OriginExecutorOptions {
    * undefined while the management namespace is not known (nothing is created then).
    */
   namespaceLabels: (namespace: string) => Record<string, string> | undefined;
-  events: EventRecorder;
+  events: Pick<EventRecorder, 'record'>;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
   /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
@@ -60,6 +60,8 @@ export interface ExecutionResult<T extends KubeObject = KubeObject> {
   origin: T | undefined;
   /** Mirrors that could not be deleted yet (logged; retried by the next reconcile). */
   failedDeletions: number;
+  /** A write over the version read met a newer one: the run ended there (requeueAfterMs set). */
+  conflicted: boolean;
 }
 
 /**
@@ -83,6 +85,7 @@ export class OriginExecutor {
       requeueAfterMs: undefined,
       origin: target.origin,
       failedDeletions: 0,
+      conflicted: false,
     };
     await this.run(actions, target, result);
     if (result.failedDeletions > 0) result.requeueAfterMs ??= deletionRetryMs;
@@ -159,6 +162,7 @@ export class OriginExecutor {
         );
         if (written.kind === 'conflict') {
           result.requeueAfterMs = conflictRetryMs;
+          result.conflicted = true;
           return false;
         }
         // Later writes in this run go over the version this one produced.
@@ -193,6 +197,7 @@ export class OriginExecutor {
         metrics.statusWrites.inc({ result: written.kind });
         if (written.kind === 'conflict') {
           result.requeueAfterMs = conflictRetryMs;
+          result.conflicted = true;
           return false;
         }
         target.origin = written.value;
@@ -200,6 +205,22 @@ export class OriginExecutor {
         this.options.statusWritten?.(adapter.name, written.value);
         if (adapter.isFinished(written.value) && !adapter.isFinished(origin)) {
           log.info({ kind: adapter.name, job, purpose: action.purpose }, 'origin finished');
+        }
+        return true;
+      }
+      case 'note-waiting': {
+        const written = await target.management
+          .patch(target.namespace, target.name, {
+            metadata: { annotations: { [unschedulableAnnotation]: action.message } },
+          })
+          .catch((err: unknown) => {
+            // Only a note: the Event says the same, and the next attempt writes it again.
+            log.warn({ kind: adapter.name, job, err }, 'could not annotate the waiting workload');
+            return undefined;
+          });
+        if (written) {
+          target.origin = written;
+          this.options.originWritten?.(adapter.name, written);
         }
         return true;
       }

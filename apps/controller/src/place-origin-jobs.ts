@@ -2,7 +2,6 @@ import type { WorkerClusterRegistry } from '@jobrelay/clusters';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
-import { unschedulableAnnotation } from '@jobrelay/mirror';
 import {
   type ClusterCandidate,
   type ClusterLoad,
@@ -11,7 +10,6 @@ import {
   fenceRejection,
   type KindedWorkload,
   type NamespaceLookup,
-  nothingCarried,
   PlacedLoadIndex,
   type PlacementOutcome,
   type PlacementQueue,
@@ -22,33 +20,31 @@ import {
   placementRecordOf,
   placementRequestFor,
   type RecordKeyring,
-  waitingSince,
 } from '@jobrelay/placement';
-import { eventReasons, statusWrite } from '@jobrelay/planner';
+import { placementNeed, planPlacement } from '@jobrelay/planner';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
-import { patchPlacement } from './patch-placement.ts';
+import type { ExecutionResult, OriginExecutor } from './origin-executor.ts';
 import { placementTaskKind } from './placement-task-kind.ts';
 
-/** Records an Event regarding an origin of some kind. */
-export type RecordOriginEvent = (
-  kind: AnyDispatchedKind,
-  origin: KubeObject,
-  type: 'Normal' | 'Warning',
-  reason: (typeof eventReasons)[keyof typeof eventReasons],
-  note: string,
-) => Promise<void>;
+/** A dispatched kind as placement uses it: its adapter and claimed value, its origin cache, its client. */
+export type PlacedKind = Pick<AnyDispatchedKind, 'adapter' | 'managedBy' | 'management'> & {
+  origins: Pick<AnyDispatchedKind['origins'], 'get'>;
+};
 
 export interface OriginPlacerOptions {
-  /** The dispatched kinds by adapter name: their origins are re-read, annotated and failed through them. */
-  kinds: ReadonlyMap<string, AnyDispatchedKind>;
+  /** The dispatched kinds by adapter name: their origins are read, and written through them. */
+  kinds: ReadonlyMap<string, PlacedKind>;
   /** The WorkerClusters, their state and capacity: the candidates. */
   registry: Pick<WorkerClusterRegistry, 'clusters'>;
   /** Waiting placements are promoted through it when capacity frees up. */
   queue: Pick<PlacementQueue, 'retryWaitingNow'>;
-  recordEvent: RecordOriginEvent;
+  /** Carries out each placement's plan (its writes, Events and their bookkeeping), as for a reconcile. */
+  executor: Pick<OriginExecutor, 'execute'>;
+  /** Whether this replica holds the leader Lease: only the leader writes, so only it places. */
+  leading: () => boolean;
   /** Seals the placement records it writes, and checks those it reads. */
   recordKeys: RecordKeyring;
   config: Pick<
@@ -60,16 +56,21 @@ export interface OriginPlacerOptions {
   clock: Clock;
   log: Logger;
   /**
-   * A placement was written over version `over` of the origin; `written` is the apiserver's
-   * answer. The origin's reconcile creates the mirror from it.
+   * A placement wrote the origin (its record, the reason it waits, the gave-up status) over
+   * version `over`; `written` is the apiserver's answer. The origin's reconcile plans from it
+   * (and creates the mirror of a placement at once).
    */
-  placed: (key: string, over: string, written: KubeObject, cluster: string) => void;
+  originWritten: (key: string, over: string, written: KubeObject) => void;
+  /** A workload was placed on `cluster` (counted). */
+  placedOn: (cluster: string) => void;
 }
 
 /**
- * Placement: runs from the BullMQ worker and records the chosen cluster on the origin before
- * anything is created anywhere. It decides from the origin cache and writes over the version
- * it read there, so a stale cache costs a conflict and a retry, never a wrong placement.
+ * Placement: runs from the leader's BullMQ worker. It reads the origin from the cache, asks
+ * `chooseWorkerCluster`, and turns the decision into a plan (`planPlacement`: the placement
+ * record before anything is created anywhere, or the reason it waits, or the gave-up status)
+ * that the reconcile's executor carries out with its write bookkeeping. It writes over the
+ * version it read, so a stale cache costs a conflict and a retry, never a wrong placement.
  * It keeps each placed workload's share of its cluster's load up to date as the cache changes
  * (so a decision costs the same with 10 or 10,000 workloads placed), and counts placements
  * written but not yet seen in the cache, so concurrent placements see them.
@@ -95,7 +96,7 @@ export class OriginPlacer {
   }
 
   /** An origin changed in the cache: its share of its cluster's load follows. */
-  observe(kind: AnyDispatchedKind, event: InformerEvent<KubeObject>): void {
+  observe(kind: PlacedKind, event: InformerEvent<KubeObject>): void {
     const uid = event.object.metadata?.uid;
     if (!uid) return;
     if (event.type === 'delete') {
@@ -117,7 +118,7 @@ export class OriginPlacer {
     this.placed.delete(originUid);
   }
 
-  private updatePlaced(kind: AnyDispatchedKind, workload: KubeObject): void {
+  private updatePlaced(kind: PlacedKind, workload: KubeObject): void {
     const uid = workload.metadata!.uid!;
     const entry: KindedWorkload = { workload, facts: kind.adapter };
     const share = placedWorkload(entry, this.assumedPlacements.get(uid), this.options.recordKeys, (e) =>
@@ -128,6 +129,9 @@ export class OriginPlacer {
   }
 
   async place(task: PlacementTask, attemptsMade: number): Promise<PlacementOutcome> {
+    // Only the leader writes: a task that reaches a replica that no longer leads goes back to
+    // the queue (BullMQ retries it) for the one that does.
+    if (!this.options.leading()) throw new Error('not the leader: placement left to the leader');
     const key = `${task.namespace}/${task.name}`;
     const taskKind = placementTaskKind(task, this.options.kinds);
     if (taskKind.kind === 'refused') {
@@ -147,23 +151,16 @@ export class OriginPlacer {
         throw err;
       }
     }
-    if (
-      origin.metadata?.uid !== task.uid ||
-      !adapter.isManagedBy(origin, kind.managedBy) ||
-      origin.metadata?.deletionTimestamp ||
-      adapter.isFinished(origin) ||
-      adapter.isSuspended(origin)
-    ) {
-      return 'not-needed';
-    }
     const parsed = placementRecordOf(origin, this.options.recordKeys);
-    // A record jobrelay did not write is replaced by the origin's reconcile, which enqueues it again.
-    if (parsed.kind === 'untrusted' || parsed.kind === 'unverifiable') return 'not-needed';
-    const previous = parsed.kind === 'ok' ? parsed.record : undefined;
-    if (previous?.cluster || previous?.gaveUp !== undefined) return 'not-needed';
-    // Refused a moment ago: the reconcile enqueues it again once the delay is over.
-    if (previous?.retryAfter && Date.parse(previous.retryAfter) > this.options.clock.now())
-      return 'not-needed';
+    const need = placementNeed(
+      origin,
+      parsed,
+      adapter,
+      { uid: task.uid, managedBy: kind.managedBy },
+      this.options.clock.now(),
+    );
+    if (need.kind === 'not-needed') return 'not-needed';
+    const { previous } = need;
     // A namespace created a moment before its workload may not have reached the cache yet: a
     // retry, not a reason to write on the workload (placementRequestFor would say it waits).
     if (!this.options.namespaces.get(task.namespace))
@@ -175,62 +172,60 @@ export class OriginPlacer {
       request.kind === 'invalid'
         ? { kind: 'unschedulable' as const, message: request.message }
         : chooseWorkerCluster(this.candidates(), request.request);
+    const now = this.options.clock.now();
+    const plan = planPlacement(origin, previous, decision, adapter, this.options.config, now);
     if (decision.kind === 'unschedulable') {
       this.log.info(
         { kind: adapter.name, job: key, attemptsMade, why: decision.message },
         'no cluster fits yet',
       );
-      await this.options.recordEvent(kind, origin, 'Warning', eventReasons.failedPlacement, decision.message);
-      if (await this.giveUpIfWaitedTooLong(kind, origin, previous, decision.message)) return 'not-needed';
-      await this.noteUnschedulable(kind, origin, decision.message);
-      return 'unschedulable';
+    } else {
+      // Assumed at once, before any await: placements running concurrently must count it.
+      this.assumedPlacements.set(task.uid, decision.cluster);
+      this.updatePlaced(kind, origin);
     }
-    const record: PlacementRecord = {
-      ...(previous ?? { attempt: 1, carried: nothingCarried, excludedClusters: [] }),
-      cluster: decision.cluster,
-      placedAt: new Date(this.options.clock.now()).toISOString(),
-      // The explanation travels with the record, in the same write: `kubectl describe` and
-      // the admin API show why this cluster without an Event per placement.
-      decision: decision.message,
-    };
-    delete record.mirrorUid;
-    delete record.waitingSince;
-    delete record.retryAfter;
-    // Assumed at once, before any await: placements running concurrently must count it.
-    this.assumedPlacements.set(task.uid, decision.cluster);
-    this.updatePlaced(kind, origin);
     const unassume = () => {
+      if (decision.kind !== 'placed') return;
       this.assumedPlacements.delete(task.uid);
       const cached = kind.origins.get(key);
       if (cached?.metadata?.uid === task.uid) this.updatePlaced(kind, cached);
       else this.placed.delete(task.uid);
     };
-    let written: Awaited<ReturnType<typeof patchPlacement>>;
+    const over = origin.metadata!.resourceVersion!;
+    let result: ExecutionResult;
     try {
-      // The decision is recorded on the origin before anything is created anywhere.
-      written = await patchPlacement(kind.management, origin, record, this.options.recordKeys);
+      result = await this.options.executor.execute(plan.actions, {
+        adapter,
+        namespace: task.namespace,
+        name: task.name,
+        uid: task.uid,
+        origin,
+        management: kind.management,
+        // A placement writes on the management cluster only.
+        worker: () => undefined,
+      });
     } catch (err) {
       unassume();
       throw err;
     }
-    if (written.kind === 'conflict') {
+    const written = result.origin;
+    if (written && written.metadata?.resourceVersion !== over)
+      this.options.originWritten(originKey(adapter.name, key), over, written);
+    if (result.conflicted) {
       unassume();
       // The cache was behind the apiserver: BullMQ retries the task, which reads it again.
       throw new Error(`origin ${key} changed while placing it; retrying`);
     }
-    this.log.info(
-      { kind: adapter.name, job: key, cluster: decision.cluster, attempt: record.attempt },
-      decision.message,
-    );
-    if (this.options.config.recordDispatchEvents)
-      await this.options.recordEvent(kind, origin, 'Normal', eventReasons.placed, decision.message);
-    this.options.placed(
-      originKey(adapter.name, key),
-      origin.metadata!.resourceVersion!,
-      written.value,
-      decision.cluster,
-    );
-    return 'placed';
+    if (decision.kind === 'placed') {
+      this.log.info(
+        { kind: adapter.name, job: key, cluster: decision.cluster, attempt: previous?.attempt ?? 1 },
+        decision.message,
+      );
+      this.options.placedOn(decision.cluster);
+      return 'placed';
+    }
+    // Given up: the workload has failed, there is nothing left to place.
+    return plan.outcome === 'gave-up' ? 'not-needed' : 'unschedulable';
   }
 
   /**
@@ -258,7 +253,7 @@ export class OriginPlacer {
    * mirror is created. Its own place in the cluster's load is not counted against its limits.
    */
   fencesAgainst(
-    kind: AnyDispatchedKind,
+    kind: Pick<PlacedKind, 'adapter'>,
     origin: KubeObject,
     record: PlacementRecord,
     cluster: string,
@@ -278,7 +273,8 @@ export class OriginPlacer {
 
   /** Capacity freed or a cluster changed: waiting placements are retried now, at most twice a second. */
   retryWaitingPlacementsSoon(): void {
-    if (this.retryWaitingTimer) return;
+    // The leader's placement workers are the only ones; a follower leaves its queue alone.
+    if (this.retryWaitingTimer || !this.options.leading()) return;
     this.retryWaitingTimer = setTimeout(() => {
       this.retryWaitingTimer = undefined;
       void this.options.queue.retryWaitingNow().catch(() => {});
@@ -298,59 +294,5 @@ export class OriginPlacer {
 
   private candidates(): ClusterCandidate[] {
     return clusterCandidates(this.options.registry.clusters(), this.loadByCluster());
-  }
-
-  /** The workload says why it waits (annotation), written only when the reason changes. */
-  private async noteUnschedulable(
-    kind: AnyDispatchedKind,
-    origin: KubeObject,
-    message: string,
-  ): Promise<void> {
-    if (origin.metadata?.annotations?.[unschedulableAnnotation] === message) return;
-    await kind.management
-      .patch(origin.metadata!.namespace!, origin.metadata!.name!, {
-        metadata: { annotations: { [unschedulableAnnotation]: message } },
-      })
-      .catch((err: unknown) => this.log.warn({ err }, 'could not annotate the waiting workload'));
-  }
-
-  /**
-   * The optional give-up: a workload that fits nowhere for --placement-timeout-seconds fails
-   * with reason PlacementTimeout, for kinds that have a terminal failure to write (a Job:
-   * FailureTarget and Failed, in one valid update). Other kinds keep waiting.
-   */
-  private async giveUpIfWaitedTooLong(
-    kind: AnyDispatchedKind,
-    origin: KubeObject,
-    previous: PlacementRecord | undefined,
-    why: string,
-  ): Promise<boolean> {
-    const timeoutMs = this.options.config.placementTimeoutSeconds * 1000;
-    if (timeoutMs <= 0) return false;
-    const now = this.options.clock.now();
-    const since = waitingSince(origin, previous)?.getTime() ?? now;
-    if (now - since < timeoutMs) return false;
-    const message = `no cluster fit for ${this.options.config.placementTimeoutSeconds}s: ${why}`;
-    const failed = kind.adapter.gaveUpStatus?.(origin, new Date(now), eventReasons.placementTimeout, message);
-    if (!failed) return false;
-    const [write] = statusWrite(kind.adapter, origin, failed, 'gave-up');
-    if (write?.type !== 'write-status') {
-      this.log.warn(
-        { kind: kind.adapter.name, job: origin.metadata?.name, write },
-        'could not fail the workload after the placement timeout',
-      );
-      return false;
-    }
-    try {
-      await kind.management.replaceStatus({ ...origin, status: write.status });
-    } catch (err) {
-      this.log.warn(
-        { kind: kind.adapter.name, job: origin.metadata?.name, err },
-        'could not fail the workload after the placement timeout',
-      );
-      return false;
-    }
-    await this.options.recordEvent(kind, origin, 'Warning', eventReasons.placementTimeout, message);
-    return true;
   }
 }

@@ -323,9 +323,10 @@ export class WorkerClusterRegistry {
   /**
    * Every registered WorkerCluster, including those that never connected. A registry that does
    * not write (a follower replica, the admin API) counts a cluster as Active only when the
-   * leader's written Active condition agrees: every replica places, and one whose own probe
-   * still reached a cluster the leader had declared lost put Jobs back on it, which the leader
-   * moved away again, eight times in one second in the chaos run (docs/reliability.md).
+   * leader's written Active condition agrees: a view that disagrees with the leader's (the admin
+   * API's placement preview; replicas once all placed) would put Jobs back on a cluster the
+   * leader declared lost, which the leader moves away again: eight times in one second in the
+   * chaos run (docs/reliability.md).
    */
   clusters(): WorkerClusterView[] {
     const writes = this.writes();

@@ -13,3 +13,11 @@ export {
   statusWrite,
   unavailableClusterRetryMs,
 } from './plan-origin.ts';
+export {
+  type PlacementChoice,
+  type PlacementNeed,
+  type PlacementPlan,
+  type PlacementPlanConfig,
+  placementNeed,
+  planPlacement,
+} from './plan-placement.ts';

@@ -57,6 +57,11 @@ export type OriginAction<T extends KubeObject = KubeObject> =
       action: EventAction;
       note: string;
     }
+  /**
+   * Say on the origin why it waits for a cluster (annotation `jobrelay.dev/unschedulable`).
+   * Not over the version read: only the annotation is written, and a failure is only logged.
+   */
+  | { type: 'note-waiting'; message: string }
   /** Placement bookkeeping: a removed origin is no longer assumed anywhere. */
   | { type: 'forget-origin'; uid: string }
   /** Look at this origin again after a while; ends the plan. */

@@ -1,0 +1,376 @@
+// OriginReconciler: one origin's reconcile and the bookkeeping of the controller's own writes,
+// with the real planner and executor, the caches and clusters held in memory and the clock in
+// the test's hands. The watch is the test: it delivers (or withholds) each event, so what is
+// proven is which events cost a reconcile, what each reconcile does, and that every piece of
+// bookkeeping is dropped again (`sizes`).
+import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
+import type { InformerEvent } from '@jobrelay/kube';
+import { placementAnnotation } from '@jobrelay/mirror';
+import { formatPlacementRecord, type PlacementRecord, sealSubjectOf } from '@jobrelay/placement';
+import { deletionRetryMs, eventReasons } from '@jobrelay/planner';
+import type { V1Job } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  config,
+  mirrorOf,
+  originJob,
+  record,
+} from '../../../packages/planner/test-support/snapshot-builders.ts';
+import { OriginReconciler } from '../src/origin-reconciler.ts';
+import { executorWorld, TestClock } from './executor-harness.ts';
+import { apiError, type InMemoryCluster } from './in-memory-cluster.ts';
+
+const key = 'job/team-a/train';
+const objectName = 'team-a/train';
+
+function reconcilerWorld() {
+  const clock = new TestClock();
+  let reconciler!: OriginReconciler;
+  const world = executorWorld({
+    mirrorCreated: (kind, cluster, mirror) =>
+      reconciler.mirrorCreated(
+        kind,
+        cluster,
+        mirror,
+        `${mirror.metadata!.namespace}/${mirror.metadata!.name}`,
+      ),
+    originWritten: (kind, origin) => reconciler.originWritten(kind, origin, objectName),
+    statusWritten: (kind) => reconciler.statusWritten(kind, objectName),
+  });
+  /** The caches: what the watches have delivered so far. */
+  const originCache = new Map<string, V1Job>();
+  const mirrorCaches = new Map<string, Map<string, V1Job>>([['worker-1', new Map()]]);
+  const enqueued: { key: string; first?: boolean; afterMs?: number }[] = [];
+  const lags: number[] = [];
+  /** Runs after each execution, before the reconcile plans again: a watch event arriving just then. */
+  const afterExecute: { hook?: () => void } = {};
+  reconciler = new OriginReconciler({
+    kinds: new Map([
+      [
+        'job',
+        {
+          adapter: batchJobAdapter,
+          management: world.management,
+          origins: { get: (k) => originCache.get(k) },
+        },
+      ],
+    ]),
+    clusters: () =>
+      [...mirrorCaches].map(([name, cache]) => ({
+        name,
+        registered: true,
+        active: true,
+        reason: 'Connected',
+        inactiveSince: undefined,
+        drain: false,
+        podRestrictions: undefined,
+        mirrors: { get: (k: string) => cache.get(k) },
+      })),
+    worker: (cluster) => {
+      const worker = world.workers.get(cluster);
+      return worker ? { client: worker as InMemoryCluster<KubeObject>, core: worker.core } : undefined;
+    },
+    executor: {
+      execute: async (actions, target) => {
+        const result = await world.executor.execute(actions, target);
+        afterExecute.hook?.();
+        return result;
+      },
+    },
+    fencesAgainst: () => undefined,
+    plannerConfig: config,
+    recordKeys: world.keys,
+    clock,
+    enqueue: (k, options = {}) => enqueued.push({ key: k, ...options }),
+    leading: () => true,
+    statusCoalesceMs: 100,
+    statusLag: (seconds) => lags.push(seconds),
+  });
+
+  /** The origin watch delivers the management cluster's current version (an upsert). */
+  const deliverOrigin = (): void => {
+    const current = world.management.get('team-a', 'train')!;
+    const previous = originCache.get(objectName);
+    originCache.set(objectName, current);
+    const event: InformerEvent<KubeObject> = { type: 'upsert', object: current, previous };
+    reconciler.originEvent(key, event);
+  };
+  /** The worker's mirror watch delivers its current object (an upsert). */
+  const deliverMirror = (cluster = 'worker-1'): void => {
+    const current = world.workers.get(cluster)!.get('team-a', 'train')!;
+    mirrorCaches.get(cluster)!.set(objectName, current);
+    reconciler.mirrorEvent(
+      cluster,
+      'job',
+      { type: 'upsert', object: current, previous: undefined },
+      objectName,
+    );
+  };
+  /** The origin placed on worker-1 by a placement task, as the placer reports it. */
+  const placeOnWorker1 = (placed: PlacementRecord = record()): V1Job => {
+    const origin = world.management.put(originJob());
+    originCache.set(objectName, origin);
+    const sealed = world.management.put({
+      ...origin,
+      metadata: {
+        ...origin.metadata,
+        annotations: {
+          [placementAnnotation]: formatPlacementRecord(placed, sealSubjectOf(origin), world.keys),
+        },
+      },
+    });
+    reconciler.placerWrote(key, origin.metadata!.resourceVersion!, sealed);
+    return sealed;
+  };
+  return {
+    world,
+    clock,
+    reconciler,
+    originCache,
+    mirrorCaches,
+    enqueued,
+    lags,
+    afterExecute,
+    deliverOrigin,
+    deliverMirror,
+    placeOnWorker1,
+  };
+}
+
+describe('OriginReconciler', () => {
+  it('a placement is planned from at once: the mirror is created before the cache shows the record', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    expect(r.enqueued).toEqual([{ key, first: true }]);
+    await r.reconciler.reconcile(key);
+    expect(r.world.workers.get('worker-1')!.objects.size).toBe(1);
+    expect(r.reconciler.sizes).toMatchObject({ writtenPlacements: 1, expectedMirrors: 1 });
+  });
+
+  it('the echoes of the placement and of the mirror create cost no reconcile; a later change does', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    // The placer's write goes through the executor, which notes it (as the placer does in the controller).
+    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
+    r.enqueued.length = 0;
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    expect(r.enqueued).toEqual([]);
+    expect(r.reconciler.sizes).toEqual({
+      expectedMirrors: 0,
+      writtenPlacements: 1,
+      ownWrites: 0,
+      deletedOrigins: 0,
+    });
+    // The next reconcile (any event) reads the cache, which has caught up: the placement entry goes.
+    const worker = r.world.workers.get('worker-1')!;
+    const mirror = worker.get('team-a', 'train')!;
+    worker.put({ ...mirror, status: { active: 1, ready: 0, startTime: new Date(r.clock.now()) } });
+    r.deliverMirror();
+    expect(r.enqueued).toEqual([{ key, afterMs: 100 }]);
+    await r.reconciler.reconcile(key);
+    expect(r.reconciler.sizes.writtenPlacements).toBe(0);
+  });
+
+  it('a status written back: its echo is not reconciled; the lag from the mirror change is measured', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    const worker = r.world.workers.get('worker-1')!;
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { active: 1, startTime: new Date(r.clock.now()) },
+    });
+    r.deliverMirror();
+    r.clock.advance(250);
+    r.enqueued.length = 0;
+    await r.reconciler.reconcile(key);
+    expect(r.world.management.get('team-a', 'train')!.status?.active).toBe(1);
+    expect(r.lags).toEqual([0.25]);
+    expect(r.reconciler.sizes.ownWrites).toBe(1);
+    r.deliverOrigin();
+    expect(r.enqueued).toEqual([]);
+    expect(r.reconciler.sizes.ownWrites).toBe(0);
+    // Someone else's change of the origin afterwards is reconciled as usual.
+    r.world.management.put(r.world.management.get('team-a', 'train')!);
+    r.deliverOrigin();
+    expect(r.enqueued).toEqual([{ key, first: false }]);
+  });
+
+  /** An origin whose record names a cluster that is not registered: its reconcile re-places it. */
+  function placedOnAVanishedCluster(r: ReturnType<typeof reconcilerWorld>): void {
+    const origin = r.world.management.put(originJob());
+    const sealed = r.world.management.put({
+      ...origin,
+      metadata: {
+        ...origin.metadata,
+        annotations: {
+          [placementAnnotation]: formatPlacementRecord(
+            record({ cluster: 'gone-1' }),
+            sealSubjectOf(origin),
+            r.world.keys,
+          ),
+        },
+      },
+    });
+    r.originCache.set(objectName, sealed);
+  }
+
+  it('the echo of a write that left work to do is reconciled (a plan from it still asks for a placement)', async () => {
+    const r = reconcilerWorld();
+    placedOnAVanishedCluster(r);
+    await r.reconciler.reconcile(key);
+    expect(r.world.events.map((e) => e.reason)).toEqual([eventReasons.replacing]);
+    expect(r.enqueued).toEqual([]);
+    expect(r.reconciler.sizes.ownWrites).toBe(0);
+    r.deliverOrigin();
+    expect(r.enqueued).toEqual([{ key, first: false }]);
+  });
+
+  it('an echo that arrives before the reconcile planned again is held, then enqueued if work is left', async () => {
+    const r = reconcilerWorld();
+    placedOnAVanishedCluster(r);
+    r.afterExecute.hook = () => {
+      r.deliverOrigin();
+      // Held: the reconcile that wrote it has not planned from it yet.
+      expect(r.enqueued).toEqual([]);
+    };
+    await r.reconciler.reconcile(key);
+    expect(r.enqueued).toEqual([{ key }]);
+    expect(r.reconciler.sizes.ownWrites).toBe(0);
+  });
+
+  it('an echo that arrives before the reconcile planned again is dropped if nothing is left', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    const worker = r.world.workers.get('worker-1')!;
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { active: 1, startTime: new Date(r.clock.now()) },
+    });
+    r.deliverMirror();
+    r.enqueued.length = 0;
+    r.afterExecute.hook = () => r.deliverOrigin();
+    await r.reconciler.reconcile(key);
+    expect(r.world.management.get('team-a', 'train')!.status?.active).toBe(1);
+    expect(r.enqueued).toEqual([]);
+    expect(r.reconciler.sizes.ownWrites).toBe(0);
+  });
+
+  it('a failed reconcile forgets the write before it: that echo is reconciled as any event', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    const worker = r.world.workers.get('worker-1')!;
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { active: 1, startTime: new Date(r.clock.now()) },
+    });
+    r.deliverMirror();
+    await r.reconciler.reconcile(key);
+    expect(r.reconciler.sizes.ownWrites).toBe(1);
+    // Another mirror change; its status write fails before the first write's echo arrived.
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { active: 2, startTime: new Date(r.clock.now()) },
+    });
+    r.deliverMirror();
+    r.world.management.failNext('replaceStatus', apiError(500, 'InternalError'));
+    await expect(r.reconciler.reconcile(key)).rejects.toThrow(/500/);
+    expect(r.reconciler.sizes.ownWrites).toBe(0);
+    r.enqueued.length = 0;
+    r.deliverOrigin();
+    expect(r.enqueued).toEqual([{ key, first: false }]);
+  });
+
+  describe('mirrors created but not yet in their cluster cache', () => {
+    it('are taken as there for 30 s: no second create; after that the create-or-adopt path settles it', async () => {
+      const r = reconcilerWorld();
+      r.placeOnWorker1();
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      const worker = r.world.workers.get('worker-1')!;
+      expect(worker.calls).toEqual(['create team-a/train']);
+      r.clock.advance(29_999);
+      await r.reconciler.reconcile(key);
+      expect(worker.calls).toEqual(['create team-a/train']);
+      r.clock.advance(1);
+      await r.reconciler.reconcile(key);
+      expect(worker.calls).toEqual(['create team-a/train', 'create team-a/train', 'read team-a/train']);
+      expect(r.world.events.map((e) => e.reason)).toEqual([eventReasons.mirrorAdopted]);
+    });
+
+    it('expire with garbage collection when their origin is never reconciled again; the echo is then reconciled', async () => {
+      const r = reconcilerWorld();
+      r.placeOnWorker1();
+      r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
+      await r.reconciler.reconcile(key);
+      expect(r.reconciler.sizes.expectedMirrors).toBe(1);
+      r.clock.advance(29_000);
+      r.reconciler.expireExpectations();
+      expect(r.reconciler.sizes.expectedMirrors).toBe(1);
+      r.clock.advance(1_000);
+      r.reconciler.expireExpectations();
+      expect(r.reconciler.sizes.expectedMirrors).toBe(0);
+      r.enqueued.length = 0;
+      r.deliverMirror();
+      expect(r.enqueued).toEqual([{ key, afterMs: 100 }]);
+    });
+
+    it('a mirror of another cluster does not settle the expectation', async () => {
+      const r = reconcilerWorld();
+      r.mirrorCaches.set('worker-2', new Map());
+      r.world.workers.set('worker-2', executorWorld().workers.get('worker-1')!);
+      r.placeOnWorker1();
+      await r.reconciler.reconcile(key);
+      const other = r.world.workers.get('worker-2')!;
+      other.put(mirrorOf(originJob(), { attempt: 1 }));
+      r.deliverMirror('worker-2');
+      expect(r.reconciler.sizes.expectedMirrors).toBe(1);
+    });
+  });
+
+  describe('origins deleted from the cache', () => {
+    function deleted() {
+      const r = reconcilerWorld();
+      const origin = r.world.management.put(originJob());
+      const worker = r.world.workers.get('worker-1')!;
+      const mirror = worker.put(mirrorOf(origin, { attempt: 1, uid: undefined as unknown as string }));
+      r.mirrorCaches.get('worker-1')!.set(objectName, mirror);
+      r.world.management.objects.clear();
+      r.originCache.delete(objectName);
+      r.reconciler.originEvent(key, { type: 'delete', object: origin });
+      return { r, worker };
+    }
+
+    it('keep their UID until their mirrors are gone: a failed deletion is retried with it', async () => {
+      const { r, worker } = deleted();
+      expect(r.enqueued).toEqual([{ key, first: false }]);
+      worker.failNext('delete', apiError(503, 'ServiceUnavailable'));
+      expect(await r.reconciler.reconcile(key)).toEqual({ requeueAfterMs: deletionRetryMs });
+      expect(r.reconciler.sizes.deletedOrigins).toBe(1);
+      await r.reconciler.reconcile(key);
+      expect(worker.objects.size).toBe(0);
+      expect(r.reconciler.sizes.deletedOrigins).toBe(0);
+      expect(r.world.forgotten).toEqual(['uid-1', 'uid-1']);
+    });
+
+    it('forget it once a new origin of that name appears', async () => {
+      const { r, worker } = deleted();
+      r.world.management.put(originJob({ uid: 'uid-2' }));
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      expect(r.reconciler.sizes.deletedOrigins).toBe(0);
+      // The old origin's mirror is stale for the new one (another origin UID): deleted as an orphan.
+      expect(worker.objects.size).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,313 @@
+import type { ClusterMirrorCache } from '@jobrelay/clusters';
+import type { KubeObject } from '@jobrelay/kinds';
+import type { Clock, InformerEvent } from '@jobrelay/kube';
+import {
+  type ParsedPlacement,
+  type PlacementRecord,
+  placementRecordOf,
+  type RecordKeyring,
+} from '@jobrelay/placement';
+import { type ClusterSnapshot, type OriginSnapshot, type PlannerConfig, planOrigin } from '@jobrelay/planner';
+import type { AnyDispatchedKind } from './dispatched-kinds.ts';
+import { originKey, splitOriginKey } from './dispatched-kinds.ts';
+import type { ReconcileResult } from './keyed-work-queue.ts';
+import type { OriginExecutor, WorkerTarget } from './origin-executor.ts';
+import { OwnOriginWrites } from './own-origin-writes.ts';
+import { WrittenPlacements } from './written-placements.ts';
+
+/** How long a created mirror is taken as existing while its cluster's cache does not show it. */
+export const expectedMirrorMs = 30_000;
+
+/** A dispatched kind as a reconcile uses it: its adapter, its origin cache, its client. */
+export type ReconciledKind = Pick<AnyDispatchedKind, 'adapter' | 'management'> & {
+  origins: Pick<AnyDispatchedKind['origins'], 'get'>;
+};
+
+/** One cluster's state and its cache of a kind's mirrors, as a reconcile reads them. */
+export type ReconciledCluster = Omit<ClusterMirrorCache, 'mirrors'> & {
+  mirrors: Pick<NonNullable<ClusterMirrorCache['mirrors']>, 'get'> | undefined;
+};
+
+export interface OriginReconcilerOptions {
+  kinds: ReadonlyMap<string, ReconciledKind>;
+  /** Every registered cluster's state and mirror cache for a kind (`WorkerClusterRegistry.mirrorCaches`). */
+  clusters: (kind: string) => ReconciledCluster[];
+  /** The kind's client and the namespaces API on a connected worker. */
+  worker: (cluster: string, kind: string) => WorkerTarget<KubeObject> | undefined;
+  executor: Pick<OriginExecutor, 'execute'>;
+  /** Why `cluster`'s fences keep this placed workload out now (`OriginPlacer.fencesAgainst`). */
+  fencesAgainst: (
+    kind: ReconciledKind,
+    origin: KubeObject,
+    record: PlacementRecord,
+    cluster: string,
+  ) => string | undefined;
+  plannerConfig: PlannerConfig;
+  recordKeys: RecordKeyring;
+  clock: Clock;
+  /** Ask for a reconcile of `key`: `first` ahead of status syncs, `afterMs` a while later. */
+  enqueue: (key: string, options?: { first?: boolean; afterMs?: number }) => void;
+  /** Only the leader measures the status lag (it is the one writing status back). */
+  leading: () => boolean;
+  /** A mirror's changes seen within this long cost one origin status write (0: at once). */
+  statusCoalesceMs: number;
+  /** A mirror change reached its origin's status this many seconds after it was seen. */
+  statusLag?: (seconds: number) => void;
+}
+
+/**
+ * One origin's reconcile, snapshot -> planOrigin -> executor, and the bookkeeping of the
+ * controller's own writes around it, so that what it wrote does not cost reconciles that find
+ * nothing to do, and what it created is not created twice while the caches catch up:
+ *
+ * - origin writes (a placement, a status, a waiting note) whose watch echo is not reconciled
+ *   once a plan from that very version found nothing to do (`OwnOriginWrites`);
+ * - placements written that the origin cache does not show yet, planned from at once
+ *   (`WrittenPlacements`);
+ * - mirrors created but not yet in their cluster's cache, taken as there for 30 s, and their
+ *   echo not reconciled when a plan with them found nothing to do (cf. client-go's
+ *   ControllerExpectations);
+ * - the UIDs of origins deleted from the cache, until their mirrors are gone.
+ *
+ * Every watch event, from any cluster, reaches it as `originEvent` or `mirrorEvent` and only
+ * enqueues the origin's key (or does not, for an echo).
+ */
+export class OriginReconciler {
+  private readonly options: OriginReconcilerOptions;
+  /**
+   * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
+   * a reconcile in between does not try to create them again (one wasted POST and a GET per
+   * occurrence). Dropped when the cache shows the mirror, or after expectedMirrorMs, when the
+   * create-or-adopt path settles it anyway. `planned`: a plan with this very mirror found
+   * nothing to do, so its arrival in the cache (the create's echo, same version) need not be
+   * reconciled.
+   */
+  private readonly expectedMirrors = new Map<
+    string,
+    { cluster: string; mirror: KubeObject; until: number; planned?: boolean }
+  >();
+  /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
+  private readonly writtenPlacements = new WrittenPlacements();
+  /** Origin writes whose watch echo need not be reconciled (see OwnOriginWrites). */
+  private readonly ownWrites = new OwnOriginWrites();
+  /** Per origin key: when a mirror change not yet written back to the origin was first seen. */
+  private readonly mirrorChangeSeenAt = new Map<string, number>();
+  /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
+  private readonly deletedOrigins = new Map<string, string>();
+
+  constructor(options: OriginReconcilerOptions) {
+    this.options = options;
+  }
+
+  /** How many entries each piece of bookkeeping holds (every one of them must drain). */
+  get sizes(): Record<'expectedMirrors' | 'writtenPlacements' | 'ownWrites' | 'deletedOrigins', number> {
+    return {
+      expectedMirrors: this.expectedMirrors.size,
+      writtenPlacements: this.writtenPlacements.size,
+      ownWrites: this.ownWrites.size,
+      deletedOrigins: this.deletedOrigins.size,
+    };
+  }
+
+  /** The origin cache changed: the key is reconciled, unless it is the echo of our own write. */
+  originEvent(key: string, event: InformerEvent<KubeObject>): void {
+    if (event.type === 'delete') {
+      this.deletedOrigins.set(key, event.object.metadata!.uid!);
+      this.ownWrites.forget(key);
+    }
+    // Our own write coming back, which a reconcile has planned from (or will): nothing new.
+    if (
+      event.type === 'upsert' &&
+      !this.ownWrites.needsReconcile(key, event.object.metadata?.resourceVersion)
+    )
+      return;
+    // A workload seen for the first time goes ahead of status syncs: it needs a placement.
+    this.options.enqueue(key, { first: event.type === 'upsert' && event.previous === undefined });
+  }
+
+  /** A mirror changed in `cluster`'s cache: its origin is reconciled, unless it is our create's echo. */
+  mirrorEvent(cluster: string, kind: string, event: InformerEvent<KubeObject>, objectName: string): void {
+    const key = originKey(kind, objectName);
+    const expected = this.expectedMirrors.get(key);
+    if (expected?.cluster === cluster) {
+      this.expectedMirrors.delete(key);
+      // The mirror as created, already planned with: nothing changed.
+      if (
+        expected.planned &&
+        event.type === 'upsert' &&
+        event.object.metadata?.resourceVersion === expected.mirror.metadata?.resourceVersion
+      )
+        return;
+    }
+    // The first change not yet written back: the status lag is measured from it (by the
+    // leader, which writes it back).
+    if (this.options.leading() && !this.mirrorChangeSeenAt.has(key))
+      this.mirrorChangeSeenAt.set(key, this.options.clock.now());
+    // A mirror's status changes come in bursts (a pod created, then ready; it succeeds, then
+    // the Job completes): waiting a moment lets one origin status write carry a burst.
+    const { statusCoalesceMs } = this.options;
+    this.options.enqueue(key, statusCoalesceMs > 0 ? { afterMs: statusCoalesceMs } : {});
+  }
+
+  /** The executor created or adopted a mirror: until its cluster's cache shows it, take it as there. */
+  mirrorCreated(kind: string, cluster: string, mirror: KubeObject, objectName: string): void {
+    this.expectedMirrors.set(originKey(kind, objectName), {
+      cluster,
+      mirror,
+      until: this.options.clock.now() + expectedMirrorMs,
+    });
+  }
+
+  /** The executor wrote the origin; `origin` is the apiserver's answer. */
+  originWritten(kind: string, origin: KubeObject, objectName: string): void {
+    this.ownWrites.wrote(originKey(kind, objectName), origin.metadata?.resourceVersion);
+  }
+
+  /** The executor wrote the origin's status: the status lag of the change that asked for it. */
+  statusWritten(kind: string, objectName: string): void {
+    const seenAt = this.mirrorChangeSeenAt.get(originKey(kind, objectName));
+    if (seenAt !== undefined) this.options.statusLag?.((this.options.clock.now() - seenAt) / 1000);
+  }
+
+  /**
+   * A placement task wrote the origin over version `over` (`written` is the answer): its
+   * reconcile plans from the answer at once (a placement's mirror is created without waiting
+   * for the watch to bring the write back).
+   */
+  placerWrote(key: string, over: string, written: KubeObject): void {
+    this.writtenPlacements.record(key, over, written);
+    this.options.enqueue(key, { first: true });
+  }
+
+  /** The newest version of an origin known: a placement written, while the cache shows the version before it. */
+  newestOrigin(key: string, cached: KubeObject | undefined): KubeObject | undefined {
+    return this.writtenPlacements.newest(key, cached);
+  }
+
+  /** Expectations of mirrors whose origin was never reconciled again (deleted meanwhile) expire. */
+  expireExpectations(): void {
+    const now = this.options.clock.now();
+    for (const [key, expected] of this.expectedMirrors)
+      if (expected.until <= now) this.expectedMirrors.delete(key);
+  }
+
+  /** Reconciles one origin: snapshot -> plan -> execute. A failure is retried by the queue, from the cache. */
+  async reconcile(key: string): Promise<ReconcileResult> {
+    try {
+      const changeSeenAt = this.mirrorChangeSeenAt.get(key);
+      const result = await this.reconcileOnce(key);
+      // Synced (written, or nothing to write): a later change starts its own measurement.
+      if (changeSeenAt !== undefined && this.mirrorChangeSeenAt.get(key) === changeSeenAt)
+        this.mirrorChangeSeenAt.delete(key);
+      return result;
+    } catch (err) {
+      // Retried with backoff, from the cache: an echo held back for it is not needed.
+      this.ownWrites.forget(key);
+      throw err;
+    }
+  }
+
+  private async reconcileOnce(key: string): Promise<ReconcileResult> {
+    const { plannerConfig, clock } = this.options;
+    const { kind: kindName, objectKey: objectName, namespace, name } = splitOriginKey(key);
+    const kind = this.options.kinds.get(kindName);
+    if (!kind) return undefined;
+    const snapshot = this.snapshot(kind, key, objectName);
+    const actions = planOrigin(snapshot, kind.adapter, plannerConfig, clock.now());
+    const origin = snapshot.kind === 'present' ? snapshot.origin : undefined;
+    const uid = snapshot.kind === 'present' ? origin!.metadata!.uid! : snapshot.uid;
+    if (!uid) return undefined;
+    const result = await this.options.executor.execute(actions, {
+      adapter: kind.adapter,
+      namespace,
+      name,
+      uid,
+      origin,
+      management: kind.management,
+      worker: (cluster) => this.options.worker(cluster, kindName),
+    });
+    if (snapshot.kind === 'gone' && result.failedDeletions === 0) this.deletedOrigins.delete(key);
+    // Ended at a version this process wrote: plan once more from it, as the write's echo would.
+    const endedAt = result.origin?.metadata?.resourceVersion;
+    if (snapshot.kind === 'present' && endedAt !== undefined && this.ownWrites.awaits(key, endedAt)) {
+      let settled = result.requeueAfterMs !== undefined;
+      if (!settled) {
+        const ended = this.snapshotOf(kind, key, objectName, result.origin);
+        settled = planOrigin(ended, kind.adapter, plannerConfig, clock.now()).length === 0;
+        // A mirror created in this run was part of that plan: its own echo is covered too.
+        const expected = this.expectedMirrors.get(key);
+        if (settled && expected && ended.clusters.some((c) => c.mirror === expected.mirror))
+          expected.planned = true;
+      }
+      if (this.ownWrites.planned(key, endedAt, settled)) this.options.enqueue(key);
+    }
+    return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
+  }
+
+  /** What one reconcile decides from, read from the caches at one instant. */
+  private snapshot(kind: ReconciledKind, key: string, objectName: string): OriginSnapshot<KubeObject> {
+    return this.snapshotOf(kind, key, objectName, this.newestOrigin(key, kind.origins.get(objectName)));
+  }
+
+  /** The snapshot of `origin` as given, with the clusters as cached now. */
+  private snapshotOf(
+    kind: ReconciledKind,
+    key: string,
+    objectName: string,
+    origin: KubeObject | undefined,
+  ): OriginSnapshot<KubeObject> {
+    const clusters = this.clusterSnapshots(kind.adapter.name, objectName);
+    if (!origin || origin.metadata?.deletionTimestamp) {
+      return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };
+    }
+    this.deletedOrigins.delete(key);
+    const placement = placementRecordOf(origin, this.options.recordKeys);
+    this.checkFences(kind, origin, placement, clusters);
+    return { kind: 'present', key, origin, placement, clusters };
+  }
+
+  /**
+   * The fences of the cluster a placed workload's record names, while its mirror is missing
+   * there (the only time they matter again: just before the mirror is created).
+   */
+  private checkFences(
+    kind: ReconciledKind,
+    origin: KubeObject,
+    placement: ParsedPlacement,
+    clusters: ClusterSnapshot<KubeObject>[],
+  ): void {
+    if (placement.kind !== 'ok' || !placement.record.cluster || kind.adapter.isFinished(origin)) return;
+    const here = clusters.find((c) => c.name === placement.record.cluster);
+    if (!here?.active || here.mirror !== undefined) return;
+    const fenced = this.options.fencesAgainst(kind, origin, placement.record, here.name);
+    if (fenced !== undefined) here.fenced = fenced;
+  }
+
+  /** A mirror this process created on `cluster` that its cache does not show yet. */
+  private expectedMirror(key: string, cluster: string): KubeObject | undefined {
+    const expected = this.expectedMirrors.get(key);
+    if (!expected || expected.cluster !== cluster) return undefined;
+    if (expected.until <= this.options.clock.now()) {
+      this.expectedMirrors.delete(key);
+      return undefined;
+    }
+    return expected.mirror;
+  }
+
+  private clusterSnapshots(kindName: string, objectName: string): ClusterSnapshot<KubeObject>[] {
+    return this.options.clusters(kindName).map((cluster) => ({
+      name: cluster.name,
+      registered: cluster.registered,
+      connected: cluster.mirrors !== undefined,
+      active: cluster.active,
+      reason: cluster.reason,
+      inactiveSince: cluster.inactiveSince,
+      drain: cluster.drain,
+      podRestrictions: cluster.podRestrictions,
+      mirror: cluster.mirrors
+        ? (cluster.mirrors.get(objectName) ??
+          this.expectedMirror(originKey(kindName, objectName), cluster.name))
+        : undefined,
+    }));
+  }
+}

@@ -22,68 +22,23 @@ import {
   type Permission,
   ReviewUnavailableError,
 } from './access-review.ts';
-import { type ApiConfig, streamAndAbuseDefaults } from './api-config.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from './api-app.ts';
+import { streamAndAbuseDefaults } from './api-config.ts';
 import { ApiMetrics } from './api-metrics.ts';
 import { clientAddressKey, FailedAuthenticationLimit } from './failed-authentication-limit.ts';
-import type { FleetView } from './fleet-view.ts';
 import { ApiProblem, type ProblemCode, problemContentType } from './problems.ts';
 import { registerClusterRoutes } from './routes/cluster-routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
-import { registerJobRoutes } from './routes/job-routes.ts';
 import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerStatsRoutes } from './routes/stats-routes.ts';
 import { registerWorkloadRoutes } from './routes/workload-routes.ts';
 import { missingPermissionProblem } from './stream-policy.ts';
-import { type StreamHandlers, StreamSupervisor, type SupervisedStream } from './stream-supervisor.ts';
+import { StreamSupervisor } from './stream-supervisor.ts';
 import { problemClientErrorHandler, RouteMethods } from './transport-refusals.ts';
 import { upstreamProblem } from './upstream-errors.ts';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set once the bearer token passed a TokenReview. */
-    caller?: Caller;
-    /** Every permission the route's SubjectAccessReviews granted: what a stream re-checks. */
-    authorizedPermissions?: Permission[];
-  }
-  interface FastifyContextConfig {
-    /** Every SubjectAccessReview the route needs, computed from the raw params and query. */
-    permissions?: (request: FastifyRequest) => Permission[];
-  }
-}
-
-export type ApiApp = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  Logger,
-  ZodTypeProvider
->;
-
-export interface ApiDependencies {
-  fleet: FleetView;
-  access: AccessReviewer;
-  log: Logger;
-  config: Pick<
-    ApiConfig,
-    'systemNamespace' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'requestTimeoutSeconds'
-  > &
-    Partial<
-      Pick<
-        ApiConfig,
-        | 'authCacheSeconds'
-        | 'failedAuthenticationsPerMinute'
-        | 'maxStreamsPerIdentity'
-        | 'maxOpenStreams'
-        | 'maxStreamSeconds'
-        | 'streamBufferBytes'
-      >
-    > & { originId: string };
-  metrics?: ApiMetrics;
-  /** PEM certificate and key: serve HTTPS. */
-  tls?: { cert: string; key: string };
-}
 
 /**
  * Reachable without a token: they describe the API, say whether the process is up, or are the
@@ -109,8 +64,6 @@ const statusCodes: Record<number, ProblemCode> = {
   429: 'rate-limited',
 };
 
-/** Opens a supervised stream for an authorized request: routes that stream call it before answering. */
-export type OpenStream = (request: FastifyRequest, handlers: StreamHandlers) => SupervisedStream;
 
 /**
  * Builds the API without listening: tests drive it with app.inject(), main.ts only wires
@@ -340,7 +293,6 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
 
   registerOperationRoutes(app, deps, metrics);
   registerClusterRoutes(app, deps);
-  registerJobRoutes(app, deps, openStream);
   registerWorkloadRoutes(app, deps, openStream);
   registerQueueRoutes(app, deps, openStream, streams.streamBufferBytes);
   registerStatsRoutes(app, deps);

@@ -8,7 +8,6 @@ import {
 import {
   type AnyJobKindAdapter,
   apiVersionOf,
-  batchJobAdapter,
   collectionPath,
   type KindChoice,
   type KubeObject,
@@ -39,7 +38,6 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
-  type V1Job,
   type V1Namespace,
   VersionApi,
 } from '@kubernetes/client-node';
@@ -47,10 +45,9 @@ import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { activeCondition, type ClusterView, clusterView } from './cluster-views.ts';
-import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
-import { loadRecordKeys, recordKeys } from './placement-trust.ts';
+import { loadRecordKeys, placementOf, recordKeys } from './placement-trust.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -58,7 +55,7 @@ import {
   type QueueDepthSample,
 } from './stats-history.ts';
 import { WorkloadKinds } from './workload-kinds.ts';
-import { workloadKey } from './workload-views.ts';
+import { waitingSince, workloadKey } from './workload-views.ts';
 
 export interface FleetViewOptions {
   management: KubeConfig;
@@ -294,28 +291,6 @@ export class FleetView {
     return () => this.listeners.delete(listener);
   }
 
-  // --- batch/v1 Jobs, for the /api/v1/jobs routes (none when Jobs are not dispatched) ---
-
-  /** The dispatched Job, if Jobs are dispatched and it is one of them. */
-  job(namespace: string, name: string): V1Job | undefined {
-    return this.viewed.get(batchJobAdapter.name)?.origins.get(`${namespace}/${name}`) as V1Job | undefined;
-  }
-
-  /**
-   * The keys (`namespace/name`) of every dispatched Job in pagination order, sorted once per
-   * added or removed Job rather than per request; jobByKey() gives each one's current version.
-   */
-  jobKeys(): readonly string[] {
-    const jobs = this.viewed.get(batchJobAdapter.name);
-    if (!jobs) return [];
-    jobs.sortedKeys ??= sortKeys(jobs.origins.list().map((job) => objectKey(job)));
-    return jobs.sortedKeys;
-  }
-
-  jobByKey(key: string): V1Job | undefined {
-    return this.viewed.get(batchJobAdapter.name)?.origins.get(key) as V1Job | undefined;
-  }
-
   // --- workloads of every dispatched kind ---
 
   /** The dispatched object of that kind (adapter name), if any. */
@@ -378,7 +353,7 @@ export class FleetView {
         cluster,
         message: `cluster ${cluster} is not reachable from the API now`,
       };
-    const mirror = connection.mirrors(adapter.name)?.get(jobKeyOf(origin));
+    const mirror = connection.mirrors(adapter.name)?.get(objectKey(origin));
     if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== origin.metadata?.uid) {
       const served = connection.servedKinds.has(adapter.name);
       return {

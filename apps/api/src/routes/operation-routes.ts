@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiMetrics } from '../api-metrics.ts';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import type { ApiApp, ApiDependencies } from '../api-app.ts';
 import { CachedProbe } from '../cached-probe.ts';
 
 /**

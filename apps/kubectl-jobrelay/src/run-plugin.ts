@@ -21,7 +21,7 @@ import {
   logsCommand,
   pendingCommand,
   workloadsCommand,
-} from './job-commands.ts';
+} from './workload-commands.ts';
 import {
   ApiError,
   type ExitCode,

@@ -1,12 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
   jsonSchemaTransform,
@@ -16,12 +11,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
-import {
-  type AccessReviewer,
-  type Caller,
-  type Permission,
-  ReviewUnavailableError,
-} from './access-review.ts';
+import { ReviewUnavailableError } from './access-review.ts';
 import type { ApiApp, ApiDependencies, OpenStream } from './api-app.ts';
 import { streamAndAbuseDefaults } from './api-config.ts';
 import { ApiMetrics } from './api-metrics.ts';
@@ -38,7 +28,6 @@ import { missingPermissionProblem } from './stream-policy.ts';
 import { StreamSupervisor } from './stream-supervisor.ts';
 import { problemClientErrorHandler, RouteMethods } from './transport-refusals.ts';
 import { upstreamProblem } from './upstream-errors.ts';
-
 
 /**
  * Reachable without a token: they describe the API, say whether the process is up, or are the
@@ -63,7 +52,6 @@ const statusCodes: Record<number, ProblemCode> = {
   431: 'headers-too-large',
   429: 'rate-limited',
 };
-
 
 /**
  * Builds the API without listening: tests drive it with app.inject(), main.ts only wires

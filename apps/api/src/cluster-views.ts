@@ -1,5 +1,5 @@
-import type { WorkerCluster } from '@jobrelay/clusters';
 import { type Cluster, clusterSchema } from '@jobrelay/api-types';
+import type { WorkerCluster } from '@jobrelay/clusters';
 
 export { clusterSchema };
 export type ClusterView = Cluster;

@@ -1,6 +1,11 @@
 // The parts of a dispatched workload's detail: its Events and placement history, its mirror as
 // the API's watch of the worker sees it.
-import { type EventView, type MirrorView, placementRecordSource, type WorkloadDetail } from '@jobrelay/api-types';
+import {
+  type EventView,
+  type MirrorView,
+  placementRecordSource,
+  type WorkloadDetail,
+} from '@jobrelay/api-types';
 import type { AnyJobKindAdapter, KubeObject } from '@jobrelay/kinds';
 import type { PlacementRecord } from '@jobrelay/placement';
 import type { CoreV1Api } from '@kubernetes/client-node';

@@ -1,9 +1,14 @@
 // What the API shows of a dispatched workload of any kind, from its adapter's predicates and
 // the origin's placement record; nothing here knows a kind.
-import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
+
 import { type WorkloadPhase, type WorkloadSummary, workloadPhases } from '@jobrelay/api-types';
+import { type AnyJobKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
 import { unschedulableAnnotation } from '@jobrelay/mirror';
-import { waitingSince as attemptWaitingSince, type PlacementRecord, type PodGroup } from '@jobrelay/placement';
+import {
+  waitingSince as attemptWaitingSince,
+  type PlacementRecord,
+  type PodGroup,
+} from '@jobrelay/placement';
 import { placementOf, recordKeysVersion } from './placement-trust.ts';
 
 export { type WorkloadPhase, workloadPhases };

@@ -187,7 +187,10 @@ describe('what a summary believes of the placement record, and why a workload wa
     });
     const copied = rayCluster({ annotations: { 'jobrelay.dev/placement': placedAnnotation } });
     copied.metadata.uid = 'rc-2';
-    expect(workloadSummary(rayClusterAdapter, copied, false)).toMatchObject({ phase: 'pending', cluster: null });
+    expect(workloadSummary(rayClusterAdapter, copied, false)).toMatchObject({
+      phase: 'pending',
+      cluster: null,
+    });
   });
 
   it('says why a workload whose mirror was refused waits: the refusal until its retry, then why nothing fits, or that jobrelay gave up', () => {
@@ -208,15 +211,23 @@ describe('what a summary believes of the placement record, and why a workload wa
       );
     const unschedulable = { 'jobrelay.dev/unschedulable': '0/1 clusters available: 1 cordoned.' };
     const soon = new Date(Date.now() + 60_000).toISOString();
-    const refused = rayCluster({ annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(soon) } });
+    const refused = rayCluster({
+      annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(soon) },
+    });
     expect(workloadSummary(rayClusterAdapter, refused, false).reason).toBe(
       `cluster w1 refused the mirror (HTTP 403): exceeded quota; placed again after ${soon}`,
     );
     const past = '2026-12-01T10:00:05Z';
-    const retried = rayCluster({ annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(past) } });
-    expect(workloadSummary(rayClusterAdapter, retried, false).reason).toBe('0/1 clusters available: 1 cordoned.');
+    const retried = rayCluster({
+      annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(past) },
+    });
+    expect(workloadSummary(rayClusterAdapter, retried, false).reason).toBe(
+      '0/1 clusters available: 1 cordoned.',
+    );
     const gaveUp = rayCluster({
-      annotations: { 'jobrelay.dev/placement': refusedRecord(past, { gaveUp: 'its mirror was refused 3 times' }) },
+      annotations: {
+        'jobrelay.dev/placement': refusedRecord(past, { gaveUp: 'its mirror was refused 3 times' }),
+      },
     });
     expect(workloadSummary(rayClusterAdapter, gaveUp, false)).toMatchObject({
       phase: 'pending',

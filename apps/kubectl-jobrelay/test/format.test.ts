@@ -127,13 +127,26 @@ describe('rows', () => {
   it('shows how long a pending workload waited from waitingSeconds, else waitingSince, and its kind', () => {
     expect(
       pendingRow(
-        pendingOf({ position: 1, kind: 'raycluster', namespace: 'a', name: 'j', waitingSeconds: 300, reason: 'x' }),
+        pendingOf({
+          position: 1,
+          kind: 'raycluster',
+          namespace: 'a',
+          name: 'j',
+          waitingSeconds: 300,
+          reason: 'x',
+        }),
         now,
       ),
     ).toEqual(['1', 'raycluster', 'a', 'j', '5m', 'x']);
     expect(
       pendingRow(
-        pendingOf({ position: 2, kind: 'job', namespace: 'a', name: 'k', waitingSince: '2026-01-01T11:59:00Z' }),
+        pendingOf({
+          position: 2,
+          kind: 'job',
+          namespace: 'a',
+          name: 'k',
+          waitingSince: '2026-01-01T11:59:00Z',
+        }),
         now,
       ),
     ).toEqual(['2', 'job', 'a', 'k', '60s', 'waiting']);
@@ -173,15 +186,8 @@ describe('rows', () => {
       '10m',
       '<none>',
     ]);
-    expect(workloadRow({ ...workload, cluster: null, attempt: null, phase: 'pending' as const }, false, now)).toEqual([
-      'raycluster',
-      'demo',
-      'pending',
-      '<none>',
-      '<none>',
-      '3',
-      '10m',
-      '<none>',
-    ]);
+    expect(
+      workloadRow({ ...workload, cluster: null, attempt: null, phase: 'pending' as const }, false, now),
+    ).toEqual(['raycluster', 'demo', 'pending', '<none>', '<none>', '3', '10m', '<none>']);
   });
 });

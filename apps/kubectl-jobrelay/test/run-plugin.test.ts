@@ -644,7 +644,8 @@ describe('commands', () => {
       podSelectors: [],
     };
     const url = await startApi((req, res) => {
-      if (req.url.pathname === '/api/v1/kinds') json(res, 200, { items: [{ name: 'job' }, { name: 'raycluster' }] });
+      if (req.url.pathname === '/api/v1/kinds')
+        json(res, 200, { items: [{ name: 'job' }, { name: 'raycluster' }] });
       else if (req.url.pathname === '/api/v1/workloads/job/default/big') json(res, 200, waiting);
       else if (req.method === 'GET')
         problem(res, 404, { code: 'not-found', detail: `no dispatched workload at ${req.url.pathname}` });
@@ -689,7 +690,14 @@ describe('commands', () => {
   });
 
   it('asks which kind when several have a workload of that name, and says none has one otherwise', async () => {
-    const detail = (kind: string) => ({ kind, namespace: 'team-a', name: 'demo', phase: 'running', cluster: 'w1', waiting: null });
+    const detail = (kind: string) => ({
+      kind,
+      namespace: 'team-a',
+      name: 'demo',
+      phase: 'running',
+      cluster: 'w1',
+      waiting: null,
+    });
     const url = await startApi((req, res) => {
       const path = req.url.pathname;
       if (path === '/api/v1/kinds')

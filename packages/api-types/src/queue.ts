@@ -135,6 +135,9 @@ export const clusterEventSchema = z
 
 /** Every event of the watch stream, by its `event:` name; `closed` is always the last. */
 export type WatchEvent =
-  | { event: 'workload'; data: { type: ChangeType; kind: string; apiVersion: string; object: WorkloadSummary } }
+  | {
+      event: 'workload';
+      data: { type: ChangeType; kind: string; apiVersion: string; object: WorkloadSummary };
+    }
   | { event: 'cluster'; data: z.infer<typeof clusterEventSchema> }
   | { event: 'closed'; data: Problem };

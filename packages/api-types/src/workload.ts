@@ -1,17 +1,7 @@
 import { z } from 'zod';
+import { type WorkloadPhase, workloadPhases } from './workload-phases.ts';
 
-/**
- * One vocabulary for every kind, derived from the kind's adapter and the placement record:
- * - `pending`: waiting for a cluster (no cluster in its placement record);
- * - `placed`: a cluster is chosen, but the API does not see its mirror there (being created,
- *   or the worker is not reachable from the API now);
- * - `running`: its mirror exists on the chosen cluster, where the kind's own controller runs it;
- * - `finished`: the adapter says it ended and will not run again;
- * - `suspended`: suspended by its author (its kind's suspend field).
- * finished wins over suspended, which wins over the rest.
- */
-export const workloadPhases = ['pending', 'placed', 'running', 'finished', 'suspended'] as const;
-export type WorkloadPhase = (typeof workloadPhases)[number];
+export { type WorkloadPhase, workloadPhases };
 
 export const workloadSummarySchema = z
   .object({
@@ -84,7 +74,9 @@ export const workloadDetailSchema = workloadSummarySchema
       .describe(
         `Placement Events (Placed, Replacing, MirrorCreated, ...), oldest first. When no Placed Event tells the current placement (the controller records Placed and MirrorCreated only with --record-dispatch-events), a Placed entry read from the placement record stands for it: its message is the recorded decision, its at placedAt, its source "${placementRecordSource}".`,
       ),
-    mirror: mirrorSchema.nullable().describe("The mirror on its worker, from the API's watch of that worker."),
+    mirror: mirrorSchema
+      .nullable()
+      .describe("The mirror on its worker, from the API's watch of that worker."),
     mirrorUnavailable: z.string().nullable().describe('Why the mirror is not shown, when it is not.'),
     status: z.record(z.string(), z.unknown()).describe("The origin's status (the mirror's, written back)."),
     events: z

@@ -1,3 +1,4 @@
+import { drainSchema, registerDryRunSchema } from '@jobrelay/api-types';
 import {
   probeWorkerKubeconfig,
   type WorkerCluster,
@@ -13,7 +14,6 @@ import {
   parseLabelSelector,
   podRestrictionsSchema,
 } from '@jobrelay/placement';
-import { drainSchema, registerDryRunSchema } from '@jobrelay/api-types';
 import { z } from 'zod';
 import type { Caller } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../api-app.ts';
@@ -103,7 +103,6 @@ const updateBody = z
     (body) => Object.keys(body).length > 0,
     'give at least one of labels, weight, maxActiveWorkloads, allowedNamespaces, podRestrictions',
   );
-
 
 function secretNameFor(cluster: string): string {
   return `${cluster}-kubeconfig`;
@@ -283,7 +282,9 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
             spec: {
               kubeconfigSecretRef: { name: secretName, key: 'kubeconfig' },
               ...(body.weight !== undefined ? { weight: body.weight } : {}),
-              ...(body.maxActiveWorkloads !== undefined ? { maxActiveWorkloads: body.maxActiveWorkloads } : {}),
+              ...(body.maxActiveWorkloads !== undefined
+                ? { maxActiveWorkloads: body.maxActiveWorkloads }
+                : {}),
               ...(body.allowedNamespaces ? { allowedNamespaces: body.allowedNamespaces } : {}),
               ...(body.podRestrictions ? { podRestrictions: body.podRestrictions } : {}),
             },

@@ -171,7 +171,10 @@ export function registerQueueRoutes(
       const adapter = fleet.workloadKinds.namedOrNotFound(body.kind);
       const object = fleet.workload(adapter.name, body.namespace, body.name);
       if (!object)
-        throw new ApiProblem('not-found', `no dispatched ${adapter.resource.kind} ${body.namespace}/${body.name}`);
+        throw new ApiProblem(
+          'not-found',
+          `no dispatched ${adapter.resource.kind} ${body.namespace}/${body.name}`,
+        );
       return previewOrRefuse(fleet, adapter, object, 'body');
     },
   );

@@ -108,6 +108,43 @@ export type MirrorLookup =
   | { kind: 'found'; cluster: string; connection: WorkerConnection; mirror: KubeObject }
   | { kind: 'unplaced' | 'disconnected' | 'absent'; cluster: string | undefined; message: string };
 
+/** What the API's connection to a workload's cluster shows of it: undefined when not connected at all. */
+export interface ClusterSight {
+  active: boolean;
+  /** The cluster serves the workload's kind (its mirrors are watched there). */
+  serves: boolean;
+  /** The cached object of the workload's name and kind there, whoever's it is. */
+  mirror: KubeObject | undefined;
+  connection: WorkerConnection;
+}
+
+/**
+ * Pure: the workload's current mirror as the API sees it, or why there is none to show. Only an
+ * object carrying this origin's UID counts: another origin's object of the same name (a
+ * collision, or an older incarnation) is no mirror of this one.
+ */
+export function lookUpMirror(
+  adapter: Pick<AnyJobKindAdapter, 'resource'>,
+  origin: KubeObject,
+  cluster: string | undefined,
+  sight: ClusterSight | undefined,
+): MirrorLookup {
+  const what = adapter.resource.kind;
+  if (!cluster) return { kind: 'unplaced', cluster, message: `the ${what} is not placed on a cluster yet` };
+  if (!sight?.active)
+    return { kind: 'disconnected', cluster, message: `cluster ${cluster} is not reachable from the API now` };
+  const mirror = sight.mirror;
+  if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== origin.metadata?.uid)
+    return {
+      kind: 'absent',
+      cluster,
+      message: sight.serves
+        ? `no mirror on ${cluster} (not created yet, or removed after the ${what} finished)`
+        : `${cluster} does not serve ${apiVersionOf(adapter.resource)} ${what}: no mirror there`,
+    };
+  return { kind: 'found', cluster, connection: sight.connection, mirror };
+}
+
 /** One dispatched kind: its adapter, the value it claims, the management cluster's objects carrying it. */
 interface ViewedKind {
   adapter: AnyJobKindAdapter;
@@ -344,27 +381,18 @@ export class FleetView {
    */
   mirrorOf(adapter: AnyJobKindAdapter, origin: KubeObject): MirrorLookup {
     const cluster = placementOf(origin)?.cluster;
-    const what = adapter.resource.kind;
-    if (!cluster) return { kind: 'unplaced', cluster, message: `the ${what} is not placed on a cluster yet` };
-    const connection = this.registry.get(cluster);
-    if (!connection?.state.active)
-      return {
-        kind: 'disconnected',
-        cluster,
-        message: `cluster ${cluster} is not reachable from the API now`,
-      };
-    const mirror = connection.mirrors(adapter.name)?.get(objectKey(origin));
-    if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== origin.metadata?.uid) {
-      const served = connection.servedKinds.has(adapter.name);
-      return {
-        kind: 'absent',
-        cluster,
-        message: served
-          ? `no mirror on ${cluster} (not created yet, or removed after the ${what} finished)`
-          : `${cluster} does not serve ${apiVersionOf(adapter.resource)} ${what}: no mirror there`,
-      };
-    }
-    return { kind: 'found', cluster, connection, mirror };
+    const connection = cluster ? this.registry.get(cluster) : undefined;
+    return lookUpMirror(
+      adapter,
+      origin,
+      cluster,
+      connection && {
+        active: connection.state.active,
+        serves: connection.servedKinds.has(adapter.name),
+        mirror: connection.mirrors(adapter.name)?.get(objectKey(origin)),
+        connection,
+      },
+    );
   }
 
   /** Whether the API sees the workload's mirror on its cluster (its phase is running rather than placed). */

@@ -135,8 +135,9 @@ export function workloadDetail(
   found: MirrorLookup,
   events: EventView[] | null,
   previewReason: () => string,
+  now: number = Date.now(),
 ): WorkloadDetail {
-  const summary = workloadSummary(adapter, object, found.kind === 'found');
+  const summary = workloadSummary(adapter, object, found.kind === 'found', now);
   const record = placementOf(object);
   const { mirror, mirrorUnavailable } = mirrorView(adapter, found);
   const waiting =

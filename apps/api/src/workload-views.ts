@@ -73,6 +73,7 @@ export function workloadSummary(
   adapter: AnyJobKindAdapter,
   object: KubeObject,
   mirrorSeen: boolean,
+  now: number = Date.now(),
 ): WorkloadSummary {
   const cached = bases.get(object);
   let base = cached?.keys === recordKeysVersion() ? cached.base : undefined;
@@ -106,7 +107,7 @@ export function workloadSummary(
     ...base,
     phase,
     waitingSince: phase === 'pending' ? waitingSince(object) : null,
-    reason: phase === 'pending' ? waitingReason(object) : null,
+    reason: phase === 'pending' ? waitingReason(object, now) : null,
   };
 }
 

@@ -197,54 +197,6 @@ describe('the dashboard in Chromium', () => {
     await row.and(page.locator('[data-phase="finished"]')).waitFor({ timeout: 60_000 });
     expect(await row.locator('[data-field="phase"]').textContent()).toBe('Finished');
 
-    // A RayCluster and a RayJob beside the Jobs: listed with their kind, live, without a reload.
-    const rayCluster = uniqueName('dash-rc');
-    const rayJob = uniqueName('dash-rj');
-    await createRay(
-      fleet.management,
-      namespace,
-      sandboxRayCluster({ name: rayCluster, workerReplicas: 1, managedBy: kuberayManagedBy.multiKueue }),
-    );
-    await createRay(
-      fleet.management,
-      namespace,
-      sandboxRayJob({
-        name: rayJob,
-        runSeconds: 600,
-        managedBy: kuberayManagedBy.multiKueue,
-        cluster: { workerReplicas: 0 },
-      }),
-    );
-    const rayClusterRow = page.locator(`tr[data-workload="raycluster/${namespace}/${rayCluster}"]`);
-    const rayJobRow = page.locator(`tr[data-workload="rayjob/${namespace}/${rayJob}"]`);
-    await rayClusterRow.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 90_000 });
-    await rayJobRow.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 90_000 });
-    expect(await rayClusterRow.locator('[data-field="kind"]').textContent()).toBe('raycluster');
-    expect(await rayJobRow.locator('[data-field="kind"]').textContent()).toBe('rayjob');
-    await expectNoHorizontalOverflow(page, 'workloads at 1280x800');
-    await screenshot(page, 'workloads');
-    // The kind filter: RayClusters only, then every kind again.
-    await page.getByLabel('Kind', { exact: true }).selectOption('raycluster');
-    await page.locator('tr[data-kind="job"]').first().waitFor({ state: 'detached' });
-    expect(
-      await page
-        .locator('tr[data-workload]')
-        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind'))),
-    ).toEqual(expect.arrayContaining(['raycluster']));
-    expect(await page.locator('tr[data-workload]:not([data-kind="raycluster"])').count()).toBe(0);
-    await page.getByLabel('Kind', { exact: true }).selectOption('');
-    await row.waitFor();
-    // Each kind has its page: the RayCluster's says what it is, where it runs and why.
-    await rayClusterRow.getByRole('link', { name: rayCluster }).click();
-    await page.locator('[data-field="kind"]', { hasText: 'raycluster (ray.io/v1 RayCluster)' }).waitFor();
-    await page.locator('.explain', { hasText: /placed on worker-\d/ }).waitFor();
-    await page.locator('[data-field="status"]', { hasText: 'ready' }).waitFor();
-    await go(page, 'Workloads');
-    await rayJobRow.getByRole('link', { name: rayJob }).click();
-    await page.locator('[data-field="kind"]', { hasText: 'rayjob (ray.io/v1 RayJob)' }).waitFor();
-    await page.locator('[data-field="workload-phase"]', { hasText: 'Running' }).waitFor();
-    await go(page, 'Workloads');
-
     // Its page: the explanation, the placement story, its Events, its pod's log from the worker.
     await row.getByRole('link', { name: runs }).click();
     await page.getByRole('heading', { name: 'Why this cluster' }).waitFor();
@@ -264,6 +216,56 @@ describe('the dashboard in Chromium', () => {
     );
     await expectNoHorizontalOverflow(page, 'workload page at 1280x800');
     await screenshot(page, 'workload');
+
+    // A RayCluster and a RayJob beside the Jobs: listed with their kind, live, without a reload.
+    const rayCluster = uniqueName('dash-rc');
+    const rayJob = uniqueName('dash-rj');
+    await createRay(
+      fleet.management,
+      namespace,
+      sandboxRayCluster({ name: rayCluster, workerReplicas: 1, managedBy: kuberayManagedBy.multiKueue }),
+    );
+    await createRay(
+      fleet.management,
+      namespace,
+      sandboxRayJob({
+        name: rayJob,
+        runSeconds: 600,
+        managedBy: kuberayManagedBy.multiKueue,
+        cluster: { workerReplicas: 0 },
+      }),
+    );
+    await go(page, 'Workloads');
+    const rayClusterRow = page.locator(`tr[data-workload="raycluster/${namespace}/${rayCluster}"]`);
+    const rayJobRow = page.locator(`tr[data-workload="rayjob/${namespace}/${rayJob}"]`);
+    await rayClusterRow.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 90_000 });
+    await rayJobRow.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 90_000 });
+    expect(await rayClusterRow.locator('[data-field="kind"]').textContent()).toBe('raycluster');
+    expect(await rayJobRow.locator('[data-field="kind"]').textContent()).toBe('rayjob');
+    await expectNoHorizontalOverflow(page, 'workloads at 1280x800');
+    await screenshot(page, 'workloads');
+    // The kind filter: RayClusters only, then every kind again.
+    await page.getByLabel('Kind', { exact: true }).selectOption('raycluster');
+    await page.locator('tr[data-kind="job"]').first().waitFor({ state: 'detached' });
+    expect(
+      await page
+        .locator('tr[data-workload]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind'))),
+    ).toEqual(expect.arrayContaining(['raycluster']));
+    expect(await page.locator('tr[data-workload]:not([data-kind="raycluster"])').count()).toBe(0);
+    await page.getByLabel('Kind', { exact: true }).selectOption('');
+    await row.waitFor();
+    expect(await row.locator('[data-field="phase"]').textContent()).toBe('Finished');
+    // Each kind has its page: the RayCluster's says what it is, where it runs and why.
+    await rayClusterRow.getByRole('link', { name: rayCluster }).click();
+    await page.locator('[data-field="kind"]', { hasText: 'raycluster (ray.io/v1 RayCluster)' }).waitFor();
+    await page.locator('.explain', { hasText: /placed on worker-\d/ }).waitFor();
+    await page.locator('[data-field="status"]', { hasText: 'ready' }).waitFor();
+    await go(page, 'Workloads');
+    await rayJobRow.getByRole('link', { name: rayJob }).click();
+    await page.locator('[data-field="kind"]', { hasText: 'rayjob (ray.io/v1 RayJob)' }).waitFor();
+    await page.locator('[data-field="workload-phase"]', { hasText: 'Running' }).waitFor();
+    await go(page, 'Workloads');
 
     await go(page, 'Pending');
     await page

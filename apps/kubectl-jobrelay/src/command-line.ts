@@ -168,7 +168,10 @@ export const commands: readonly CommandSpec[] = [
     summary: 'remove a worker cluster and its kubeconfig Secret',
     args: { min: 1, max: 1 },
     options: {
-      force: { type: 'boolean', description: 'even while Jobs are placed there (drain it first instead)' },
+      force: {
+        type: 'boolean',
+        description: 'even while workloads are placed there (drain it first instead)',
+      },
     },
     examples: ['kubectl jobrelay deregister worker-1'],
   },

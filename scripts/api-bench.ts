@@ -83,7 +83,7 @@ function seconds(ms: number): string {
 
 /**
  * Job i: in namespace i mod 4. Six in ten are placed (a placement record naming a worker,
- * not suspended: phase running), two in ten suspended and unplaced, two in ten waiting for
+ * not suspended, no mirror made: phase placed), two in ten suspended and unplaced, two in ten waiting for
  * a cluster (phase pending). Labels like a team's.
  */
 function benchJob(
@@ -454,34 +454,34 @@ const results: Result[] = [];
 let rssAfter: number | undefined;
 const rssReady = rssMiB(api.child.pid);
 try {
-  const sample = itemsOf((await get(api.url, '/api/v1/jobs?limit=1000', token)).body);
+  const sample = itemsOf((await get(api.url, '/api/v1/workloads?kind=job&limit=1000', token)).body);
   if (sample.items.length === 0) throw new Error('the API lists no Jobs; did its informer sync?');
   const filterNamespace = namespaces[1]!;
   const scenarios: Scenario[] = [
     {
-      name: 'GET /api/v1/jobs?limit=100',
-      next: () => '/api/v1/jobs?limit=100',
+      name: 'GET /api/v1/workloads?kind=job&limit=100',
+      next: () => '/api/v1/workloads?kind=job&limit=100',
       check: (body) => (itemsOf(body).items.length === 100 ? undefined : 'expected 100 items'),
     },
     {
-      name: 'GET /api/v1/jobs?limit=100&continue=… (walking every page)',
+      name: 'GET /api/v1/workloads?kind=job&limit=100&continue=… (walking every page)',
       next: (previous) => {
         const token = previous ? itemsOf(previous).continue : undefined;
         return token
-          ? `/api/v1/jobs?limit=100&continue=${encodeURIComponent(token)}`
-          : '/api/v1/jobs?limit=100';
+          ? `/api/v1/workloads?kind=job&limit=100&continue=${encodeURIComponent(token)}`
+          : '/api/v1/workloads?kind=job&limit=100';
       },
       check: (body) => (itemsOf(body).continue ? undefined : 'expected a continue token'),
     },
     {
-      name: `GET /api/v1/jobs?limit=100&phase=running&namespace=${filterNamespace}`,
-      next: () => `/api/v1/jobs?limit=100&phase=running&namespace=${filterNamespace}`,
+      name: `GET /api/v1/workloads?kind=job&limit=100&phase=placed&namespace=${filterNamespace}`,
+      next: () => `/api/v1/workloads?kind=job&limit=100&phase=placed&namespace=${filterNamespace}`,
       check: (body) => {
         const items = itemsOf(body).items;
         return items.length === 100 &&
-          items.every((item) => item.phase === 'running' && item.namespace === filterNamespace)
+          items.every((item) => item.phase === 'placed' && item.namespace === filterNamespace)
           ? undefined
-          : 'expected 100 running Jobs of the namespace';
+          : 'expected 100 placed Jobs of the namespace';
       },
     },
     {

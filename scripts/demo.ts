@@ -395,8 +395,8 @@ The admin API (${apiUrl}/docs for every route), as the sandbox's fleet-admin:
 
   export JOBRELAY_TOKEN="$(cat ${join(sandbox.dir, 'tokens', 'fleet-admin')})"
   curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" ${apiUrl}/api/v1/clusters
-  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" "${apiUrl}/api/v1/jobs?namespace=${namespace}&phase=succeeded"
-  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" ${apiUrl}/api/v1/namespaces/${namespace}/jobs/batch-5x2/logs
+  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" "${apiUrl}/api/v1/workloads?namespace=${namespace}&phase=finished"
+  curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" ${apiUrl}/api/v1/workloads/job/${namespace}/batch-5x2/logs
   curl -s -H "Authorization: Bearer $JOBRELAY_TOKEN" -X POST ${apiUrl}/api/v1/clusters/worker-2/cordon
 
   export PATH=$PWD/node_modules/.bin:"$PATH" KUBECONFIG="$JOBRELAY_FLEET_ADMIN_KUBECONFIG"

@@ -543,7 +543,7 @@ describe('streams per identity', () => {
 
   it('past the cap a caller gets 429 too-many-streams naming it; others are not affected; a closed stream frees a place', async () => {
     const first = await openWatch(url, sandbox.token('viewer'));
-    const second = await openWatch(url, sandbox.token('viewer'), 'kinds=jobs');
+    const second = await openWatch(url, sandbox.token('viewer'), 'kinds=workloads');
     expect([first.response.status, second.response.status]).toEqual([200, 200]);
 
     const third = await openWatch(url, sandbox.token('viewer'));

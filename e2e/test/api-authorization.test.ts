@@ -49,12 +49,6 @@ const policy = `
   POST   /api/v1/clusters/matrix-target/drain                      401       401       403    403    403    200
   GET    /api/v1/clusters/matrix-target/drain                      401       401       403    200    403    200
   DELETE /api/v1/clusters/matrix-target                            401       401       403    403    403    200
-  GET    /api/v1/jobs                                              401       401       403    200    403    200
-  GET    /api/v1/jobs?namespace=team-a                             401       401       403    200    200    200
-  GET    /api/v1/namespaces/team-a/jobs/{team-job}                 401       401       403    200    200    200
-  GET    /api/v1/namespaces/{other}/jobs/{other-job}               401       401       403    200    403    200
-  GET    /api/v1/namespaces/team-a/jobs/{team-job}/logs?tailLines=1 401      401       403    200    200    200
-  GET    /api/v1/namespaces/{other}/jobs/{other-job}/logs?tailLines=1 401    401       403    200    403    200
   GET    /api/v1/kinds                                             401       401       200    200    200    200
   GET    /api/v1/workloads                                         401       401       403    200    403    200
   GET    /api/v1/workloads?namespace=team-a                        401       401       403    200    200    200
@@ -63,10 +57,10 @@ const policy = `
   GET    /api/v1/workloads/job/{other}/{other-job}                 401       401       403    200    403    200
   GET    /api/v1/workloads/raycluster/team-a/no-such-cluster       401       401       403    404    404    404
   GET    /api/v1/workloads/job/team-a/{team-job}/logs?tailLines=1  401       401       403    200    200    200
+  GET    /api/v1/workloads/job/{other}/{other-job}/logs?tailLines=1 401      401       403    200    403    200
   GET    /api/v1/pending                                           401       401       403    200    403    200
   GET    /api/v1/pending?namespace=team-a                          401       401       403    200    200    200
   GET    /api/v1/pending?kind=rayjob                               401       401       403    200    403    200
-  POST   /api/v1/placement-preview (a Job by name)                 401       401       403    200    403    200
   POST   /api/v1/placement-preview (a workload by kind and name)   401       401       403    200    403    200
   POST   /api/v1/placement-preview (a manifest)                    401       401       403    200    403    200
   POST   /api/v1/placement-preview (a RayCluster manifest)         401       401       403    200    403    200
@@ -75,7 +69,7 @@ const policy = `
   GET    /api/v1/me                                                401       401       200    200    200    200
   GET    /api/v1/me?namespace=team-a                               401       401       200    200    200    200
   GET    /api/v1/watch                                             401       401       403    200    403    200
-  GET    /api/v1/watch?namespace=team-a&kinds=jobs                 401       401       403    200    200    200
+  GET    /api/v1/watch?namespace=team-a&kinds=workloads            401       401       403    200    200    200
   GET    /api/v1/watch?kinds=workloads&kind=raycluster             401       401       403    200    403    200
   GET    /metrics                                                  401       401       403    200    403    200
   GET    /healthz                                                  200       200       200    200    200    200
@@ -295,74 +289,6 @@ const requests: Record<string, RequestSpec> = {
       );
     },
   },
-  'GET /api/v1/jobs': {
-    route: 'GET /api/v1/jobs',
-    refusal: { says: 'list jobs.batch', missing: jobsPermission('list') },
-    answer: (response) => {
-      const items = (response.json() as { items: Array<{ namespace: string; name: string }> }).items;
-      expect(items.map((j) => `${j.namespace}/${j.name}`)).toEqual(
-        expect.arrayContaining([`${teamNamespace}/${teamJob}`, `${otherNamespace}/${otherJob}`]),
-      );
-    },
-  },
-  'GET /api/v1/jobs?namespace=team-a': {
-    route: 'GET /api/v1/jobs',
-    refusal: {
-      says: 'list jobs.batch in namespace team-a',
-      missing: jobsPermission('list', { namespace: teamNamespace }),
-    },
-    answer: (response) => {
-      const items = (response.json() as { items: Array<{ namespace: string; name: string }> }).items;
-      expect(items.map((j) => j.name)).toContain(teamJob);
-      expect(items.every((j) => j.namespace === teamNamespace)).toBe(true);
-    },
-  },
-  'GET /api/v1/namespaces/team-a/jobs/{team-job}': {
-    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}',
-    refusal: {
-      says: 'get jobs.batch "{team-job}" in namespace team-a',
-      missing: jobsPermission('get', { namespace: teamNamespace, name: '{team-job}' }),
-    },
-    answer: (response) => {
-      const job = response.json() as { name: string; namespace: string; events: unknown[] | null };
-      expect(job).toMatchObject({ name: teamJob, namespace: teamNamespace, phase: 'running' });
-      // Every caller allowed here may list Events in team-a too (jobrelay-viewer grants it).
-      expect(Array.isArray(job.events)).toBe(true);
-    },
-  },
-  'GET /api/v1/namespaces/{other}/jobs/{other-job}': {
-    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}',
-    refusal: {
-      says: 'get jobs.batch "{other-job}" in namespace {other}',
-      missing: jobsPermission('get', { namespace: '{other}', name: '{other-job}' }),
-    },
-    answer: (response) => {
-      expect(response.json()).toMatchObject({ name: otherJob, namespace: otherNamespace, phase: 'running' });
-    },
-  },
-  'GET /api/v1/namespaces/team-a/jobs/{team-job}/logs?tailLines=1': {
-    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}/logs',
-    // The Job is checked first, then pods/log in its namespace: the Job is what is missing.
-    refusal: {
-      says: 'get jobs.batch "{team-job}" in namespace team-a',
-      missing: jobsPermission('get', { namespace: teamNamespace, name: '{team-job}' }),
-    },
-    answer: (response) => {
-      expect(response.headers['content-type']).toMatch(/^text\/plain/);
-      expect(response.body).toBe(simulatedLastLine);
-    },
-  },
-  'GET /api/v1/namespaces/{other}/jobs/{other-job}/logs?tailLines=1': {
-    route: 'GET /api/v1/namespaces/{namespace}/jobs/{name}/logs',
-    refusal: {
-      says: 'get jobs.batch "{other-job}" in namespace {other}',
-      missing: jobsPermission('get', { namespace: '{other}', name: '{other-job}' }),
-    },
-    answer: (response) => {
-      expect(response.headers['content-type']).toMatch(/^text\/plain/);
-      expect(response.body).toBe(simulatedLastLine);
-    },
-  },
   'GET /api/v1/kinds': {
     route: 'GET /api/v1/kinds',
     answer: (response) => {
@@ -460,6 +386,18 @@ const requests: Record<string, RequestSpec> = {
       expect(response.body).toBe(simulatedLastLine);
     },
   },
+  'GET /api/v1/workloads/job/{other}/{other-job}/logs?tailLines=1': {
+    route: 'GET /api/v1/workloads/{kind}/{namespace}/{name}/logs',
+    // The Job is checked first, then pods/log in its namespace: the Job is what is missing.
+    refusal: {
+      says: 'get jobs.batch "{other-job}" in namespace {other}',
+      missing: jobsPermission('get', { namespace: '{other}', name: '{other-job}' }),
+    },
+    answer: (response) => {
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toBe(simulatedLastLine);
+    },
+  },
   'GET /api/v1/pending?kind=rayjob': {
     route: 'GET /api/v1/pending',
     refusal: { says: 'list rayjobs.ray.io', missing: rayPermission('list', 'rayjobs') },
@@ -531,21 +469,12 @@ const requests: Record<string, RequestSpec> = {
       expect(page.items.map((i) => i.name)).not.toContain(teamJob);
     },
   },
-  'POST /api/v1/placement-preview (a Job by name)': {
-    route: 'POST /api/v1/placement-preview',
-    body: () => ({ namespace: teamNamespace, name: teamJob }),
-    // Every preview needs the fleet (list workerclusters) first; team-a lacks exactly that.
-    refusal: { says: 'list workerclusters.jobrelay.dev', missing: clustersPermission('list') },
-    answer: (response) => {
-      const preview = response.json() as { decision: string; clusters: Array<{ name: string }> };
-      expect(['placed', 'unschedulable']).toContain(preview.decision);
-      expect(preview.clusters.map((c) => c.name)).toEqual(expect.arrayContaining([...workerNames, target]));
-    },
-  },
   'POST /api/v1/placement-preview (a manifest)': {
     route: 'POST /api/v1/placement-preview',
     body: () => ({
-      job: {
+      manifest: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
         metadata: { namespace: teamNamespace },
         spec: {
           template: { spec: { containers: [{ name: 'main', resources: { requests: { cpu: '10m' } } }] } },
@@ -592,8 +521,15 @@ const requests: Record<string, RequestSpec> = {
       expect(me.username).not.toBe('');
       const cordon = me.actions.find((a) => a.action === 'cordonClusters');
       expect(cordon?.allowed).toBe(caller === 'fleet-admin');
-      const listJobs = me.actions.find((a) => a.action === 'listJobs');
-      expect(listJobs?.allowed).toBe(caller === 'fleet-admin' || caller === 'viewer');
+      const listWorkloads = me.actions.find((a) => a.action === 'listWorkloads');
+      expect(listWorkloads?.allowed).toBe(caller === 'fleet-admin' || caller === 'viewer');
+      // Per kind, what the caller may list and watch: a dashboard narrows its lists to these.
+      const reader = caller === 'fleet-admin' || caller === 'viewer';
+      expect((response.json() as { kinds: unknown[] }).kinds).toEqual([
+        { kind: 'job', list: reader, watch: reader },
+        { kind: 'raycluster', list: reader, watch: reader },
+        { kind: 'rayjob', list: reader, watch: reader },
+      ]);
     },
   },
   'GET /api/v1/me?namespace=team-a': {
@@ -606,7 +542,7 @@ const requests: Record<string, RequestSpec> = {
       };
       expect(me.namespace).toBe(teamNamespace);
       const allowed = (action: string) => me.actions.find((a) => a.action === action)?.allowed;
-      for (const action of ['listJobs', 'watchJobs', 'listWorkloads', 'readLogs'])
+      for (const action of ['listWorkloads', 'watchWorkloads', 'readLogs'])
         expect(allowed(action), action).toBe(caller !== 'nobody');
       expect(allowed('listClusters')).toBe(caller === 'fleet-admin' || caller === 'viewer');
     },
@@ -614,12 +550,13 @@ const requests: Record<string, RequestSpec> = {
   'GET /api/v1/watch': {
     route: 'GET /api/v1/watch',
     stream: true,
-    // Jobs are checked before clusters: the cluster-wide watch on Jobs is what is missing.
+    // Every kind (Jobs first) before clusters: the cluster-wide watch on Jobs is what is missing.
     refusal: { says: 'watch jobs.batch', missing: jobsPermission('watch') },
   },
-  'GET /api/v1/watch?namespace=team-a&kinds=jobs': {
+  'GET /api/v1/watch?namespace=team-a&kinds=workloads': {
     route: 'GET /api/v1/watch',
     stream: true,
+    // Every kind is checked, Jobs first: the watch on Jobs in team-a is what is missing.
     refusal: {
       says: 'watch jobs.batch in namespace team-a',
       missing: jobsPermission('watch', { namespace: teamNamespace }),
@@ -760,7 +697,7 @@ beforeAll(async () => {
         const logs = await api.call(
           'admin',
           'GET',
-          `/api/v1/namespaces/${namespace}/jobs/${name}/logs?tailLines=1`,
+          `/api/v1/workloads/job/${namespace}/${name}/logs?tailLines=1`,
         );
         return logs.status === 200 ? true : undefined;
       });
@@ -931,14 +868,14 @@ describe('access removed mid-stream', () => {
     const followerInTeam = await bindInTeamNamespace(follower);
     for (const token of [watcherToken, followerToken])
       await eventually('the new bindings in effect', async () =>
-        (await api.call({ token }, 'GET', `/api/v1/jobs?namespace=${teamNamespace}`)).status === 200
+        (await api.call({ token }, 'GET', `/api/v1/workloads?namespace=${teamNamespace}`)).status === 200
           ? true
           : undefined,
       );
 
     const watchAbort = new AbortController();
     cleanup.push(async () => watchAbort.abort());
-    const watchResponse = await fetch(`${baseUrl}/api/v1/watch?namespace=${teamNamespace}&kinds=jobs`, {
+    const watchResponse = await fetch(`${baseUrl}/api/v1/watch?namespace=${teamNamespace}&kinds=workloads`, {
       headers: { authorization: `Bearer ${watcherToken}` },
       signal: watchAbort.signal,
     });
@@ -946,7 +883,7 @@ describe('access removed mid-stream', () => {
     const watch = collectServerSentEvents<Record<string, unknown>>(watchResponse);
     const logs = await follow(
       followerToken,
-      `/api/v1/namespaces/${teamNamespace}/jobs/${teamJob}/logs?follow=true`,
+      `/api/v1/workloads/job/${teamNamespace}/${teamJob}/logs?follow=true`,
     );
     expect(logs.status).toBe(200);
     await eventually('the followed log', async () =>
@@ -957,7 +894,9 @@ describe('access removed mid-stream', () => {
     // was opened with team-a's right and lives on.
     await rbac.deleteClusterRoleBinding({ name: watcherEverywhere });
     await eventually('the cluster-wide right gone', async () =>
-      (await api.call({ token: watcherToken }, 'GET', '/api/v1/jobs')).status === 403 ? true : undefined,
+      (await api.call({ token: watcherToken }, 'GET', '/api/v1/workloads?kind=job')).status === 403
+        ? true
+        : undefined,
     );
     // Two re-checks later it is still open.
     await new Promise((resolve) => setTimeout(resolve, 2 * 5_000 + 1_000));

@@ -49,7 +49,7 @@ async function call(method: string, path: string, body?: unknown, identity = 'fl
 }
 
 async function jobOf(name: string) {
-  return (await call('GET', `/api/v1/namespaces/${namespace}/jobs/${name}`)).json() as {
+  return (await call('GET', `/api/v1/workloads/job/${namespace}/${name}`)).json() as {
     cluster: string | null;
     phase: string;
     attempt: number | null;
@@ -165,7 +165,7 @@ describe('the API over a real port', () => {
     // Logs through the API, followed: the stream stays open while the pod runs.
     const logs = await eventually('the pod log streaming', async () => {
       const controller = new AbortController();
-      const response = await fetch(`${url}/api/v1/namespaces/${namespace}/jobs/${name}/logs?follow=true`, {
+      const response = await fetch(`${url}/api/v1/workloads/job/${namespace}/${name}/logs?follow=true`, {
         headers: { authorization: `Bearer ${sandbox.token('viewer')}` },
         signal: controller.signal,
       });
@@ -210,10 +210,12 @@ describe('the API over a real port', () => {
     });
 
     // The stream saw the Job placed on the new worker and again elsewhere.
-    await eventually('job events for both placements', async () => {
+    await eventually('workload events for both placements', async () => {
       const clusters = new Set(
         events
-          .filter((e) => e.event === 'job' && e.data.object.name === name)
+          .filter(
+            (e) => e.event === 'workload' && e.data.object.kind === 'job' && e.data.object.name === name,
+          )
           .map((e) => e.data.object.cluster),
       );
       return clusters.has(target) && clusters.has(moved.cluster) ? true : undefined;
@@ -264,9 +266,14 @@ describe('the API over a real port', () => {
     await eventually(`${name} placed on ${target}`, async () =>
       (await jobOf(name)).cluster === target ? true : undefined,
     );
+    // Named alone, the workload is found whatever its kind.
     const explained = await plugin(`explain ${name} -n ${namespace}`);
     expect(explained.code, explained.stderr).toBe(0);
+    expect(explained.stdout).toContain(`Workload:    job ${namespace}/${name}`);
     expect(explained.stdout).toContain(target);
+    const listed = await plugin(`jobs -n ${namespace}`);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^KIND\s+NAME\s+PHASE/);
+    expect(listed.stdout).toMatch(new RegExp(`^job\\s+${name}\\s+(running|placed)\\s+${target}`, 'm'));
     const logs = await eventually('logs through the plugin', async () => {
       const result = await plugin(`logs ${name} -n ${namespace} --tail 1`);
       return result.code === 0 && result.stdout.length > 0 ? result : undefined;

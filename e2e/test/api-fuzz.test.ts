@@ -1019,22 +1019,25 @@ const previewMutation: fc.Arbitrary<Mutation> = fc.oneof(
   mutation,
   fc.record({ pick: fc.nat(), op: fc.constant<'set'>('set'), value: quantityJunk, key: fc.constant('cpu') }),
 );
+/** A Job manifest as the preview takes every kind's: `{manifest: {apiVersion, kind, ...}}`. */
+const asJobManifest = (job: object) => ({ manifest: { apiVersion: 'batch/v1', kind: 'Job', ...job } });
 const previewBodies: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 2, arbitrary: previewBase.map((job) => ({ job })) },
+  { weight: 2, arbitrary: previewBase.map(asJobManifest) },
   {
     weight: 6,
     arbitrary: fc
       .tuple(previewBase, fc.array(previewMutation, { minLength: 1, maxLength: 3 }))
-      .map(([job, ms]) => ({ job: ms.reduce(mutate, job) })),
+      .map(([job, ms]) => ({ manifest: ms.reduce(mutate, asJobManifest(job).manifest) })),
   },
   {
     weight: 1,
     arbitrary: fc.oneof(
       fc.record({
+        kind: fc.constantFrom('job', 'raycluster'),
         namespace: namespaceValues,
         name: fc.oneof(fc.constant(realJob), fc.string({ maxLength: 12 })),
       }),
-      nearValid(fc.constant(null).map(() => ({ namespace: jobNamespace, name: realJob }))),
+      nearValid(fc.constant(null).map(() => ({ kind: 'job', namespace: jobNamespace, name: realJob }))),
     ),
   },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
@@ -1136,7 +1139,7 @@ beforeAll(async () => {
     body: sandboxJob({ name: realJob, managedBy: dispatcherManagedBy }),
   });
   await eventually('the API to see the dispatched Job', async () =>
-    api.fleet.job(jobNamespace, realJob) ? true : undefined,
+    api.fleet.workload('job', jobNamespace, realJob) ? true : undefined,
   );
   const page = (await api.call('fleet-admin', 'GET', '/api/v1/clusters?limit=1')).json() as {
     continue?: string;
@@ -1218,7 +1221,7 @@ describe('inputs the fuzz found (regressions)', () => {
     ['POST', '/api/v1/clusters/%/uncordon'],
     ['PATCH', '/api/v1/clusters/%zz'],
     ['DELETE', `/api/v1/clusters/${'a'.repeat(513)}`],
-    ['GET', `/api/v1/namespaces/default/jobs/${'a'.repeat(600)}`],
+    ['GET', `/api/v1/workloads/job/default/${'a'.repeat(600)}`],
   ] as const)('%s %s is a 400 bad-request problem', async (method, url) => {
     const response = await judge(
       'regressions',
@@ -1410,26 +1413,6 @@ describe('fuzzed reads answer 2xx or a problem, never a 5xx', () => {
     );
   });
 
-  it('GET /api/v1/jobs?…', async () => {
-    const values = fc.oneof(
-      limitValues,
-      continueTokens,
-      labelSelectors,
-      namespaceValues,
-      fc.constantFrom('pending', 'running', 'succeeded', 'failed', 'suspended', 'PENDING', 'worker-1'),
-    );
-    await fuzz(
-      'GET /api/v1/jobs',
-      queryOf(['limit', 'continue', 'labelSelector', 'namespace', 'cluster', 'phase'], values).map((q) => ({
-        method: 'GET' as const,
-        url: `/api/v1/jobs${q}`,
-      })),
-      READ_RUNS,
-      true,
-      10,
-    );
-  });
-
   it('GET /api/v1/pending?…', async () => {
     await fuzz(
       'GET /api/v1/pending',
@@ -1518,45 +1501,6 @@ describe('fuzzed reads answer 2xx or a problem, never a 5xx', () => {
       true,
       18,
     );
-  });
-
-  it('GET /api/v1/namespaces/:namespace/jobs/:name', async () => {
-    const route = 'GET /api/v1/namespaces/:namespace/jobs/:name';
-    await fuzz(
-      route,
-      fc
-        .tuple(namespaceParam, jobNameParam)
-        .map(([ns, name]) => ({ method: 'GET' as const, url: `/api/v1/namespaces/${ns}/jobs/${name}` })),
-      READ_RUNS,
-      true,
-      12,
-    );
-    // The real Job was found and described (its events read, its waiting explained).
-    expect(count(route, 200)).toBeGreaterThan(0);
-  });
-
-  it('GET /api/v1/namespaces/:namespace/jobs/:name/logs?…', async () => {
-    const route = 'GET /api/v1/namespaces/:namespace/jobs/:name/logs';
-    const values = fc.oneof(
-      booleanValues,
-      limitValues,
-      fc.string({ maxLength: 12 }),
-      fc.constantFrom('main', 'side', 'MAIN', 'a'.repeat(64), '-1', '100001', '1e5', '0'),
-    );
-    await fuzz(
-      route,
-      fc
-        .tuple(namespaceParam, jobNameParam, queryOf(['follow', 'container', 'pod', 'tailLines'], values))
-        .map(([ns, name, q]) => ({
-          method: 'GET' as const,
-          url: `/api/v1/namespaces/${ns}/jobs/${name}/logs${q}`,
-        })),
-      READ_RUNS,
-      true,
-      13,
-    );
-    // The real Job passed validation and was refused as not placed (no pods, no logs).
-    expect(count(route, 409)).toBeGreaterThan(0);
   });
 });
 

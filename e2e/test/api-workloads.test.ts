@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, type ApiResponse, startApiHarness } from '../src/api-harness.ts';
 import { runKubectlPlugin } from '../src/api-process.ts';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
-import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import { type Fleet, fleetOf, placedCluster } from '../src/dispatch-fixtures.ts';
 import {
   createTestNamespace,
   dispatcherManagedBy,
@@ -316,13 +316,9 @@ describe('the list across kinds', () => {
       400,
       'validation-failed',
     );
-    // The Job routes still show Jobs only, in their own shape.
-    const jobs = (await api.call('viewer', 'GET', `/api/v1/jobs?namespace=${namespace}`)).json() as {
-      items: Array<Record<string, unknown>>;
-    };
-    expect(jobs.items.map((j) => j.name)).toEqual([job]);
-    expect(jobs.items[0]).toMatchObject({ phase: 'running', completions: 1 });
-    expect(jobs.items[0]).not.toHaveProperty('kind');
+    // The Job-only routes are gone: a Job is a workload of kind job.
+    expectProblem(await api.call('viewer', 'GET', `/api/v1/jobs?namespace=${namespace}`), 404, 'not-found');
+    expect((await list(`namespace=${namespace}&kind=job`, 'viewer')).map((w) => w.name)).toEqual([job]);
   });
 });
 
@@ -389,19 +385,15 @@ describe('one workload', () => {
     );
     expect(waiting.mirrorUnavailable).toContain('not placed');
 
-    // A Job through the kind-generic route: the same placement as through the Job route.
+    // A Job through the same route: its placement as its record says, its pods found as its kind says.
     const viaWorkloads = (
       await api.call('viewer', 'GET', `/api/v1/workloads/job/${namespace}/${job}`)
     ).json() as {
       cluster: string;
       podSelectors: Array<{ labelSelector: string }>;
     };
-    const viaJobs = (
-      await api.call('viewer', 'GET', `/api/v1/namespaces/${namespace}/jobs/${job}`)
-    ).json() as {
-      cluster: string;
-    };
-    expect(viaWorkloads.cluster).toBe(viaJobs.cluster);
+    const origin = await fleet.management.batch.readNamespacedJob({ name: job, namespace });
+    expect(viaWorkloads.cluster).toBe(placedCluster(origin));
     expect(viaWorkloads.podSelectors[0]?.labelSelector).toMatch(/^batch\.kubernetes\.io\/controller-uid=/);
 
     expectProblem(
@@ -467,13 +459,8 @@ describe('one workload', () => {
       'GET',
       `/api/v1/workloads/job/${namespace}/${job}/logs?tailLines=1`,
     );
-    const viaJobs = await api.call(
-      'viewer',
-      'GET',
-      `/api/v1/namespaces/${namespace}/jobs/${job}/logs?tailLines=1`,
-    );
     expect(viaWorkloads.status).toBe(200);
-    expect(viaWorkloads.body).toBe(viaJobs.body);
+    expect(viaWorkloads.body).toBe(`${lastLogLine}\n`);
     // A workload not placed yet has no pods.
     expectProblem(
       await api.call('viewer', 'GET', `/api/v1/workloads/raycluster/${namespace}/${waitingRayCluster}/logs`),
@@ -687,8 +674,8 @@ describe('the live stream', () => {
       kind: 'raycluster',
       object: { kind: 'raycluster', apiVersion: 'ray.io/v1', objectKind: 'RayCluster', phase: 'running' },
     });
-    // kinds=workloads alone: no Job-shaped duplicates.
-    expect(events.some((e) => e.event === 'job')).toBe(false);
+    // One workload event per change, whatever the kind: no Job-shaped duplicates.
+    expect(new Set(events.map((e) => e.event))).toEqual(new Set(['workload']));
     abort.abort();
     await reading;
   });
@@ -696,9 +683,8 @@ describe('the live stream', () => {
 
 describe('authorization on each kind’s own resource', () => {
   it('refuses a caller who may read Jobs but not RayClusters the RayCluster, naming rayclusters in ray.io', async () => {
-    // The Job, through either route: allowed.
+    // The Job: allowed.
     expect((await api.call(jobsOnly, 'GET', `/api/v1/workloads/job/${namespace}/${job}`)).status).toBe(200);
-    expect((await api.call(jobsOnly, 'GET', `/api/v1/namespaces/${namespace}/jobs/${job}`)).status).toBe(200);
     expect((await list(`namespace=${namespace}&kind=job`, jobsOnly)).map((w) => w.name)).toEqual([job]);
 
     const username = `system:serviceaccount:${namespace}:jobs-only`;
@@ -797,6 +783,7 @@ describe('the kubectl plugin across kinds', () => {
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout.trim().split('\n')).toHaveLength(2);
     expect(logs.stdout).toContain(lastLogLine);
+    // Named alone: found among the kinds, as only the Job has that name.
     const jobLogs = await plugin('logs', job, '-n', namespace, '--tail', '1');
     expect(jobLogs).toMatchObject({ code: 0, stdout: `${lastLogLine}\n` });
 

@@ -22,6 +22,7 @@ function workspaceClosure(app: string): string[] {
   for (const group of ['apps', 'packages'])
     for (const name of [
       'api',
+      'api-types',
       'controller',
       'dashboard',
       'kubectl-jobrelay',

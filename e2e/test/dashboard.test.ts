@@ -1,12 +1,19 @@
 // The web dashboard in a real browser (Debian's Chromium, headless, driven by playwright-core)
 // against the real API process, controller and fleet: sign-in refusals, the registered
-// clusters, a Job seen running and then Complete without a reload, a cluster cordoned from the
+// clusters, a Job seen running and then finished without a reload, a RayCluster and a RayJob
+// beside it (listed, filtered by kind, each with its page), a cluster cordoned from the
 // keyboard and drained after confirmation, a jobrelay-viewer without the buttons, the token kept
 // for the tab's session only, both screen sizes, and no request leaving loopback nor breaking the
 // Content-Security-Policy. Screenshots of every page go to docs/dashboard/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { repositoryRoot, teamNamespace } from '@jobrelay/sandbox';
+import {
+  kuberayManagedBy,
+  repositoryRoot,
+  sandboxRayCluster,
+  sandboxRayJob,
+  teamNamespace,
+} from '@jobrelay/sandbox';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +28,7 @@ import {
   testSandbox,
   uniqueName,
 } from '../src/kube-test-helpers.ts';
+import { createRay, deleteRay } from '../src/ray-fixtures.ts';
 import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
 const sandbox = testSandbox();
@@ -152,7 +160,7 @@ describe('the dashboard in Chromium', () => {
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
   });
 
-  it('shows the clusters, a Job running then Complete without a reload, every page; cordons from the keyboard, drains after confirmation', async () => {
+  it('shows the clusters, a Job running then finished without a reload, a RayCluster and a RayJob beside it, every page; cordons from the keyboard, drains after confirmation', async () => {
     const waiting = uniqueName('dash-waits');
     const runs = uniqueName('dash-runs');
     // One Job that fits no cluster (it shows on the pending page), one that runs 6 s on KWOK.
@@ -176,19 +184,18 @@ describe('the dashboard in Chromium', () => {
         requests: { cpu: '3', memory: '6Gi' },
       }),
     });
-    await go(page, 'Jobs');
-    const row = page.locator(`tr[data-job="${namespace}/${runs}"]`);
+    await go(page, 'Workloads');
+    const row = page.locator(`tr[data-workload="job/${namespace}/${runs}"]`);
     await row.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 30_000 });
     expect(await row.locator('[data-field="phase"]').textContent()).toBe('Running');
-    await screenshot(page, 'jobs');
+    expect(await row.locator('[data-field="kind"]').textContent()).toBe('job');
     // The fleet while it runs: its cluster counts it, and its pod fills the capacity bars.
     await go(page, 'Fleet');
     await page.locator('[data-field="jobs-placed"]', { hasText: /^1 \(1 job\)$/ }).waitFor();
     await screenshot(page, 'fleet');
-    await go(page, 'Jobs');
-    await row.and(page.locator('[data-phase="succeeded"]')).waitFor({ timeout: 60_000 });
-    expect(await row.locator('[data-field="phase"]').textContent()).toBe('Complete');
-    await expectNoHorizontalOverflow(page, 'jobs at 1280x800');
+    await go(page, 'Workloads');
+    await row.and(page.locator('[data-phase="finished"]')).waitFor({ timeout: 60_000 });
+    expect(await row.locator('[data-field="phase"]').textContent()).toBe('Finished');
 
     // Its page: the explanation, the placement story, its Events, its pod's log from the worker.
     await row.getByRole('link', { name: runs }).click();
@@ -196,6 +203,7 @@ describe('the dashboard in Chromium', () => {
     await page.locator('.explain', { hasText: /placed on worker-\d/ }).waitFor();
     await page.getByRole('region', { name: 'Placement history' }).getByText('Placed').first().waitFor();
     await page.getByText('Complete: True').waitFor();
+    await page.locator('[data-field="kind"]', { hasText: 'job (batch/v1 Job)' }).waitFor();
     const logs = page.getByLabel('Pod logs', { exact: true });
     await eventually(
       'the pod log on the Job page',
@@ -206,8 +214,58 @@ describe('the dashboard in Chromium', () => {
       },
       { timeoutMs: 30_000, intervalMs: 2_000 },
     );
-    await expectNoHorizontalOverflow(page, 'job page at 1280x800');
-    await screenshot(page, 'job');
+    await expectNoHorizontalOverflow(page, 'workload page at 1280x800');
+    await screenshot(page, 'workload');
+
+    // A RayCluster and a RayJob beside the Jobs: listed with their kind, live, without a reload.
+    const rayCluster = uniqueName('dash-rc');
+    const rayJob = uniqueName('dash-rj');
+    await createRay(
+      fleet.management,
+      namespace,
+      sandboxRayCluster({ name: rayCluster, workerReplicas: 1, managedBy: kuberayManagedBy.multiKueue }),
+    );
+    await createRay(
+      fleet.management,
+      namespace,
+      sandboxRayJob({
+        name: rayJob,
+        runSeconds: 600,
+        managedBy: kuberayManagedBy.multiKueue,
+        cluster: { workerReplicas: 0 },
+      }),
+    );
+    await go(page, 'Workloads');
+    const rayClusterRow = page.locator(`tr[data-workload="raycluster/${namespace}/${rayCluster}"]`);
+    const rayJobRow = page.locator(`tr[data-workload="rayjob/${namespace}/${rayJob}"]`);
+    await rayClusterRow.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 90_000 });
+    await rayJobRow.and(page.locator('[data-phase="running"]')).waitFor({ timeout: 90_000 });
+    expect(await rayClusterRow.locator('[data-field="kind"]').textContent()).toBe('raycluster');
+    expect(await rayJobRow.locator('[data-field="kind"]').textContent()).toBe('rayjob');
+    await expectNoHorizontalOverflow(page, 'workloads at 1280x800');
+    await screenshot(page, 'workloads');
+    // The kind filter: RayClusters only, then every kind again.
+    await page.getByLabel('Kind', { exact: true }).selectOption('raycluster');
+    await page.locator('tr[data-kind="job"]').first().waitFor({ state: 'detached' });
+    expect(
+      await page
+        .locator('tr[data-workload]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind'))),
+    ).toEqual(expect.arrayContaining(['raycluster']));
+    expect(await page.locator('tr[data-workload]:not([data-kind="raycluster"])').count()).toBe(0);
+    await page.getByLabel('Kind', { exact: true }).selectOption('');
+    await row.waitFor();
+    expect(await row.locator('[data-field="phase"]').textContent()).toBe('Finished');
+    // Each kind has its page: the RayCluster's says what it is, where it runs and why.
+    await rayClusterRow.getByRole('link', { name: rayCluster }).click();
+    await page.locator('[data-field="kind"]', { hasText: 'raycluster (ray.io/v1 RayCluster)' }).waitFor();
+    await page.locator('.explain', { hasText: /placed on worker-\d/ }).waitFor();
+    await page.locator('[data-field="status"]', { hasText: 'ready' }).waitFor();
+    await go(page, 'Workloads');
+    await rayJobRow.getByRole('link', { name: rayJob }).click();
+    await page.locator('[data-field="kind"]', { hasText: 'rayjob (ray.io/v1 RayJob)' }).waitFor();
+    await page.locator('[data-field="workload-phase"]', { hasText: 'Running' }).waitFor();
+    await go(page, 'Workloads');
 
     await go(page, 'Pending');
     await page
@@ -273,6 +331,8 @@ describe('the dashboard in Chromium', () => {
       namespace,
       propagationPolicy: 'Background',
     });
+    await deleteRay(fleet.management, 'rayjobs', namespace, rayJob);
+    await deleteRay(fleet.management, 'rayclusters', namespace, rayCluster);
   });
 
   it('shows a jobrelay-viewer the fleet without cordon or drain buttons (the API refuses them the cordon); the token lasts the tab session', async () => {
@@ -294,7 +354,7 @@ describe('the dashboard in Chromium', () => {
     expect(await elsewhere.locator('nav').count()).toBe(0);
   });
 
-  it('signs in a caller whose rights stop at one namespace to that namespace: its Jobs live, no others', async () => {
+  it('signs in a caller whose rights stop at one namespace to that namespace: its workloads live, no others', async () => {
     const page = await openPage(desktop);
     const error = page.getByRole('alert');
     // Across every namespace team-a may read nothing: told so, and where to say its namespace.
@@ -320,15 +380,17 @@ describe('the dashboard in Chromium', () => {
       await page.getByLabel('Bearer token').press('Enter');
       await page.locator('nav[aria-label="Dashboard pages"]').waitFor();
       await page.locator('header .scope', { hasText: `in ${teamNamespace}` }).waitFor();
-      await go(page, 'Jobs');
-      const row = page.locator(`tr[data-job="${teamNamespace}/${mine}"]`);
-      // Live through the namespace's watch: Running, then Complete, without a reload.
-      await row.and(page.locator('[data-phase="succeeded"]')).waitFor({ timeout: 60_000 });
+      await go(page, 'Workloads');
+      const row = page.locator(`tr[data-workload="job/${teamNamespace}/${mine}"]`);
+      // Live through the namespace's watch: running, then finished, without a reload.
+      await row.and(page.locator('[data-phase="finished"]')).waitFor({ timeout: 60_000 });
       await page.locator('#live-state.live-live').waitFor();
       expect(
-        await page.locator('tr[data-job]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job'))),
-      ).toEqual(expect.not.arrayContaining([`${namespace}/${elsewhere}`]));
-      expect(await page.locator(`tr[data-job^="${namespace}/"]`).count()).toBe(0);
+        await page
+          .locator('tr[data-workload]')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-workload'))),
+      ).toEqual(expect.not.arrayContaining([`job/${namespace}/${elsewhere}`]));
+      expect(await page.locator(`tr[data-workload*="/${namespace}/"]`).count()).toBe(0);
       // The namespace is kept with the token for the tab's session.
       await page.reload();
       await page.locator('header .scope', { hasText: `in ${teamNamespace}` }).waitFor();
@@ -348,7 +410,7 @@ describe('the dashboard in Chromium', () => {
     expect(new Set(cards).size, 'every card in the same column').toBe(1);
     await expectNoHorizontalOverflow(page, 'fleet at 390x844');
     await screenshot(page, 'fleet-phone');
-    for (const label of ['Jobs', 'Pending', 'Charts']) {
+    for (const label of ['Workloads', 'Pending', 'Charts']) {
       await go(page, label);
       await expectNoHorizontalOverflow(page, `${label} at 390x844`);
     }

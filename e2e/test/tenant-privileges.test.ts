@@ -283,7 +283,7 @@ describe('Pod Security labels follow the namespace', () => {
     );
     // The placement preview says the same, cluster by cluster.
     const preview = (
-      await api.call('fleet-admin', 'POST', '/api/v1/placement-preview', { namespace, name })
+      await api.call('fleet-admin', 'POST', '/api/v1/placement-preview', { kind: 'job', namespace, name })
     ).json() as {
       decision: string;
       clusters: Array<{ name: string; reason: string | null }>;
@@ -381,7 +381,11 @@ describe('a WorkerCluster states what it accepts', () => {
     for (const { name } of cases) await expectNothingOnAnyWorker(namespace, name);
 
     const preview = (
-      await api.call('viewer', 'POST', '/api/v1/placement-preview', { namespace, name: cases[0]!.name })
+      await api.call('viewer', 'POST', '/api/v1/placement-preview', {
+        kind: 'job',
+        namespace,
+        name: cases[0]!.name,
+      })
     ).json() as {
       message: string;
       clusters: Array<{ name: string; eligible: boolean; reason: string | null }>;

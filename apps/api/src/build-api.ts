@@ -1,12 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
   jsonSchemaTransform,
@@ -16,74 +11,23 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
-import {
-  type AccessReviewer,
-  type Caller,
-  type Permission,
-  ReviewUnavailableError,
-} from './access-review.ts';
-import { type ApiConfig, streamAndAbuseDefaults } from './api-config.ts';
+import { ReviewUnavailableError } from './access-review.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from './api-app.ts';
+import { streamAndAbuseDefaults } from './api-config.ts';
 import { ApiMetrics } from './api-metrics.ts';
 import { clientAddressKey, FailedAuthenticationLimit } from './failed-authentication-limit.ts';
-import type { FleetView } from './fleet-view.ts';
 import { ApiProblem, type ProblemCode, problemContentType } from './problems.ts';
 import { registerClusterRoutes } from './routes/cluster-routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
-import { registerJobRoutes } from './routes/job-routes.ts';
 import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
 import { registerStatsRoutes } from './routes/stats-routes.ts';
 import { registerWorkloadRoutes } from './routes/workload-routes.ts';
 import { missingPermissionProblem } from './stream-policy.ts';
-import { type StreamHandlers, StreamSupervisor, type SupervisedStream } from './stream-supervisor.ts';
+import { StreamSupervisor } from './stream-supervisor.ts';
 import { problemClientErrorHandler, RouteMethods } from './transport-refusals.ts';
 import { upstreamProblem } from './upstream-errors.ts';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set once the bearer token passed a TokenReview. */
-    caller?: Caller;
-    /** Every permission the route's SubjectAccessReviews granted: what a stream re-checks. */
-    authorizedPermissions?: Permission[];
-  }
-  interface FastifyContextConfig {
-    /** Every SubjectAccessReview the route needs, computed from the raw params and query. */
-    permissions?: (request: FastifyRequest) => Permission[];
-  }
-}
-
-export type ApiApp = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  Logger,
-  ZodTypeProvider
->;
-
-export interface ApiDependencies {
-  fleet: FleetView;
-  access: AccessReviewer;
-  log: Logger;
-  config: Pick<
-    ApiConfig,
-    'systemNamespace' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'requestTimeoutSeconds'
-  > &
-    Partial<
-      Pick<
-        ApiConfig,
-        | 'authCacheSeconds'
-        | 'failedAuthenticationsPerMinute'
-        | 'maxStreamsPerIdentity'
-        | 'maxOpenStreams'
-        | 'maxStreamSeconds'
-        | 'streamBufferBytes'
-      >
-    > & { originId: string };
-  metrics?: ApiMetrics;
-  /** PEM certificate and key: serve HTTPS. */
-  tls?: { cert: string; key: string };
-}
 
 /**
  * Reachable without a token: they describe the API, say whether the process is up, or are the
@@ -108,9 +52,6 @@ const statusCodes: Record<number, ProblemCode> = {
   431: 'headers-too-large',
   429: 'rate-limited',
 };
-
-/** Opens a supervised stream for an authorized request: routes that stream call it before answering. */
-export type OpenStream = (request: FastifyRequest, handlers: StreamHandlers) => SupervisedStream;
 
 /**
  * Builds the API without listening: tests drive it with app.inject(), main.ts only wires
@@ -340,7 +281,6 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
 
   registerOperationRoutes(app, deps, metrics);
   registerClusterRoutes(app, deps);
-  registerJobRoutes(app, deps, openStream);
   registerWorkloadRoutes(app, deps, openStream);
   registerQueueRoutes(app, deps, openStream, streams.streamBufferBytes);
   registerStatsRoutes(app, deps);

@@ -8,7 +8,6 @@ import {
 import {
   type AnyWorkloadKindAdapter,
   apiVersionOf,
-  batchJobAdapter,
   collectionPath,
   type KindChoice,
   type KubeObject,
@@ -39,7 +38,6 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
-  type V1Job,
   type V1Namespace,
   VersionApi,
 } from '@kubernetes/client-node';
@@ -47,10 +45,9 @@ import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { activeCondition, type ClusterView, clusterView } from './cluster-views.ts';
-import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
-import { loadRecordKeys, recordKeys } from './placement-trust.ts';
+import { loadRecordKeys, placementOf, recordKeys } from './placement-trust.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -58,7 +55,7 @@ import {
   type QueueDepthSample,
 } from './stats-history.ts';
 import { WorkloadKinds } from './workload-kinds.ts';
-import { workloadKey } from './workload-views.ts';
+import { waitingSince, workloadKey } from './workload-views.ts';
 
 export interface FleetViewOptions {
   management: KubeConfig;
@@ -110,6 +107,43 @@ export interface PreviewResult {
 export type MirrorLookup =
   | { kind: 'found'; cluster: string; connection: WorkerConnection; mirror: KubeObject }
   | { kind: 'unplaced' | 'disconnected' | 'absent'; cluster: string | undefined; message: string };
+
+/** What the API's connection to a workload's cluster shows of it: undefined when not connected at all. */
+export interface ClusterSight {
+  active: boolean;
+  /** The cluster serves the workload's kind (its mirrors are watched there). */
+  serves: boolean;
+  /** The cached object of the workload's name and kind there, whoever's it is. */
+  mirror: KubeObject | undefined;
+  connection: WorkerConnection;
+}
+
+/**
+ * Pure: the workload's current mirror as the API sees it, or why there is none to show. Only an
+ * object carrying this origin's UID counts: another origin's object of the same name (a
+ * collision, or an older incarnation) is no mirror of this one.
+ */
+export function lookUpMirror(
+  adapter: Pick<AnyWorkloadKindAdapter, 'resource'>,
+  origin: KubeObject,
+  cluster: string | undefined,
+  sight: ClusterSight | undefined,
+): MirrorLookup {
+  const what = adapter.resource.kind;
+  if (!cluster) return { kind: 'unplaced', cluster, message: `the ${what} is not placed on a cluster yet` };
+  if (!sight?.active)
+    return { kind: 'disconnected', cluster, message: `cluster ${cluster} is not reachable from the API now` };
+  const mirror = sight.mirror;
+  if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== origin.metadata?.uid)
+    return {
+      kind: 'absent',
+      cluster,
+      message: sight.serves
+        ? `no mirror on ${cluster} (not created yet, or removed after the ${what} finished)`
+        : `${cluster} does not serve ${apiVersionOf(adapter.resource)} ${what}: no mirror there`,
+    };
+  return { kind: 'found', cluster, connection: sight.connection, mirror };
+}
 
 /** One dispatched kind: its adapter, the value it claims, the management cluster's objects carrying it. */
 interface ViewedKind {
@@ -294,28 +328,6 @@ export class FleetView {
     return () => this.listeners.delete(listener);
   }
 
-  // --- batch/v1 Jobs, for the /api/v1/jobs routes (none when Jobs are not dispatched) ---
-
-  /** The dispatched Job, if Jobs are dispatched and it is one of them. */
-  job(namespace: string, name: string): V1Job | undefined {
-    return this.viewed.get(batchJobAdapter.name)?.origins.get(`${namespace}/${name}`) as V1Job | undefined;
-  }
-
-  /**
-   * The keys (`namespace/name`) of every dispatched Job in pagination order, sorted once per
-   * added or removed Job rather than per request; jobByKey() gives each one's current version.
-   */
-  jobKeys(): readonly string[] {
-    const jobs = this.viewed.get(batchJobAdapter.name);
-    if (!jobs) return [];
-    jobs.sortedKeys ??= sortKeys(jobs.origins.list().map((job) => objectKey(job)));
-    return jobs.sortedKeys;
-  }
-
-  jobByKey(key: string): V1Job | undefined {
-    return this.viewed.get(batchJobAdapter.name)?.origins.get(key) as V1Job | undefined;
-  }
-
   // --- workloads of every dispatched kind ---
 
   /** The dispatched object of that kind (adapter name), if any. */
@@ -369,27 +381,18 @@ export class FleetView {
    */
   mirrorOf(adapter: AnyWorkloadKindAdapter, origin: KubeObject): MirrorLookup {
     const cluster = placementOf(origin)?.cluster;
-    const what = adapter.resource.kind;
-    if (!cluster) return { kind: 'unplaced', cluster, message: `the ${what} is not placed on a cluster yet` };
-    const connection = this.registry.get(cluster);
-    if (!connection?.state.active)
-      return {
-        kind: 'disconnected',
-        cluster,
-        message: `cluster ${cluster} is not reachable from the API now`,
-      };
-    const mirror = connection.mirrors(adapter.name)?.get(jobKeyOf(origin));
-    if (!mirror || mirror.metadata?.labels?.[originUidLabel] !== origin.metadata?.uid) {
-      const served = connection.servedKinds.has(adapter.name);
-      return {
-        kind: 'absent',
-        cluster,
-        message: served
-          ? `no mirror on ${cluster} (not created yet, or removed after the ${what} finished)`
-          : `${cluster} does not serve ${apiVersionOf(adapter.resource)} ${what}: no mirror there`,
-      };
-    }
-    return { kind: 'found', cluster, connection, mirror };
+    const connection = cluster ? this.registry.get(cluster) : undefined;
+    return lookUpMirror(
+      adapter,
+      origin,
+      cluster,
+      connection && {
+        active: connection.state.active,
+        serves: connection.servedKinds.has(adapter.name),
+        mirror: connection.mirrors(adapter.name)?.get(objectKey(origin)),
+        connection,
+      },
+    );
   }
 
   /** Whether the API sees the workload's mirror on its cluster (its phase is running rather than placed). */

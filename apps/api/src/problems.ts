@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { Problem } from '@jobrelay/api-types';
 
 /** Stable problem codes: `type` is `${problemTypeBase}<code>`; clients and the plugin match on `code`. */
 export const problemCodes = {
@@ -30,32 +30,8 @@ export type ProblemCode = keyof typeof problemCodes;
 
 export const problemTypeBase = 'https://jobrelay.dev/problems/';
 
-/** A permission the caller lacks, as a SubjectAccessReview names it. */
-export const permissionSchema = z.object({
-  verb: z.string(),
-  group: z.string().optional(),
-  resource: z.string().optional(),
-  subresource: z.string().optional(),
-  namespace: z.string().optional(),
-  name: z.string().optional(),
-  nonResourceURL: z.string().optional(),
-});
-
-export const problemSchema = z
-  .object({
-    type: z.string(),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string(),
-    code: z.string(),
-    instance: z.string().optional(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-    missingPermission: permissionSchema.optional(),
-    reason: z.string().optional(),
-  })
-  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
-
-export type Problem = z.infer<typeof problemSchema>;
+export { permissionSchema, problemSchema } from '@jobrelay/api-types';
+export type { Problem };
 
 const titles: Record<ProblemCode, string> = {
   unauthenticated: 'Unauthenticated',

@@ -1,11 +1,17 @@
-// The parts of a dispatched workload's detail every kind shares (Jobs on /api/v1/namespaces/...
-// and every kind on /api/v1/workloads/...): its Events and placement history, its mirror as the
-// API's watch of the worker sees it, why it waits.
+// The parts of a dispatched workload's detail: its Events and placement history, its mirror as
+// the API's watch of the worker sees it.
+import {
+  type EventView,
+  type MirrorView,
+  placementRecordSource,
+  type WorkloadDetail,
+} from '@jobrelay/api-types';
 import type { AnyWorkloadKindAdapter, KubeObject } from '@jobrelay/kinds';
 import type { PlacementRecord } from '@jobrelay/placement';
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { z } from 'zod';
 import type { MirrorLookup } from './fleet-view.ts';
+import { placementOf } from './placement-trust.ts';
+import { workloadSummary } from './workload-views.ts';
 
 /** Events of a workload that tell its placement story, oldest first. */
 export const placementReasons: ReadonlySet<string> = new Set([
@@ -24,31 +30,7 @@ export const placementReasons: ReadonlySet<string> = new Set([
   'MirrorRefused',
 ]);
 
-/** The `source` of a history entry no Event recorded: it is read from the placement record. */
-export const placementRecordSource = 'placement-record';
-
-export const eventSchema = z.object({
-  type: z.string(),
-  reason: z.string(),
-  message: z.string(),
-  at: z.string().nullable(),
-  count: z.number().int(),
-  source: z
-    .string()
-    .nullable()
-    .describe(
-      `Who says so: the Event's reporting component, or "${placementRecordSource}" for a history entry read from the jobrelay.dev/placement record (no Event recorded it).`,
-    ),
-});
-
-export type EventView = z.infer<typeof eventSchema>;
-
-export const mirrorSchema = z.object({
-  cluster: z.string(),
-  uid: z.string().nullable(),
-  createdAt: z.string().nullable(),
-  status: z.record(z.string(), z.unknown()),
-});
+export { type EventView, placementRecordSource };
 
 export function iso(value: Date | string | undefined | null): string | null {
   if (value === undefined || value === null) return null;
@@ -127,7 +109,7 @@ function timeOf(text: string | null | undefined): number | undefined {
 export function mirrorView(
   adapter: AnyWorkloadKindAdapter,
   found: MirrorLookup,
-): { mirror: z.infer<typeof mirrorSchema> | null; mirrorUnavailable: string | null } {
+): { mirror: MirrorView | null; mirrorUnavailable: string | null } {
   if (found.kind !== 'found') return { mirror: null, mirrorUnavailable: found.message };
   const mirror: KubeObject = found.mirror;
   return {
@@ -142,26 +124,35 @@ export function mirrorView(
 }
 
 /**
- * The detail fields a Job and a workload of any kind share (placement, history, mirror,
- * status, Events, why it waits), with the words for what each is.
+ * A workload's detail from what the API holds of it: the origin, its mirror as found on its
+ * worker, its Events (null for a caller who may not list them), and, for a pending workload
+ * whose record says nothing, why placement would refuse it now (`previewReason`, asked only
+ * then). The summary's phase follows the mirror: found means running.
  */
-export function placedDetailFields(words: { mirror: string; status: string; events: string }) {
+export function workloadDetail(
+  adapter: AnyWorkloadKindAdapter,
+  object: KubeObject,
+  found: MirrorLookup,
+  events: EventView[] | null,
+  previewReason: () => string,
+  now: number = Date.now(),
+): WorkloadDetail {
+  const summary = workloadSummary(adapter, object, found.kind === 'found', now);
+  const record = placementOf(object);
+  const { mirror, mirrorUnavailable } = mirrorView(adapter, found);
+  const waiting =
+    summary.phase === 'pending'
+      ? { reason: summary.reason ?? previewReason(), since: summary.waitingSince }
+      : null;
   return {
-    placement: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .describe(
-        'The jobrelay.dev/placement record: cluster, attempt, placedAt, decision (why that cluster), carried progress, excluded clusters; after a worker refused its mirror, refusals, refusedBy and retryAfter, and gaveUp once jobrelay gave up on it.',
-      ),
-    history: z
-      .array(eventSchema)
-      .describe(
-        `Placement Events (Placed, Replacing, MirrorCreated, ...), oldest first. When no Placed Event tells the current placement (the controller records Placed and MirrorCreated only with --record-dispatch-events), a Placed entry read from the placement record stands for it: its message is the recorded decision, its at placedAt, its source "${placementRecordSource}".`,
-      ),
-    mirror: mirrorSchema.nullable().describe(words.mirror),
-    mirrorUnavailable: z.string().nullable().describe('Why the mirror is not shown, when it is not.'),
-    status: z.record(z.string(), z.unknown()).describe(words.status),
-    events: z.array(eventSchema).nullable().describe(words.events),
-    waiting: z.object({ reason: z.string(), since: z.string().nullable() }).nullable(),
+    ...summary,
+    placement: record ? plain(record) : null,
+    history: placementHistory(events, record),
+    mirror,
+    mirrorUnavailable,
+    status: plain(adapter.statusOf(object)),
+    events,
+    waiting,
+    podSelectors: found.kind === 'found' ? (adapter.podsOf?.(found.mirror) ?? []) : [],
   };
 }

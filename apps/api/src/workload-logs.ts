@@ -8,7 +8,7 @@ import { describeApiError, dns1123Label, dns1123Subdomain, statusCodeOf } from '
 import type { V1Pod } from '@kubernetes/client-node';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { OpenStream } from './build-api.ts';
+import type { OpenStream } from './api-app.ts';
 import type { FleetView } from './fleet-view.ts';
 import { LogOutput } from './log-output.ts';
 import { openPodLog } from './pod-log-stream.ts';

@@ -1,25 +1,19 @@
 // What the API shows of a dispatched workload of any kind, from its adapter's predicates and
-// the origin's placement record; nothing here knows a kind. batch/v1 Jobs keep their own,
-// richer view on the /api/v1/jobs routes (job-views.ts).
-import { type AnyWorkloadKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
-import type { PlacementRecord, PodGroup } from '@jobrelay/placement';
-import { z } from 'zod';
-import { placementOf, waitingReason, waitingSince } from './job-views.ts';
-import { recordKeysVersion } from './placement-trust.ts';
+// the origin's placement record; nothing here knows a kind.
 
-/**
- * One vocabulary for every kind, derived from the adapter and the placement record:
- * - `pending`: waiting for a cluster (no cluster in its placement record);
- * - `placed`: a cluster is chosen, but the API does not see its mirror there (being created,
- *   or the worker is not reachable from the API now);
- * - `running`: its mirror exists on the chosen cluster, where the kind's own controller runs it;
- * - `finished`: the adapter says it ended and will not run again (a Job Complete or Failed, a
- *   RayJob Complete or Failed; a RayCluster never finishes);
- * - `suspended`: suspended by its author (spec.suspend, or the kind's suspend field).
- * finished wins over suspended, which wins over the rest.
- */
-export const workloadPhases = ['pending', 'placed', 'running', 'finished', 'suspended'] as const;
-export type WorkloadPhase = (typeof workloadPhases)[number];
+import { type WorkloadPhase, type WorkloadSummary, workloadPhases } from '@jobrelay/api-types';
+import { type AnyWorkloadKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
+import { unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  waitingSince as attemptWaitingSince,
+  type PlacementRecord,
+  type PodGroup,
+} from '@jobrelay/placement';
+import { placementOf, recordKeysVersion } from './placement-trust.ts';
+
+export { type WorkloadPhase, workloadPhases };
+
+// The phases are described where they are defined: @jobrelay/api-types (workload.ts).
 
 /** What the phase reads of a kind: its adapter's predicates. */
 export type PhaseFacts = Pick<AnyWorkloadKindAdapter, 'isFinished' | 'isSuspended'>;
@@ -37,33 +31,24 @@ export function workloadPhase(
   return mirrorSeen ? 'running' : 'placed';
 }
 
-export const workloadSummarySchema = z
-  .object({
-    kind: z
-      .string()
-      .describe('The kind’s name in this API (its adapter’s): job, raycluster, rayjob, or a generic kind’s.'),
-    apiVersion: z.string().describe('The object’s apiVersion, e.g. ray.io/v1.'),
-    objectKind: z.string().describe('The object’s kind, e.g. RayCluster.'),
-    namespace: z.string(),
-    name: z.string(),
-    uid: z.string(),
-    phase: z.enum(workloadPhases),
-    cluster: z.string().nullable().describe('Where it is placed now; null while it waits.'),
-    attempt: z.number().int().nullable().describe('1 for the first placement, +1 per re-placement.'),
-    placedAt: z.string().nullable(),
-    waitingSince: z.string().nullable().describe('While pending: since when this attempt waits.'),
-    createdAt: z.string().nullable(),
-    finishedAt: z.string().nullable().describe('When it finished, if its kind says.'),
-    pods: z
-      .number()
-      .int()
-      .describe('Pods it runs at once, as placement counts them (its pod groups, e.g. head + workers).'),
-    reason: z.string().nullable().describe('While pending: why it waits for a cluster.'),
-    labels: z.record(z.string(), z.string()),
-  })
-  .meta({ id: 'WorkloadSummary' });
+/** While unplaced: when the current attempt started waiting for a cluster (as the controller counts it). */
+export function waitingSince(object: KubeObject): string | null {
+  const record = placementOf(object);
+  if (record?.cluster) return null;
+  return attemptWaitingSince(object, record)?.toISOString() ?? null;
+}
 
-export type WorkloadSummary = z.infer<typeof workloadSummarySchema>;
+/**
+ * Why an unplaced workload waits, as the controller last said it: given up on (its mirror was
+ * refused too often), refused by a worker and waiting out the delay, or fitting no cluster.
+ */
+export function waitingReason(object: KubeObject, now: number = Date.now()): string | null {
+  const record = placementOf(object);
+  if (record?.gaveUp !== undefined) return `jobrelay gave up on it: ${record.gaveUp}`;
+  if (record?.retryAfter && !record.cluster && Date.parse(record.retryAfter) > now)
+    return `${record.lastReplacedBecause ?? 'a worker refused its mirror'}; placed again after ${record.retryAfter}`;
+  return object.metadata?.annotations?.[unschedulableAnnotation] ?? null;
+}
 
 function timestamp(value: Date | string | undefined): string | null {
   if (value === undefined) return null;
@@ -88,6 +73,7 @@ export function workloadSummary(
   adapter: AnyWorkloadKindAdapter,
   object: KubeObject,
   mirrorSeen: boolean,
+  now: number = Date.now(),
 ): WorkloadSummary {
   const cached = bases.get(object);
   let base = cached?.keys === recordKeysVersion() ? cached.base : undefined;
@@ -121,7 +107,7 @@ export function workloadSummary(
     ...base,
     phase,
     waitingSince: phase === 'pending' ? waitingSince(object) : null,
-    reason: phase === 'pending' ? waitingReason(object) : null,
+    reason: phase === 'pending' ? waitingReason(object, now) : null,
   };
 }
 

@@ -5,7 +5,7 @@ import { batchJobAdapter, jobSetKind, rayClusterAdapter, rayJobAdapter } from '@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadApiConfig } from '../src/api-config.ts';
 import { ApiProblem } from '../src/problems.ts';
-import { onJobs, onKind, onKinds } from '../src/routes/permissions.ts';
+import { onKind, onKinds } from '../src/routes/permissions.ts';
 import { chosenKinds, WorkloadKinds } from '../src/workload-kinds.ts';
 
 const kinds = new WorkloadKinds([
@@ -135,7 +135,7 @@ describe('permissions: each kind’s own group and plural, never batch/jobs for 
       { verb: 'list', group: 'batch', resource: 'jobs' },
       { verb: 'list', group: 'ray.io', resource: 'rayjobs' },
     ]);
-    expect(onJobs('watch', 'team-a')).toEqual({
+    expect(onKind(batchJobAdapter, 'watch', 'team-a')).toEqual({
       verb: 'watch',
       group: 'batch',
       resource: 'jobs',

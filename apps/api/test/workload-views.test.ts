@@ -174,3 +174,64 @@ describe('podDemandProblem: what a previewed manifest must give placement', () =
     expect(podDemandProblem(rayClusterAdapter.podDemand(rayCluster()))).toBeUndefined();
   });
 });
+
+describe('what a summary believes of the placement record, and why a workload waits', () => {
+  const unsealed = JSON.stringify(placed);
+
+  it('shows a record jobrelay did not seal for this very workload as no placement at all', () => {
+    const forged = rayCluster({ annotations: { 'jobrelay.dev/placement': unsealed } });
+    expect(workloadSummary(rayClusterAdapter, forged, false)).toMatchObject({
+      phase: 'pending',
+      cluster: null,
+      attempt: null,
+    });
+    const copied = rayCluster({ annotations: { 'jobrelay.dev/placement': placedAnnotation } });
+    copied.metadata.uid = 'rc-2';
+    expect(workloadSummary(rayClusterAdapter, copied, false)).toMatchObject({
+      phase: 'pending',
+      cluster: null,
+    });
+  });
+
+  it('says why a workload whose mirror was refused waits: the refusal until its retry, then why nothing fits, or that jobrelay gave up', () => {
+    const refusedRecord = (retryAfter: string, extra: Partial<PlacementRecord> = {}) =>
+      formatPlacementRecord(
+        {
+          attempt: 1,
+          carried: { succeeded: 0, failed: 0 },
+          excludedClusters: [],
+          refusals: 1,
+          refusedBy: ['w1'],
+          retryAfter,
+          lastReplacedBecause: 'cluster w1 refused the mirror (HTTP 403): exceeded quota',
+          ...extra,
+        } as PlacementRecord,
+        { namespace: 'team-a', name: 'demo', uid: 'rc-1' },
+        keys,
+      );
+    const unschedulable = { 'jobrelay.dev/unschedulable': '0/1 clusters available: 1 cordoned.' };
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const refused = rayCluster({
+      annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(soon) },
+    });
+    expect(workloadSummary(rayClusterAdapter, refused, false).reason).toBe(
+      `cluster w1 refused the mirror (HTTP 403): exceeded quota; placed again after ${soon}`,
+    );
+    const past = '2026-12-01T10:00:05Z';
+    const retried = rayCluster({
+      annotations: { ...unschedulable, 'jobrelay.dev/placement': refusedRecord(past) },
+    });
+    expect(workloadSummary(rayClusterAdapter, retried, false).reason).toBe(
+      '0/1 clusters available: 1 cordoned.',
+    );
+    const gaveUp = rayCluster({
+      annotations: {
+        'jobrelay.dev/placement': refusedRecord(past, { gaveUp: 'its mirror was refused 3 times' }),
+      },
+    });
+    expect(workloadSummary(rayClusterAdapter, gaveUp, false)).toMatchObject({
+      phase: 'pending',
+      reason: 'jobrelay gave up on it: its mirror was refused 3 times',
+    });
+  });
+});

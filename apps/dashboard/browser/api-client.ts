@@ -1,4 +1,4 @@
-import type { Problem } from './api-types.ts';
+import type { Problem } from '@jobrelay/api-types';
 
 /** An answer the API refused, with its problem+json detail (never the token). */
 export class ApiError extends Error {

@@ -1,5 +1,5 @@
+import type { StatsHistory } from '@jobrelay/api-types';
 import { linePath, niceScale, stackedBars, timeLinePath } from '../src/chart-scale.ts';
-import type { StatsHistory } from './api-types.ts';
 import type { PageContext } from './dashboard-state.ts';
 import { type Child, h, s } from './dom.ts';
 import { clock, errorBox, notAllowed } from './format.ts';
@@ -167,7 +167,7 @@ function latencyChart(history: StatsHistory) {
   const counted = history.dispatchLatency.reduce((sum, m) => sum + m.count, 0);
   const lastMinute = [...history.dispatchLatency].reverse().find((m) => m.count > 0);
   const summary = counted
-    ? `${counted} first placement(s) in the hour; latest minute with any: median ${lastMinute?.medianSeconds} s, p95 ${lastMinute?.p95Seconds} s (from the Job’s creation to its placement).`
+    ? `${counted} first placement(s) in the hour; latest minute with any: median ${lastMinute?.medianSeconds} s, p95 ${lastMinute?.p95Seconds} s (from the workload’s creation to its placement).`
     : 'No first placement in the last hour.';
   const dots = (values: Array<number | null>, cls: string) =>
     values.map((v, i) =>

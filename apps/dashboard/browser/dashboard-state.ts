@@ -1,7 +1,14 @@
+import type {
+  Caller,
+  Cluster,
+  PendingWorkload,
+  StatsHistory,
+  WorkloadDetail,
+  WorkloadSummary,
+} from '@jobrelay/api-types';
 import { type DashboardRoute, parseHashRoute } from '../src/hash-route.ts';
-import { emptyJobFilter, type JobFilter } from '../src/job-filters.ts';
+import { emptyWorkloadFilter, type WorkloadFilter } from '../src/workload-filters.ts';
 import type { ApiClient } from './api-client.ts';
-import type { Cluster, JobDetail, JobSummary, Me, PendingItem, StatsHistory } from './api-types.ts';
 import type { WatchState } from './watch-stream.ts';
 
 /** Everything the pages draw from; changed only by main.ts and the pages' actions, then re-rendered. */
@@ -9,24 +16,25 @@ export interface DashboardState {
   route: DashboardRoute;
   clusters: Map<string, Cluster>;
   clustersError: string | undefined;
-  jobs: Map<string, JobSummary>;
-  jobsTruncated: boolean;
-  jobsError: string | undefined;
-  pending: PendingItem[] | undefined;
+  /** By workloadKey (kind/namespace/name). */
+  workloads: Map<string, WorkloadSummary>;
+  workloadsTruncated: boolean;
+  workloadsError: string | undefined;
+  pending: PendingWorkload[] | undefined;
   pendingError: string | undefined;
   history: StatsHistory | undefined;
   historyError: string | undefined;
   detail:
     | {
         key: string;
-        job?: JobDetail;
+        workload?: WorkloadDetail;
         error?: string;
         logs?: string;
         logsError?: string;
         logsLoading?: boolean;
       }
     | undefined;
-  filter: JobFilter;
+  filter: WorkloadFilter;
   live: WatchState;
   liveDetail: string | undefined;
   /** The cluster whose drain waits for confirmation. */
@@ -39,7 +47,7 @@ export interface DashboardState {
    * one would overwrite it with older data, so it is read again instead.
    */
   clusterChanges: number;
-  jobChanges: number;
+  workloadChanges: number;
 }
 
 export function initialState(): DashboardState {
@@ -47,22 +55,22 @@ export function initialState(): DashboardState {
     route: parseHashRoute(location.hash),
     clusters: new Map(),
     clustersError: undefined,
-    jobs: new Map(),
-    jobsTruncated: false,
-    jobsError: undefined,
+    workloads: new Map(),
+    workloadsTruncated: false,
+    workloadsError: undefined,
     pending: undefined,
     pendingError: undefined,
     history: undefined,
     historyError: undefined,
     detail: undefined,
-    filter: { ...emptyJobFilter },
+    filter: { ...emptyWorkloadFilter },
     live: 'connecting',
     liveDetail: undefined,
     confirmingDrain: undefined,
     actionError: undefined,
     busy: new Set(),
     clusterChanges: 0,
-    jobChanges: 0,
+    workloadChanges: 0,
   };
 }
 
@@ -70,7 +78,9 @@ export function initialState(): DashboardState {
 export interface PageContext {
   state: DashboardState;
   client: ApiClient;
-  me: Me;
+  me: Caller;
+  /** The kinds the caller may list (in the dashboard's namespace): what the lists ask for. */
+  listableKinds: string[];
   can(action: string): boolean;
   /** The permission an action needs (the first missing one when not allowed). */
   needs(action: string): string;
@@ -81,5 +91,3 @@ export interface PageContext {
   reloadDetail(): Promise<void>;
   reloadLogs(): Promise<void>;
 }
-
-export const jobKey = (job: { namespace: string; name: string }) => `${job.namespace}/${job.name}`;

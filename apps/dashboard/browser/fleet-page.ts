@@ -1,6 +1,6 @@
+import type { Cluster } from '@jobrelay/api-types';
 import { formatQuantity, quantityValue } from '../src/resource-quantity.ts';
 import { ApiError } from './api-client.ts';
-import type { Cluster } from './api-types.ts';
 import type { PageContext } from './dashboard-state.ts';
 import { h, s } from './dom.ts';
 import { age, badge, errorBox, notAllowed } from './format.ts';

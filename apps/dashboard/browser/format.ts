@@ -28,17 +28,15 @@ const phaseTones: Record<string, string> = {
   running: 'info',
   placed: 'info',
   pending: 'warn',
-  succeeded: 'ok',
   finished: 'ok',
-  failed: 'bad',
   suspended: 'muted',
 };
 
 const phaseWords: Record<string, string> = {
-  running: 'Running',
   pending: 'Pending',
-  succeeded: 'Complete',
-  failed: 'Failed',
+  placed: 'Placed',
+  running: 'Running',
+  finished: 'Finished',
   suspended: 'Suspended',
 };
 

@@ -1,17 +1,25 @@
 import './dashboard.css';
+import type {
+  Caller,
+  Cluster,
+  PendingWorkload,
+  StatsHistory,
+  WorkloadDetail,
+  WorkloadSummary,
+} from '@jobrelay/api-types';
 import { hashOf, parseHashRoute } from '../src/hash-route.ts';
 import { inNamespace } from '../src/namespace-scope.ts';
+import { workloadKey } from '../src/workload-filters.ts';
 import { ApiClient, ApiError } from './api-client.ts';
-import type { Cluster, JobDetail, JobSummary, Me, PendingItem, StatsHistory } from './api-types.ts';
 import { renderCharts } from './charts-page.ts';
-import { type DashboardState, initialState, jobKey, type PageContext } from './dashboard-state.ts';
+import { type DashboardState, initialState, type PageContext } from './dashboard-state.ts';
 import { h, replaceContent } from './dom.ts';
 import { renderFleet } from './fleet-page.ts';
-import { renderJob } from './job-page.ts';
-import { renderJobs } from './jobs-page.ts';
 import { renderPending } from './pending-page.ts';
 import { renderSignIn, signIn } from './sign-in-page.ts';
 import { watchFleet } from './watch-stream.ts';
+import { renderWorkload } from './workload-page.ts';
+import { renderWorkloads } from './workloads-page.ts';
 
 /** The token lives in this tab's session storage only: closing the tab forgets it. */
 const tokenKey = 'jobrelay.dashboard.token';
@@ -21,7 +29,7 @@ const root = document.getElementById('app')!;
 
 const pages = [
   { view: 'fleet', label: 'Fleet' },
-  { view: 'jobs', label: 'Jobs' },
+  { view: 'workloads', label: 'Workloads' },
   { view: 'pending', label: 'Pending' },
   { view: 'charts', label: 'Charts' },
 ] as const;
@@ -42,17 +50,26 @@ function message(err: unknown): string {
   return err instanceof ApiError || err instanceof Error ? err.message : String(err);
 }
 
-function start(token: string, me: Me): void {
+function start(token: string, me: Caller): void {
   sessionStorage.setItem(tokenKey, token);
-  // Lists and the watch of Jobs and workloads ask for this namespace only; the fleet is cluster-wide.
+  // Lists and the watch of workloads ask for this namespace only; the fleet is cluster-wide.
   const namespace = me.namespace ?? undefined;
   if (namespace) sessionStorage.setItem(namespaceKey, namespace);
   else sessionStorage.removeItem(namespaceKey);
   const client = new ApiClient(token);
   const state: DashboardState = initialState();
-  const allowed = new Map(me.actions.map((a) => [a.action, a]));
+  const allowed = new Map<string, Caller['actions'][number]>(me.actions.map((a) => [a.action, a]));
   const can = (action: string) => allowed.get(action)?.allowed === true;
   const needs = (action: string) => allowed.get(action)?.needs ?? action;
+  // The lists and the watch ask for the kinds the caller may read, so that a caller who may read
+  // Jobs but not RayClusters still sees its Jobs (the API refuses a list naming a kind it may not).
+  const listableKinds = me.kinds.filter((kind) => kind.list).map((kind) => kind.kind);
+  const watchableKinds = me.kinds.filter((kind) => kind.watch).map((kind) => kind.kind);
+  /** `path` narrowed to these kinds, unless they are every kind. */
+  const ofKinds = (path: string, kinds: string[]) =>
+    kinds.length === me.kinds.length
+      ? path
+      : `${path}${path.includes('?') ? '&' : '?'}kind=${encodeURIComponent(kinds.join(','))}`;
 
   const announcer = h('p', {
     class: 'visually-hidden',
@@ -114,7 +131,7 @@ function start(token: string, me: Me): void {
         namespace
           ? h(
               'span',
-              { class: 'scope', title: 'The Jobs and Pending pages show this namespace' },
+              { class: 'scope', title: 'The Workloads and Pending pages show this namespace' },
               `in ${namespace}`,
             )
           : null,
@@ -154,27 +171,31 @@ function start(token: string, me: Me): void {
     }
     rerender();
   };
-  const reloadJobs = async () => {
-    if (!can('listJobs')) return;
-    const changesBefore = state.jobChanges;
+  const reloadWorkloads = async () => {
+    if (listableKinds.length === 0) return;
+    const changesBefore = state.workloadChanges;
     try {
-      const { items, truncated } = await client.list<JobSummary>(inNamespace('/api/v1/jobs', namespace));
-      if (state.jobChanges !== changesBefore) {
-        jobsSoon();
+      const { items, truncated } = await client.list<WorkloadSummary>(
+        ofKinds(inNamespace('/api/v1/workloads', namespace), listableKinds),
+      );
+      if (state.workloadChanges !== changesBefore) {
+        workloadsSoon();
         return;
       }
-      state.jobs = new Map(items.map((j) => [jobKey(j), j]));
-      state.jobsTruncated = truncated;
-      state.jobsError = undefined;
+      state.workloads = new Map(items.map((w) => [workloadKey(w), w]));
+      state.workloadsTruncated = truncated;
+      state.workloadsError = undefined;
     } catch (err) {
-      state.jobsError = message(err);
+      state.workloadsError = message(err);
     }
     rerender();
   };
   const reloadPending = async () => {
-    if (!can('listWorkloads')) return;
+    if (listableKinds.length === 0) return;
     try {
-      state.pending = (await client.list<PendingItem>(inNamespace('/api/v1/pending', namespace))).items;
+      state.pending = (
+        await client.list<PendingWorkload>(ofKinds(inNamespace('/api/v1/pending', namespace), listableKinds))
+      ).items;
       state.pendingError = undefined;
     } catch (err) {
       state.pendingError = message(err);
@@ -191,28 +212,33 @@ function start(token: string, me: Me): void {
     }
     rerender();
   };
-  const reloadDetail = async () => {
+  /** The API's path of the workload the route shows, or undefined on another page. */
+  const detailPath = () => {
     const route = state.route;
-    if (route.view !== 'job') return;
-    const key = `${route.namespace}/${route.name}`;
-    const path = `/api/v1/namespaces/${encodeURIComponent(route.namespace)}/jobs/${encodeURIComponent(route.name)}`;
+    if (route.view !== 'workload') return undefined;
+    const path = `/api/v1/workloads/${[route.kind, route.namespace, route.name].map(encodeURIComponent).join('/')}`;
+    return { key: workloadKey(route), path };
+  };
+  const reloadDetail = async () => {
+    const at = detailPath();
+    if (!at) return;
+    const { key, path } = at;
     try {
-      const job = await client.get<JobDetail>(path);
-      if (state.detail?.key === key) state.detail = { ...state.detail, job, error: undefined };
+      const workload = await client.get<WorkloadDetail>(path);
+      if (state.detail?.key === key) state.detail = { ...state.detail, workload, error: undefined };
     } catch (err) {
       if (state.detail?.key === key) state.detail = { ...state.detail, error: message(err) };
     }
     rerender();
   };
   const reloadLogs = async () => {
-    const route = state.route;
-    if (route.view !== 'job' || !can('readLogs')) return;
-    const key = `${route.namespace}/${route.name}`;
-    const path = `/api/v1/namespaces/${encodeURIComponent(route.namespace)}/jobs/${encodeURIComponent(route.name)}/logs?tailLines=200`;
+    const at = detailPath();
+    if (!at || !can('readLogs')) return;
+    const { key, path } = at;
     if (state.detail?.key === key) state.detail = { ...state.detail, logsLoading: true };
     rerender();
     try {
-      const logs = await client.text(path);
+      const logs = await client.text(`${path}/logs?tailLines=200`);
       if (state.detail?.key === key)
         state.detail = { ...state.detail, logs, logsError: undefined, logsLoading: false };
     } catch (err) {
@@ -226,6 +252,7 @@ function start(token: string, me: Me): void {
     state,
     client,
     me,
+    listableKinds,
     can,
     needs,
     rerender,
@@ -236,7 +263,7 @@ function start(token: string, me: Me): void {
   };
 
   const clustersSoon = throttled(2_000, () => void reloadClusters());
-  const jobsSoon = throttled(2_000, () => void reloadJobs());
+  const workloadsSoon = throttled(2_000, () => void reloadWorkloads());
   const pendingSoon = throttled(2_000, () => {
     if (state.route.view === 'pending') void reloadPending();
   });
@@ -254,7 +281,10 @@ function start(token: string, me: Me): void {
     liveIndicator.title = state.liveDetail ?? 'Changes arrive through the API’s event stream';
   };
 
-  const streams = [...(can('watchJobs') ? ['jobs'] : []), ...(can('watchClusters') ? ['clusters'] : [])];
+  const streams = [
+    ...(watchableKinds.length > 0 ? ['workloads'] : []),
+    ...(can('watchClusters') ? ['clusters'] : []),
+  ];
   let wasLive = false;
   if (streams.length > 0) {
     watchFleet(
@@ -269,7 +299,7 @@ function start(token: string, me: Me): void {
           if (live === 'live' && wasLive && previous !== 'live') {
             // Back after a break: what changed meanwhile is read anew.
             void reloadClusters();
-            void reloadJobs();
+            void reloadWorkloads();
             pendingSoon();
           }
           if (live === 'live') wasLive = true;
@@ -277,15 +307,15 @@ function start(token: string, me: Me): void {
         },
         onEvent: (event, data) => {
           const change = data as { type: string; object: unknown };
-          if (event === 'job') {
-            const job = change.object as JobSummary;
-            const key = jobKey(job);
-            const before = state.jobs.get(key);
-            if (change.type === 'deleted') state.jobs.delete(key);
-            else state.jobs.set(key, job);
-            state.jobChanges += 1;
-            if (before && before.phase !== job.phase && change.type !== 'deleted')
-              announce(`Job ${key} is now ${job.phase}`);
+          if (event === 'workload') {
+            const workload = change.object as WorkloadSummary;
+            const key = workloadKey(workload);
+            const before = state.workloads.get(key);
+            if (change.type === 'deleted') state.workloads.delete(key);
+            else state.workloads.set(key, workload);
+            state.workloadChanges += 1;
+            if (before && before.phase !== workload.phase && change.type !== 'deleted')
+              announce(`${workload.kind} ${workload.namespace}/${workload.name} is now ${workload.phase}`);
             if (state.detail?.key === key) detailSoon();
             clustersSoon();
             pendingSoon();
@@ -300,10 +330,11 @@ function start(token: string, me: Me): void {
         },
       },
       namespace,
+      watchableKinds.length === me.kinds.length ? undefined : watchableKinds.join(','),
     );
   } else {
     state.live = 'stopped';
-    state.liveDetail = 'your RBAC allows watching neither Jobs nor clusters';
+    state.liveDetail = 'your RBAC allows watching neither workloads nor clusters';
     drawLive();
   }
 
@@ -312,7 +343,7 @@ function start(token: string, me: Me): void {
     if (state.route.view === 'charts') void reloadHistory();
     if (state.route.view === 'pending') void reloadPending();
     if (!can('watchClusters')) void reloadClusters();
-    if (!can('watchJobs')) void reloadJobs();
+    if (watchableKinds.length === 0) void reloadWorkloads();
   }, 15_000);
 
   const onRoute = () => {
@@ -320,20 +351,21 @@ function start(token: string, me: Me): void {
     const canonical = hashOf(state.route);
     if (location.hash !== canonical) history.replaceState(null, '', canonical);
     for (const link of navLinks) {
-      const current = link.dataset.view === (state.route.view === 'job' ? 'jobs' : state.route.view);
+      const current =
+        link.dataset.view === (state.route.view === 'workload' ? 'workloads' : state.route.view);
       if (current) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
     state.confirmingDrain = undefined;
-    if (state.route.view === 'job') {
-      const key = `${state.route.namespace}/${state.route.name}`;
+    if (state.route.view === 'workload') {
+      const key = workloadKey(state.route);
       if (state.detail?.key !== key) state.detail = { key };
       void reloadDetail();
       void reloadLogs();
     }
     if (state.route.view === 'pending') void reloadPending();
     if (state.route.view === 'charts') void reloadHistory();
-    const title = pages.find((p) => p.view === state.route.view)?.label ?? 'Job';
+    const title = pages.find((p) => p.view === state.route.view)?.label ?? 'Workload';
     document.title = `${title} · jobrelay`;
     draw();
   };
@@ -344,10 +376,10 @@ function start(token: string, me: Me): void {
     const content =
       route.view === 'fleet'
         ? renderFleet(context)
-        : route.view === 'jobs'
-          ? renderJobs(context)
-          : route.view === 'job'
-            ? renderJob(context, route.namespace, route.name)
+        : route.view === 'workloads'
+          ? renderWorkloads(context)
+          : route.view === 'workload'
+            ? renderWorkload(context, route.kind, route.namespace, route.name)
             : route.view === 'pending'
               ? renderPending(context)
               : renderCharts(context);
@@ -357,13 +389,13 @@ function start(token: string, me: Me): void {
   window.addEventListener('hashchange', onRoute);
   onRoute();
   void reloadClusters();
-  void reloadJobs();
+  void reloadWorkloads();
 }
 
 function boot(): void {
   const token = sessionStorage.getItem(tokenKey);
   const namespace = sessionStorage.getItem(namespaceKey) ?? '';
-  const signedIn = (freshToken: string, me: Me) => start(freshToken, me);
+  const signedIn = (freshToken: string, me: Caller) => start(freshToken, me);
   if (!token) {
     renderSignIn(root, signedIn);
     return;

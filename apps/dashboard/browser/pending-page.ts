@@ -5,7 +5,7 @@ import { badge, duration, errorBox, notAllowed } from './format.ts';
 
 export function renderPending(context: PageContext) {
   const { state } = context;
-  if (!context.can('listWorkloads'))
+  if (context.listableKinds.length === 0)
     return [h('h1', null, 'Pending'), notAllowed('read the pending queue', context.needs('listWorkloads'))];
   const items = state.pending;
   return [
@@ -31,13 +31,18 @@ export function renderPending(context: PageContext) {
                 h(
                   'td',
                   null,
-                  item.kind === 'job'
-                    ? h(
-                        'a',
-                        { href: hashOf({ view: 'job', namespace: item.namespace, name: item.name }) },
-                        `${item.namespace}/${item.name}`,
-                      )
-                    : `${item.namespace}/${item.name}`,
+                  h(
+                    'a',
+                    {
+                      href: hashOf({
+                        view: 'workload',
+                        kind: item.kind,
+                        namespace: item.namespace,
+                        name: item.name,
+                      }),
+                    },
+                    `${item.namespace}/${item.name}`,
+                  ),
                 ),
                 h('td', null, item.kind),
                 h('td', null, item.waitingSeconds === null ? '—' : duration(item.waitingSeconds)),

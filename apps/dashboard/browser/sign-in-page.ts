@@ -1,10 +1,13 @@
+import type { Caller } from '@jobrelay/api-types';
 import { inNamespace, readNamespace } from '../src/namespace-scope.ts';
 import { ApiClient, ApiError } from './api-client.ts';
-import type { Me } from './api-types.ts';
 import { h, replaceContent } from './dom.ts';
 
-/** The actions without which there is nothing to show: a caller with none of them is refused. */
-const readActions = ['listClusters', 'listJobs', 'listWorkloads'];
+/**
+ * The actions without which there is nothing to show: a caller with none of them, and who may
+ * list no kind of workload, is refused.
+ */
+const readActions = ['listClusters', 'listWorkloads'];
 
 /**
  * Asks the API who the token belongs to and what it may do (GET /api/v1/me), in one namespace
@@ -14,7 +17,7 @@ const readActions = ['listClusters', 'listJobs', 'listWorkloads'];
 export async function signIn(
   token: string,
   namespaceText = '',
-): Promise<{ ok: true; me: Me } | { ok: false; message: string }> {
+): Promise<{ ok: true; me: Caller } | { ok: false; message: string }> {
   const trimmed = token.trim();
   if (!trimmed) return { ok: false, message: 'Paste a bearer token of the management cluster first.' };
   if (/\s/.test(trimmed))
@@ -22,9 +25,9 @@ export async function signIn(
   const scope = readNamespace(namespaceText);
   if (!scope.ok) return { ok: false, message: scope.message };
   try {
-    const me = await new ApiClient(trimmed).get<Me>(inNamespace('/api/v1/me', scope.namespace));
+    const me = await new ApiClient(trimmed).get<Caller>(inNamespace('/api/v1/me', scope.namespace));
     const reads = me.actions.filter((a) => readActions.includes(a.action));
-    if (!reads.some((a) => a.allowed)) {
+    if (!reads.some((a) => a.allowed) && !me.kinds.some((kind) => kind.list)) {
       const needs = reads.map((a) => a.needs).join(', or ');
       return {
         ok: false,
@@ -46,7 +49,7 @@ export async function signIn(
 
 export function renderSignIn(
   root: Element,
-  onSignedIn: (token: string, me: Me) => void,
+  onSignedIn: (token: string, me: Caller) => void,
   notice?: string,
   namespace = '',
 ): void {
@@ -108,7 +111,7 @@ export function renderSignIn(
     h(
       'p',
       { id: 'namespace-help', class: 'help' },
-      'Empty: every namespace your RBAC lets you read. If your rights stop at one namespace (a Role there), enter it: the Jobs and Pending pages then show that namespace.',
+      'Empty: every namespace your RBAC lets you read. If your rights stop at one namespace (a Role there), enter it: the Workloads and Pending pages then show that namespace.',
     ),
     error,
     button,

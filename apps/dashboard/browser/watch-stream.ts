@@ -21,6 +21,8 @@ export function watchFleet(
   streams: string[],
   handlers: WatchHandlers,
   namespace?: string,
+  /** The workload kinds to stream (comma-separated names); undefined: every kind. */
+  kinds?: string,
 ): { close(): void } {
   const abort = new AbortController();
   let failures = 0;
@@ -31,7 +33,10 @@ export function watchFleet(
       try {
         const response = await client.request(
           'GET',
-          inNamespace(`/api/v1/watch?kinds=${streams.join(',')}`, namespace),
+          inNamespace(
+            `/api/v1/watch?kinds=${streams.join(',')}${kinds ? `&kind=${encodeURIComponent(kinds)}` : ''}`,
+            namespace,
+          ),
           abort.signal,
         );
         handlers.onState('live');

@@ -1,8 +1,11 @@
-/** The dashboard's pages, from the URL's hash (#/fleet, #/jobs, #/jobs/ns/name, #/pending, #/charts). */
+/**
+ * The dashboard's pages, from the URL's hash: #/fleet, #/workloads, #/workloads/<kind>/<ns>/<name>,
+ * #/pending, #/charts.
+ */
 export type DashboardRoute =
   | { view: 'fleet' }
-  | { view: 'jobs' }
-  | { view: 'job'; namespace: string; name: string }
+  | { view: 'workloads' }
+  | { view: 'workload'; kind: string; namespace: string; name: string }
   | { view: 'pending' }
   | { view: 'charts' };
 
@@ -19,16 +22,17 @@ export function parseHashRoute(hash: string): DashboardRoute {
         return part;
       }
     });
-  const [first, namespace, name] = parts;
-  if (first === 'jobs' && namespace && name && parts.length === 3) return { view: 'job', namespace, name };
-  if (first === 'jobs' && parts.length === 1) return { view: 'jobs' };
+  const [first, kind, namespace, name] = parts;
+  if (first === 'workloads' && kind && namespace && name && parts.length === 4)
+    return { view: 'workload', kind, namespace, name };
+  if (first === 'workloads' && parts.length === 1) return { view: 'workloads' };
   if (first === 'pending') return { view: 'pending' };
   if (first === 'charts') return { view: 'charts' };
   return { view: 'fleet' };
 }
 
 export function hashOf(route: DashboardRoute): string {
-  if (route.view === 'job')
-    return `#/jobs/${encodeURIComponent(route.namespace)}/${encodeURIComponent(route.name)}`;
+  if (route.view === 'workload')
+    return `#/workloads/${[route.kind, route.namespace, route.name].map(encodeURIComponent).join('/')}`;
   return `#/${route.view}`;
 }

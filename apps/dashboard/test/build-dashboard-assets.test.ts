@@ -7,6 +7,8 @@ describe('buildDashboardAssets', () => {
     expect(js).toContain('/api/v1/me');
     expect(js).toContain('/api/v1/watch');
     expect(css).toContain('.cluster');
+    // The wire types come as types only (and phases from their zod-free module): no zod in the page.
+    expect(js).not.toMatch(/\bZodError\b|\$ZodType/);
     // Only the page's own files, by relative URL: no CDN, no web font, no inline script.
     expect([...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1])).toEqual([
       'data:,',

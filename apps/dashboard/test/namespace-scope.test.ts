@@ -21,10 +21,10 @@ describe('readNamespace', () => {
 
 describe('inNamespace', () => {
   it('leaves a path alone for every namespace, and adds the parameter for one', () => {
-    expect(inNamespace('/api/v1/jobs', undefined)).toBe('/api/v1/jobs');
-    expect(inNamespace('/api/v1/jobs', 'team-a')).toBe('/api/v1/jobs?namespace=team-a');
-    expect(inNamespace('/api/v1/watch?kinds=jobs', 'team-a')).toBe(
-      '/api/v1/watch?kinds=jobs&namespace=team-a',
+    expect(inNamespace('/api/v1/workloads', undefined)).toBe('/api/v1/workloads');
+    expect(inNamespace('/api/v1/workloads', 'team-a')).toBe('/api/v1/workloads?namespace=team-a');
+    expect(inNamespace('/api/v1/watch?kinds=workloads', 'team-a')).toBe(
+      '/api/v1/watch?kinds=workloads&namespace=team-a',
     );
   });
 

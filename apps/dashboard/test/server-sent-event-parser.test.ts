@@ -4,7 +4,7 @@ import { ServerSentEventParser } from '../src/server-sent-event-parser.ts';
 
 const frames =
   ': jobrelay watch\nretry: 2000\n\n' +
-  'event: job\ndata: {"type":"added","object":{"name":"a"}}\n\n' +
+  'event: workload\ndata: {"type":"added","object":{"name":"a"}}\n\n' +
   ': keep-alive\n\n' +
   'event: cluster\ndata: {"type":"modified"}\n\n';
 
@@ -13,7 +13,7 @@ describe('ServerSentEventParser', () => {
     const parser = new ServerSentEventParser();
     const events = parser.push(frames);
     expect(events).toEqual([
-      { event: 'job', data: '{"type":"added","object":{"name":"a"}}', id: undefined },
+      { event: 'workload', data: '{"type":"added","object":{"name":"a"}}', id: undefined },
       { event: 'cluster', data: '{"type":"modified"}', id: undefined },
     ]);
     expect(parser.retryMs).toBe(2000);
@@ -29,9 +29,9 @@ describe('ServerSentEventParser', () => {
 
   it('dispatches nothing for an event without data, and nothing before the blank line', () => {
     const parser = new ServerSentEventParser();
-    expect(parser.push('event: job\n\n')).toEqual([]);
-    expect(parser.push('event: job\ndata: 1\n')).toEqual([]);
-    expect(parser.push('\n')).toEqual([{ event: 'job', data: '1', id: undefined }]);
+    expect(parser.push('event: workload\n\n')).toEqual([]);
+    expect(parser.push('event: workload\ndata: 1\n')).toEqual([]);
+    expect(parser.push('\n')).toEqual([{ event: 'workload', data: '1', id: undefined }]);
   });
 
   it('accepts CRLF and CR line ends, even a CRLF cut between two chunks', () => {

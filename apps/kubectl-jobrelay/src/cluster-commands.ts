@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Cluster, Drain, RegisterDryRun } from '@jobrelay/api-types';
 import { stringify } from 'yaml';
-import type { Cluster, Drain, RegisterDryRun } from './api-types.ts';
 import { durationFlag, integerFlag, labelFlags } from './command-line.ts';
 import { problemIs } from './describe-api-error.ts';
 import { formatDuration } from './format-age.ts';

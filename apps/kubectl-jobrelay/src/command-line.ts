@@ -70,7 +70,8 @@ const workloadNamespace: OptionSpec = {
 const oneKind: OptionSpec = {
   type: 'string',
   value: 'KIND',
-  description: 'its kind as the API names it: job (default), raycluster, rayjob, ... (or write KIND/NAME)',
+  description:
+    'its kind as the API names it: job, raycluster, rayjob, ... (or write KIND/NAME); without it, whichever kind has a workload of that name',
 };
 const limit: OptionSpec = {
   type: 'string',
@@ -167,14 +168,17 @@ export const commands: readonly CommandSpec[] = [
     summary: 'remove a worker cluster and its kubeconfig Secret',
     args: { min: 1, max: 1 },
     options: {
-      force: { type: 'boolean', description: 'even while Jobs are placed there (drain it first instead)' },
+      force: {
+        type: 'boolean',
+        description: 'even while workloads are placed there (drain it first instead)',
+      },
     },
     examples: ['kubectl jobrelay deregister worker-1'],
   },
   {
     name: 'jobs',
     usage: 'jobs [-n NS | -A] [--cluster C] [--phase P] [-l SELECTOR] [--limit N] [-o json|yaml]',
-    summary: 'list dispatched Jobs and where they run',
+    summary: 'list dispatched Jobs and where they run: the same as workloads --kind job',
     args: { min: 0, max: 0 },
     options: {
       namespace,
@@ -183,7 +187,7 @@ export const commands: readonly CommandSpec[] = [
       phase: {
         type: 'string',
         value: 'P',
-        description: 'pending, running, succeeded, failed or suspended',
+        description: 'pending, placed, running, finished or suspended',
       },
       selector: { type: 'string', short: 'l', value: 'SELECTOR', description: 'label selector over Jobs' },
       limit,
@@ -233,7 +237,7 @@ export const commands: readonly CommandSpec[] = [
     args: { min: 1, max: 1 },
     options: { namespace: workloadNamespace, kind: oneKind },
     examples: [
-      'kubectl jobrelay explain train-42 -n team-a',
+      'kubectl jobrelay explain train-42 -n team-a   # whatever its kind, when only one kind has that name',
       'kubectl jobrelay explain raycluster/team-a/demo',
       'kubectl jobrelay explain demo --kind raycluster -n team-a',
     ],
@@ -506,9 +510,9 @@ export function labelFlags(command: string, values: readonly string[]): Record<s
   return labels;
 }
 
-/** A workload a command names: its kind (the API's name), namespace and name. */
+/** A workload a command names: its kind (the API's name; undefined: not given), namespace and name. */
 export interface WorkloadRef {
-  kind: string;
+  kind: string | undefined;
   namespace: string;
   name: string;
 }
@@ -516,8 +520,9 @@ export interface WorkloadRef {
 const refSegment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /**
- * NAME, KIND/NAME or KIND/NS/NAME (kubectl's `job/train` habit), with --kind and -n: the kind
- * defaults to job, the namespace to `defaultNamespace`. A kind or namespace given twice must agree.
+ * NAME, KIND/NAME or KIND/NS/NAME (kubectl's `job/train` habit), with --kind and -n: without a
+ * kind the command looks the name up in every kind; the namespace defaults to `defaultNamespace`.
+ * A kind or namespace given twice must agree.
  */
 export function workloadRef(
   command: string,
@@ -540,7 +545,7 @@ export function workloadRef(
       `the namespace is given twice: ${namespaceInArg} in "${arg}" and -n ${flags.namespace}`,
       command,
     );
-  const kind = kindInArg ?? kindFlag ?? 'job';
+  const kind = kindInArg ?? kindFlag;
   for (const [what, value] of [
     ['kind', kind],
     ['namespace', namespaceInArg],

@@ -1,4 +1,4 @@
-import type { Cluster, JobSummary, PendingItem, WorkloadSummary } from './api-types.ts';
+import type { Cluster, PendingWorkload, WorkloadSummary } from '@jobrelay/api-types';
 import { formatAge, formatDuration } from './format-age.ts';
 import { none, orNone } from './format-table.ts';
 
@@ -8,7 +8,7 @@ export const clusterHeaders = [
   'REASON',
   'VERSION',
   'CORDONED',
-  'JOBS',
+  'WORKLOADS',
   'FREE-CPU',
   'FREE-MEMORY',
   'PLACEMENTS/MIN',
@@ -22,7 +22,7 @@ export function clusterRow(cluster: Cluster, now: Date): string[] {
     cluster.active ? 'True' : 'False',
     orNone(cluster.reason),
     orNone(cluster.kubernetesVersion),
-    // Drain implies cordon; saying which one tells an admin whether Jobs are moving away.
+    // Drain implies cordon; saying which one tells an admin whether workloads are moving away.
     cluster.draining ? 'Draining' : cluster.cordoned ? 'True' : 'False',
     orNone(cluster.jobsPlaced),
     free ? formatCpu(free.cpu) : '<unknown>',
@@ -60,45 +60,14 @@ function formatRate(value: number | undefined): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(1);
 }
 
-export function jobHeaders(allNamespaces: boolean): string[] {
-  return [
-    ...(allNamespaces ? ['NAMESPACE'] : []),
-    'NAME',
-    'PHASE',
-    'CLUSTER',
-    'ATTEMPT',
-    'COMPLETIONS',
-    'ACTIVE',
-    'FAILED',
-    'AGE',
-    'REASON',
-  ];
-}
-
-export function jobRow(job: JobSummary, allNamespaces: boolean, now: Date): string[] {
-  return [
-    ...(allNamespaces ? [job.namespace] : []),
-    job.name,
-    job.phase,
-    orNone(job.cluster),
-    orNone(job.attempt),
-    formatCompletions(job),
-    String(job.active ?? 0),
-    String(job.failed ?? 0),
-    formatAge(job.createdAt, now),
-    orNone(job.reason),
-  ];
-}
-
 export const pendingHeaders = ['POSITION', 'KIND', 'NAMESPACE', 'NAME', 'WAITING', 'REASON'] as const;
 
-export function pendingRow(item: PendingItem, now: Date): string[] {
+export function pendingRow(item: PendingWorkload, now: Date): string[] {
   const waiting =
     typeof item.waitingSeconds === 'number'
       ? formatDuration(item.waitingSeconds * 1000)
       : formatAge(item.waitingSince, now);
-  // An API older than kinds queued Jobs only.
-  return [String(item.position), item.kind ?? 'job', item.namespace, item.name, waiting, orNone(item.reason)];
+  return [String(item.position), item.kind, item.namespace, item.name, waiting, orNone(item.reason)];
 }
 
 export function workloadHeaders(allNamespaces: boolean): string[] {
@@ -127,14 +96,4 @@ export function workloadRow(workload: WorkloadSummary, allNamespaces: boolean, n
     formatAge(workload.createdAt, now),
     orNone(workload.reason),
   ];
-}
-
-/** kubectl's COMPLETIONS: a work queue (no completions) reads "0/1 of 3" with its parallelism. */
-export function formatCompletions(
-  job: Pick<JobSummary, 'succeeded' | 'completions' | 'parallelism'>,
-): string {
-  const succeeded = job.succeeded ?? 0;
-  if (job.completions !== null && job.completions !== undefined) return `${succeeded}/${job.completions}`;
-  const parallelism = job.parallelism ?? 1;
-  return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
 }

@@ -16,13 +16,6 @@ import {
 } from './command-line.ts';
 import { describeApiError } from './describe-api-error.ts';
 import {
-  explainCommand,
-  jobsCommand,
-  logsCommand,
-  pendingCommand,
-  workloadsCommand,
-} from './job-commands.ts';
-import {
   ApiError,
   type ExitCode,
   exitCodes,
@@ -31,6 +24,13 @@ import {
   UsageError,
 } from './plugin-errors.ts';
 import { type PluginIo, PluginSession } from './plugin-session.ts';
+import {
+  explainCommand,
+  jobsCommand,
+  logsCommand,
+  pendingCommand,
+  workloadsCommand,
+} from './workload-commands.ts';
 
 const handlers: Record<Exclude<CommandName, 'help'>, (s: PluginSession) => Promise<void>> = {
   clusters: clustersCommand,

@@ -119,8 +119,9 @@ describe('flag values', () => {
 describe('workloadRef: NAME, KIND/NAME or KIND/NAMESPACE/NAME, with --kind and -n', () => {
   const context = () => 'ctx-ns';
   it.each([
-    { arg: 'train', flags: {}, ref: { kind: 'job', namespace: 'ctx-ns', name: 'train' } },
-    { arg: 'train', flags: { namespace: 'a' }, ref: { kind: 'job', namespace: 'a', name: 'train' } },
+    // No kind given: the command looks the name up in every kind.
+    { arg: 'train', flags: {}, ref: { kind: undefined, namespace: 'ctx-ns', name: 'train' } },
+    { arg: 'train', flags: { namespace: 'a' }, ref: { kind: undefined, namespace: 'a', name: 'train' } },
     {
       arg: 'demo',
       flags: { kind: 'RayCluster' },

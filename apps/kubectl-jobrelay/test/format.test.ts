@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { formatAge, formatDuration } from '../src/format-age.ts';
 import {
   clusterRow,
-  formatCompletions,
   formatCpu,
   formatMemory,
   pendingRow,
@@ -10,6 +9,7 @@ import {
   workloadRow,
 } from '../src/format-rows.ts';
 import { formatTable } from '../src/format-table.ts';
+import { clusterOf, pendingOf, summaryOf } from './wire-fixtures.ts';
 
 describe('formatDuration (kubectl HumanDuration)', () => {
   const s = 1000;
@@ -72,7 +72,7 @@ describe('rows', () => {
   it('shows a cluster as kubectl get would', () => {
     expect(
       clusterRow(
-        {
+        clusterOf({
           name: 'worker-1',
           active: true,
           reason: 'Connected',
@@ -83,7 +83,7 @@ describe('rows', () => {
           jobsPlaced: 4,
           placementsPerMinute: 1.25,
           createdAt: '2026-01-01T09:00:00Z',
-        },
+        }),
         now,
       ),
     ).toEqual(['worker-1', 'True', 'Connected', 'v1.35.4', 'True', '4', '3500m', '7Gi', '1.3', '3h']);
@@ -91,7 +91,7 @@ describe('rows', () => {
 
   it('says Draining rather than cordoned, and <unknown> without capacity', () => {
     const row = clusterRow(
-      {
+      clusterOf({
         name: 'w',
         active: false,
         reason: 'Unreachable',
@@ -99,7 +99,7 @@ describe('rows', () => {
         cordoned: true,
         draining: true,
         capacity: null,
-      },
+      }),
       now,
     );
     expect(row).toEqual([
@@ -108,10 +108,10 @@ describe('rows', () => {
       'Unreachable',
       '<none>',
       'Draining',
-      '<none>',
+      '0',
       '<unknown>',
       '<unknown>',
-      '<none>',
+      '0',
       '<unknown>',
     ]);
   });
@@ -124,30 +124,36 @@ describe('rows', () => {
     expect(formatMemory(512)).toBe('512');
   });
 
-  it('shows completions like kubectl, work queues with their parallelism', () => {
-    expect(formatCompletions({ succeeded: 2, completions: 5, parallelism: 2 })).toBe('2/5');
-    expect(formatCompletions({ succeeded: 0, completions: null, parallelism: 3 })).toBe('0/1 of 3');
-    expect(formatCompletions({ succeeded: 1, completions: null, parallelism: null })).toBe('1/1');
-  });
-
   it('shows how long a pending workload waited from waitingSeconds, else waitingSince, and its kind', () => {
     expect(
       pendingRow(
-        { position: 1, kind: 'raycluster', namespace: 'a', name: 'j', waitingSeconds: 300, reason: 'x' },
+        pendingOf({
+          position: 1,
+          kind: 'raycluster',
+          namespace: 'a',
+          name: 'j',
+          waitingSeconds: 300,
+          reason: 'x',
+        }),
         now,
       ),
     ).toEqual(['1', 'raycluster', 'a', 'j', '5m', 'x']);
-    // An API older than kinds queued Jobs only.
     expect(
       pendingRow(
-        { position: 2, namespace: 'a', name: 'k', waitingSince: '2026-01-01T11:59:00Z', reason: null },
+        pendingOf({
+          position: 2,
+          kind: 'job',
+          namespace: 'a',
+          name: 'k',
+          waitingSince: '2026-01-01T11:59:00Z',
+        }),
         now,
       ),
-    ).toEqual(['2', 'job', 'a', 'k', '60s', '<none>']);
+    ).toEqual(['2', 'job', 'a', 'k', '60s', 'waiting']);
   });
 
   it('shows a workload of any kind: its kind, phase, cluster, attempt and pods', () => {
-    const workload = {
+    const workload = summaryOf({
       kind: 'raycluster',
       namespace: 'team-a',
       name: 'demo',
@@ -155,11 +161,9 @@ describe('rows', () => {
       cluster: 'w2',
       attempt: 1,
       placedAt: '2026-01-01T11:58:00Z',
-      waitingSince: null,
       createdAt: '2026-01-01T11:50:00Z',
       pods: 3,
-      reason: null,
-    };
+    });
     expect(workloadHeaders(true)).toEqual([
       'NAMESPACE',
       'KIND',
@@ -182,15 +186,8 @@ describe('rows', () => {
       '10m',
       '<none>',
     ]);
-    expect(workloadRow({ ...workload, cluster: null, attempt: null, phase: 'pending' }, false, now)).toEqual([
-      'raycluster',
-      'demo',
-      'pending',
-      '<none>',
-      '<none>',
-      '3',
-      '10m',
-      '<none>',
-    ]);
+    expect(
+      workloadRow({ ...workload, cluster: null, attempt: null, phase: 'pending' as const }, false, now),
+    ).toEqual(['raycluster', 'demo', 'pending', '<none>', '<none>', '3', '10m', '<none>']);
   });
 });

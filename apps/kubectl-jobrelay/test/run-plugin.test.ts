@@ -133,8 +133,8 @@ describe('credentials and address', () => {
     expect(result).toEqual({
       code: 0,
       stdout:
-        'NAME      ACTIVE  REASON     VERSION  CORDONED  JOBS  FREE-CPU  FREE-MEMORY  PLACEMENTS/MIN  AGE\n' +
-        'worker-1  True    Connected  v1.35.4  False     2     3         6Gi          0.4             5m\n',
+        'NAME      ACTIVE  REASON     VERSION  CORDONED  WORKLOADS  FREE-CPU  FREE-MEMORY  PLACEMENTS/MIN  AGE\n' +
+        'worker-1  True    Connected  v1.35.4  False     2          3         6Gi          0.4             5m\n',
       stderr: '',
     });
     expect(requests[0]?.authorization).toBe(`Bearer ${token}`);
@@ -350,8 +350,11 @@ describe('commands', () => {
     ]);
   });
 
-  it('lists Jobs of the context’s namespace with filters, and every namespace with -A', async () => {
+  it('lists Jobs of the context’s namespace with filters, and every namespace with -A: workloads --kind job', async () => {
     const job = {
+      kind: 'job',
+      apiVersion: 'batch/v1',
+      objectKind: 'Job',
       namespace: 'team-a',
       name: 'train',
       uid: 'u1',
@@ -361,12 +364,10 @@ describe('commands', () => {
       placedAt: '2026-01-01T11:58:00Z',
       waitingSince: null,
       createdAt: '2026-01-01T11:58:00Z',
-      completions: 5,
-      parallelism: 2,
-      active: 2,
-      succeeded: 3,
-      failed: 0,
+      finishedAt: null,
+      pods: 2,
       reason: null,
+      labels: {},
     };
     const url = await startApi((_req, res) => json(res, 200, { items: [job] }));
     const config = kubeconfig({ token }, { namespace: 'team-a' });
@@ -382,11 +383,13 @@ describe('commands', () => {
       config,
     ]);
     expect(inNamespace.stdout).toBe(
-      'NAME   PHASE    CLUSTER   ATTEMPT  COMPLETIONS  ACTIVE  FAILED  AGE  REASON\n' +
-        'train  running  worker-1  1        3/5          2       0       2m   <none>\n',
+      'KIND  NAME   PHASE    CLUSTER   ATTEMPT  PODS  AGE  REASON\n' +
+        'job   train  running  worker-1  1        2     2m   <none>\n',
     );
+    expect(requests[0]!.url.pathname).toBe('/api/v1/workloads');
     expect(Object.fromEntries(requests[0]!.url.searchParams)).toEqual({
       namespace: 'team-a',
+      kind: 'job',
       phase: 'running',
       labelSelector: 'app=x',
       limit: '500',
@@ -403,6 +406,9 @@ describe('commands', () => {
         items: [
           {
             position: 1,
+            kind: 'job',
+            apiVersion: 'batch/v1',
+            objectKind: 'Job',
             namespace: 'a',
             name: 'big',
             uid: 'u',
@@ -607,34 +613,43 @@ describe('commands', () => {
     expect(JSON.parse(requests[1]!.body)).toEqual({ kind: 'rayjob', namespace: 'default', name: 'big' });
   });
 
-  it('explains a waiting Job with the placement preview of every cluster', async () => {
+  it('explains a waiting Job found by its name alone, with the placement preview of every cluster', async () => {
+    const waiting = {
+      kind: 'job',
+      apiVersion: 'batch/v1',
+      objectKind: 'Job',
+      namespace: 'default',
+      name: 'big',
+      uid: 'u1',
+      phase: 'pending',
+      cluster: null,
+      attempt: null,
+      placedAt: null,
+      waitingSince: '2026-01-01T11:57:00Z',
+      createdAt: '2026-01-01T11:57:00Z',
+      finishedAt: null,
+      pods: 1,
+      reason: '0/2 clusters available: 1 cordoned, 1 insufficient cpu',
+      labels: {},
+      placement: null,
+      history: [],
+      mirror: null,
+      mirrorUnavailable: 'the Job is not placed on a cluster yet',
+      status: {},
+      events: [],
+      waiting: {
+        reason: '0/2 clusters available: 1 cordoned, 1 insufficient cpu',
+        since: '2026-01-01T11:57:00Z',
+      },
+      podSelectors: [],
+    };
     const url = await startApi((req, res) => {
-      if (req.method === 'GET') {
-        json(res, 200, {
-          namespace: 'default',
-          name: 'big',
-          phase: 'pending',
-          cluster: null,
-          attempt: null,
-          placedAt: null,
-          waitingSince: '2026-01-01T11:57:00Z',
-          createdAt: '2026-01-01T11:57:00Z',
-          completions: 1,
-          parallelism: 1,
-          active: 0,
-          succeeded: 0,
-          failed: 0,
-          reason: '0/2 clusters available: 1 cordoned, 1 insufficient cpu',
-          placement: null,
-          attempts: [],
-          mirror: null,
-          events: [],
-          waiting: {
-            reason: '0/2 clusters available: 1 cordoned, 1 insufficient cpu',
-            since: '2026-01-01T11:57:00Z',
-          },
-        });
-      } else {
+      if (req.url.pathname === '/api/v1/kinds')
+        json(res, 200, { items: [{ name: 'job' }, { name: 'raycluster' }] });
+      else if (req.url.pathname === '/api/v1/workloads/job/default/big') json(res, 200, waiting);
+      else if (req.method === 'GET')
+        problem(res, 404, { code: 'not-found', detail: `no dispatched workload at ${req.url.pathname}` });
+      else {
         json(res, 200, {
           decision: 'unschedulable',
           cluster: null,
@@ -647,11 +662,12 @@ describe('commands', () => {
       }
     });
     const result = await run(['explain', 'big', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Workload:    job default/big (batch/v1 Job)\n');
     expect(result.stdout).toContain(
       'Waiting:     0/2 clusters available: 1 cordoned, 1 insufficient cpu (for 3m)\n',
     );
-    // The waiting reason is said once, not again as the Job's reason.
+    // The waiting reason is said once, not again as the workload's reason.
     expect(result.stdout).not.toContain('Reason:');
     expect(result.stdout).toContain(
       'Placement preview: unschedulable\n' +
@@ -660,11 +676,57 @@ describe('commands', () => {
         '  w1       False     <none>  cordoned\n' +
         '  w2       False     <none>  insufficient cpu (wants 8, free 2)\n',
     );
-    expect(requests.map((r) => [r.method, r.url.pathname])).toEqual([
-      ['GET', '/api/v1/namespaces/default/jobs/big'],
+    expect(requests.map((r) => [r.method, r.url.pathname]).sort()).toEqual([
+      ['GET', '/api/v1/kinds'],
+      ['GET', '/api/v1/workloads/job/default/big'],
+      ['GET', '/api/v1/workloads/raycluster/default/big'],
       ['POST', '/api/v1/placement-preview'],
     ]);
-    expect(JSON.parse(requests[1]!.body)).toEqual({ namespace: 'default', name: 'big' });
+    expect(JSON.parse(requests.find((r) => r.method === 'POST')!.body)).toEqual({
+      kind: 'job',
+      namespace: 'default',
+      name: 'big',
+    });
+  });
+
+  it('asks which kind when several have a workload of that name, and says none has one otherwise', async () => {
+    const detail = (kind: string) => ({
+      kind,
+      namespace: 'team-a',
+      name: 'demo',
+      phase: 'running',
+      cluster: 'w1',
+      waiting: null,
+    });
+    const url = await startApi((req, res) => {
+      const path = req.url.pathname;
+      if (path === '/api/v1/kinds')
+        json(res, 200, { items: [{ name: 'job' }, { name: 'raycluster' }, { name: 'rayjob' }] });
+      else if (path === '/api/v1/workloads/job/team-a/demo') json(res, 200, detail('job'));
+      else if (path === '/api/v1/workloads/raycluster/team-a/demo') json(res, 200, detail('raycluster'));
+      else if (path.endsWith('/logs')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('[head/ray-head] ready\n');
+      } else if (path.startsWith('/api/v1/workloads/rayjob/'))
+        problem(res, 403, { code: 'forbidden', detail: 'you may not get rayjobs.ray.io' });
+      else problem(res, 404, { code: 'not-found', detail: 'no such workload' });
+    });
+    const config = kubeconfig({ token });
+    const twice = await run(['explain', 'demo', '-n', 'team-a', '--api-url', url, '--kubeconfig', config]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(
+      'team-a/demo is the name of a dispatched job and a raycluster: say which with --kind job|raycluster (or job/demo)',
+    );
+    // Named with its kind, only that kind's route is read.
+    requests = [];
+    const logs = await run(['logs', 'raycluster/team-a/demo', '--api-url', url, '--kubeconfig', config]);
+    expect(requests.map((r) => r.url.pathname)).toEqual(['/api/v1/workloads/raycluster/team-a/demo/logs']);
+    expect(logs).toMatchObject({ code: 0, stdout: '[head/ray-head] ready\n' });
+    const none = await run(['explain', 'gone', '-n', 'team-a', '--api-url', url, '--kubeconfig', config]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(
+      'no dispatched workload team-a/gone of any kind (job, raycluster, rayjob); you may not read rayjob, so those were not looked at',
+    );
   });
 
   it('drain --wait polls until no workload remains', async () => {
@@ -852,7 +914,7 @@ describe('commands', () => {
     const code = await runPlugin(
       [
         'logs',
-        'train',
+        'job/train',
         '-n',
         'team-a',
         '-f',
@@ -869,8 +931,7 @@ describe('commands', () => {
     );
     expect(code).toBe(0);
     expect(stdout.text).toBe('[pod-a/main] line 1\n[pod-a/main] line 2\n');
-    // The default kind is job: its own route, as before kinds.
-    expect(requests[0]?.url.pathname).toBe('/api/v1/namespaces/team-a/jobs/train/logs');
+    expect(requests[0]?.url.pathname).toBe('/api/v1/workloads/job/team-a/train/logs');
     expect(Object.fromEntries(requests[0]!.url.searchParams)).toEqual({
       follow: 'true',
       container: 'main',

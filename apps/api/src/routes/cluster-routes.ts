@@ -1,3 +1,4 @@
+import { drainSchema, registerDryRunSchema } from '@jobrelay/api-types';
 import {
   probeWorkerKubeconfig,
   type WorkerCluster,
@@ -15,7 +16,7 @@ import {
 } from '@jobrelay/placement';
 import { z } from 'zod';
 import type { Caller } from '../access-review.ts';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import type { ApiApp, ApiDependencies } from '../api-app.ts';
 import { clusterSchema, drainStatus } from '../cluster-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
@@ -102,36 +103,6 @@ const updateBody = z
     (body) => Object.keys(body).length > 0,
     'give at least one of labels, weight, maxActiveWorkloads, allowedNamespaces, podRestrictions',
   );
-
-const probeSchema = z.object({ server: z.string(), kubernetesVersion: z.string() });
-
-const drainSchema = z
-  .object({
-    cluster: z.string(),
-    draining: z.boolean(),
-    remaining: z
-      .number()
-      .int()
-      .describe('Unfinished workloads of every kind still placed on the cluster, named or not.'),
-    hidden: z
-      .number()
-      .int()
-      .describe(
-        'Of remaining, the workloads in namespaces where you may not list their kind: counted, not named.',
-      ),
-    jobs: z
-      .array(
-        z.object({
-          namespace: z.string(),
-          name: z.string(),
-          kind: z.string().describe('The kind’s name in this API: job, raycluster, rayjob, ...'),
-        }),
-      )
-      .describe(
-        'The workloads still there (every kind, despite the name) that you may list: their kind in their namespace, as the workload and Job lists check it.',
-      ),
-  })
-  .meta({ id: 'Drain' });
 
 function secretNameFor(cluster: string): string {
   return `${cluster}-kubeconfig`;
@@ -237,7 +208,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
         querystring: z.object({ dryRun: z.enum(['true', 'false']).optional() }),
         body: registerBody,
         response: {
-          200: z.object({ dryRun: z.literal(true), probe: probeSchema }),
+          200: registerDryRunSchema,
           201: clusterSchema,
           ...errors,
         },

@@ -1,6 +1,6 @@
 import { dashboardAssets, dashboardContentSecurityPolicy } from '@jobrelay/dashboard';
 import type { FastifyReply } from 'fastify';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
+import type { ApiApp, ApiDependencies } from '../api-app.ts';
 import { ApiProblem } from '../problems.ts';
 
 /**

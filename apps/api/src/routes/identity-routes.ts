@@ -1,49 +1,20 @@
+import { type CallerActionName, callerActions, callerSchema } from '@jobrelay/api-types';
 import { z } from 'zod';
 import { describePermission, type Permission } from '../access-review.ts';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
-import { problemSchema } from '../problems.ts';
-import { namespaceName } from './job-routes.ts';
-import { onClusters, onEvents, onJobs, onKinds, podLogs } from './permissions.ts';
+import type { ApiApp, ApiDependencies } from '../api-app.ts';
+import { onClusters, onEvents, onKind, onKinds, podLogs } from './permissions.ts';
+import { errors, namespaceName } from './route-schemas.ts';
 
-const errors = { '4xx': problemSchema, '5xx': problemSchema };
-
-/**
- * What a client (the dashboard) asks before it shows a control: each action with exactly the
- * SubjectAccessReviews the routes behind it check, across all namespaces, or with `namespace`
- * in that one (the Job, workload, log and Event actions; the fleet's are cluster-wide), as the
- * routes check them when given that namespace. A caller whose rights stop at one namespace
- * asks with it.
- */
-export const callerActions = [
-  'listClusters',
-  'watchClusters',
-  'cordonClusters',
-  'drainClusters',
-  'listJobs',
-  'watchJobs',
-  'listWorkloads',
-  'readQueue',
-  'readLogs',
-  'listEvents',
-] as const;
-export type CallerAction = (typeof callerActions)[number];
-
-const actionSchema = z.object({
-  action: z.enum(callerActions),
-  allowed: z.boolean(),
-  needs: z
-    .string()
-    .describe(
-      'The first permission the action needs that the caller lacks, or when allowed the first it needs.',
-    ),
-  routes: z.array(z.string()).describe('The routes this action stands for.'),
-});
+// What a client (the dashboard) asks before it shows a control: each action with exactly the
+// SubjectAccessReviews the routes behind it check, across all namespaces, or with `namespace`
+// in that one (the workload, log and Event actions; the fleet's are cluster-wide), as the routes
+// check them when given that namespace. A caller whose rights stop at one namespace asks with it.
 
 export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void {
   const { fleet } = deps;
   // Each action's permissions in `namespace`, or in all namespaces when it is undefined.
   const actions: Record<
-    CallerAction,
+    CallerActionName,
     { permissions: (namespace?: string) => Permission[]; routes: string[] }
   > = {
     listClusters: {
@@ -59,23 +30,22 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
       permissions: () => [onClusters('update', undefined, 'drain')],
       routes: ['POST /api/v1/clusters/{name}/drain'],
     },
-    listJobs: { permissions: (namespace) => [onJobs('list', namespace)], routes: ['GET /api/v1/jobs'] },
-    watchJobs: {
-      permissions: (namespace) => [onJobs('watch', namespace)],
-      routes: ['GET /api/v1/watch?kinds=jobs'],
-    },
     listWorkloads: {
       permissions: (namespace) => onKinds(fleet.workloadKinds.adapters, 'list', namespace),
       routes: ['GET /api/v1/workloads', 'GET /api/v1/pending'],
     },
+    watchWorkloads: {
+      permissions: (namespace) => onKinds(fleet.workloadKinds.adapters, 'watch', namespace),
+      routes: ['GET /api/v1/watch?kinds=workloads'],
+    },
     readQueue: { permissions: () => [onClusters('list')], routes: ['GET /api/v1/queue'] },
     readLogs: {
       permissions: (namespace) => [podLogs(namespace)],
-      routes: ['GET /api/v1/namespaces/{ns}/jobs/{name}/logs'],
+      routes: ['GET /api/v1/workloads/{kind}/{ns}/{name}/logs'],
     },
     listEvents: {
       permissions: (namespace) => [onEvents('list', namespace)],
-      routes: ['GET /api/v1/namespaces/{ns}/jobs/{name} (its events)'],
+      routes: ['GET /api/v1/workloads/{kind}/{ns}/{name} (its events)'],
     },
   };
 
@@ -86,7 +56,7 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
         tags: ['identity'],
         summary: 'Who the caller is (TokenReview) and which actions their RBAC allows (SubjectAccessReviews)',
         description:
-          'Needs only an authenticated caller. Each action is checked with the same SubjectAccessReviews as the routes it stands for, across all namespaces, or with `namespace` in that one for the Job, workload, log and Event actions (the fleet actions are cluster-wide either way); the dashboard hides or disables what is not allowed and names the missing permission.',
+          'Needs only an authenticated caller. Each action is checked with the same SubjectAccessReviews as the routes it stands for, across all namespaces, or with `namespace` in that one for the workload, log and Event actions (the fleet actions are cluster-wide either way), and per kind whether it may be listed and watched; the dashboard hides or disables what is not allowed and names the missing permission.',
         querystring: z.object({
           namespace: namespaceName
             .optional()
@@ -94,20 +64,7 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
               'Check the namespaced actions in this namespace (for a caller whose rights stop at one).',
             ),
         }),
-        response: {
-          200: z
-            .object({
-              username: z.string(),
-              groups: z.array(z.string()),
-              namespace: z
-                .string()
-                .nullable()
-                .describe('The namespace the actions were checked in; null: all.'),
-              actions: z.array(actionSchema),
-            })
-            .meta({ id: 'Caller' }),
-          ...errors,
-        },
+        response: { 200: callerSchema, ...errors },
       },
       config: { permissions: () => [] },
     },
@@ -126,11 +83,21 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
           };
         }),
       );
+      const kinds = await Promise.all(
+        fleet.workloadKinds.adapters.map(async (adapter) => {
+          const [list, watch] = await Promise.all([
+            deps.access.allowed(caller, onKind(adapter, 'list', namespace)),
+            deps.access.allowed(caller, onKind(adapter, 'watch', namespace)),
+          ]);
+          return { kind: adapter.name, list, watch };
+        }),
+      );
       return {
         username: caller.username,
         groups: caller.groups,
         namespace: namespace ?? null,
         actions: answers,
+        kinds,
       };
     },
   );

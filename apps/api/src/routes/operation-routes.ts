@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import type { ApiApp, ApiDependencies } from '../api-app.ts';
 import type { ApiMetrics } from '../api-metrics.ts';
-import type { ApiApp, ApiDependencies } from '../build-api.ts';
 import { CachedProbe } from '../cached-probe.ts';
 
 /**

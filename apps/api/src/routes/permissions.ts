@@ -1,5 +1,5 @@
 import { workerClusterGroup, workerClusterPlural } from '@jobrelay/clusters';
-import { type AnyWorkloadKindAdapter, batchJobAdapter } from '@jobrelay/kinds';
+import type { AnyWorkloadKindAdapter } from '@jobrelay/kinds';
 import type { FastifyRequest } from 'fastify';
 import type { Permission } from '../access-review.ts';
 
@@ -41,11 +41,6 @@ export function onKinds(
   namespace?: string,
 ): Permission[] {
   return adapters.map((adapter) => onKind(adapter, verb, namespace));
-}
-
-/** On batch/v1 Jobs (the /api/v1/jobs routes) in one namespace, or in all when none is given. */
-export function onJobs(verb: string, namespace?: string, name?: string): Permission {
-  return onKind(batchJobAdapter, verb, namespace, name);
 }
 
 export function onSecrets(verb: string, namespace: string, name?: string): Permission {

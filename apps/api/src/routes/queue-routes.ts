@@ -1,96 +1,23 @@
-import { type AnyWorkloadKindAdapter, apiVersionOf, batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
+import {
+  type PendingWorkload,
+  pendingPageSchema,
+  placementPreviewSchema,
+  queueSchema,
+  type WatchStream,
+  watchStreams,
+} from '@jobrelay/api-types';
+import { type AnyWorkloadKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
 import { z } from 'zod';
 import type { Permission } from '../access-review.ts';
-import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from '../api-app.ts';
 import { EventStreamWriter } from '../event-stream-writer.ts';
 import type { FleetChange, FleetView, PreviewResult } from '../fleet-view.ts';
-import { jobSummary } from '../job-views.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
-import { ApiProblem, problemSchema } from '../problems.ts';
+import { ApiProblem } from '../problems.ts';
 import { closedEventFrame, slowReaderProblem } from '../stream-policy.ts';
 import { podDemandProblem, workloadSummary } from '../workload-views.ts';
-import { jobName, namespaceName } from './job-routes.ts';
-import { onClusters, onJobs, onKind, onKinds, rawQuery } from './permissions.ts';
-import { kindList, kindName, workloadName } from './workload-routes.ts';
-
-const errors = { '4xx': problemSchema, '5xx': problemSchema };
-
-const pendingItemSchema = z
-  .object({
-    position: z.number().int().describe('1 is placed next (among the workloads listed).'),
-    kind: z.string().describe('The kind’s name in this API: job, raycluster, rayjob, ...'),
-    apiVersion: z.string(),
-    objectKind: z.string(),
-    namespace: z.string(),
-    name: z.string(),
-    uid: z.string(),
-    waitingSince: z.string().nullable(),
-    waitingSeconds: z.number().int().nullable(),
-    reason: z
-      .string()
-      .describe('Why it waits, e.g. "0/3 clusters available: 1 cordoned, 2 insufficient cpu ...".'),
-    queueState: z.enum(['waiting', 'delayed', 'active', 'unknown']).describe('Its placement task in Redis.'),
-  })
-  .meta({ id: 'PendingWorkload' });
-
-const verdictSchema = z.object({
-  name: z.string(),
-  eligible: z.boolean(),
-  score: z.number().nullable(),
-  reason: z.string().nullable(),
-});
-
-const previewJob = z
-  .object({
-    apiVersion: z.literal('batch/v1').optional(),
-    kind: z.literal('Job').optional(),
-    metadata: z
-      .object({
-        name: jobName.optional(),
-        namespace: namespaceName.default('default'),
-        annotations: z.record(z.string().max(317), z.string().max(262_144)).optional(),
-        labels: z.record(z.string().max(317), z.string().max(63)).optional(),
-      })
-      .default({ namespace: 'default' }),
-    spec: z
-      .object({
-        parallelism: z.number().int().min(0).max(100_000).optional(),
-        completions: z.number().int().min(0).max(100_000).optional(),
-        completionMode: z.enum(['NonIndexed', 'Indexed']).optional(),
-        template: z.object({
-          spec: z
-            .object({
-              containers: z
-                .array(
-                  z
-                    .object({
-                      name: z.string().max(63),
-                      resources: z
-                        .object({
-                          requests: z
-                            .record(z.string().max(317), z.union([z.string().max(64), z.number()]))
-                            .optional(),
-                          limits: z
-                            .record(z.string().max(317), z.union([z.string().max(64), z.number()]))
-                            .optional(),
-                        })
-                        .optional(),
-                    })
-                    .passthrough(),
-                )
-                .min(1)
-                .max(100),
-              initContainers: z
-                .array(z.object({ name: z.string().max(63) }).passthrough())
-                .max(100)
-                .optional(),
-            })
-            .passthrough(),
-        }),
-      })
-      .passthrough(),
-  })
-  .passthrough();
+import { onClusters, onKind, onKinds, rawQuery } from './permissions.ts';
+import { errors, kindList, kindName, namespaceName, workloadName } from './route-schemas.ts';
 
 /** Any dispatched kind's manifest: its apiVersion and kind pick the adapter that reads the rest. */
 const previewManifest = z
@@ -110,12 +37,10 @@ const previewManifest = z
   .passthrough();
 
 const previewBody = z.union([
-  z.object({ namespace: namespaceName, name: jobName }).strict().describe('A dispatched Job, by name.'),
   z
     .object({ kind: kindName, namespace: namespaceName, name: workloadName })
     .strict()
-    .describe('A dispatched workload of any kind, by its kind’s name (see /api/v1/kinds) and its own.'),
-  z.object({ job: previewJob }).strict().describe('A Job manifest.'),
+    .describe('A dispatched workload, by its kind’s name (see /api/v1/kinds) and its own.'),
   z
     .object({ manifest: previewManifest })
     .strict()
@@ -124,7 +49,7 @@ const previewBody = z.union([
     ),
 ]);
 
-const watchStreams = ['jobs', 'workloads', 'clusters'] as const;
+const streamList = `^(${watchStreams.join('|')})(,(${watchStreams.join('|')}))*$`;
 
 /** Where the preview of an object its adapter cannot read stops: a 400 naming the spec. */
 function previewOrRefuse(
@@ -164,14 +89,7 @@ export function registerQueueRoutes(
           namespace: namespaceName.optional(),
           kind: kindList.optional().describe('Only these kinds (comma-separated names, see /api/v1/kinds).'),
         }),
-        response: {
-          200: z.object({
-            items: z.array(pendingItemSchema),
-            total: z.number().int(),
-            continue: z.string().optional(),
-          }),
-          ...errors,
-        },
+        response: { 200: pendingPageSchema, ...errors },
       },
       config: {
         permissions: (request) =>
@@ -190,7 +108,7 @@ export function registerQueueRoutes(
       const items = fleet
         .pending(adapters)
         .filter((entry) => !namespace || entry.object.metadata?.namespace === namespace)
-        .map((entry, index) => {
+        .map((entry, index): PendingWorkload => {
           const summary = workloadSummary(entry.adapter, entry.object, false);
           const since = entry.waitingSince;
           return {
@@ -204,7 +122,7 @@ export function registerQueueRoutes(
             waitingSince: since,
             waitingSeconds: since ? Math.max(0, Math.floor((now - Date.parse(since)) / 1000)) : null,
             reason: summary.reason ?? 'waiting for the placement worker to look at it',
-            queueState: states.get(summary.uid) ?? ('unknown' as const),
+            queueState: states.get(summary.uid) ?? 'unknown',
           };
         });
       // Keys sort in queue order: the position, zero-padded.
@@ -226,56 +144,38 @@ export function registerQueueRoutes(
         summary:
           'Where a workload of any kind would be placed now, and each cluster’s verdict; nothing is created',
         description:
-          'By name (a Job, or any kind with `kind`) or by manifest (`job`: a Job; `manifest`: any dispatched kind, picked by its apiVersion and kind). Needs list workerclusters, and by name get on that kind.',
+          'By name (`kind`, `namespace`, `name`: a dispatched workload) or by manifest (`manifest`: any dispatched kind, picked by its apiVersion and kind). Needs list workerclusters, and by name get on that kind.',
         body: previewBody,
-        response: {
-          200: z.object({
-            decision: z.enum(['placed', 'unschedulable']),
-            cluster: z.string().nullable(),
-            message: z.string(),
-            clusters: z.array(verdictSchema),
-          }),
-          ...errors,
-        },
+        response: { 200: placementPreviewSchema, ...errors },
       },
       config: {
         permissions: (request) => {
           const body = request.body as { kind?: unknown; namespace?: unknown; name?: unknown } | undefined;
-          const byName = typeof body?.namespace === 'string' && typeof body.name === 'string';
-          if (!byName) return [onClusters('list')];
-          const namespace = body.namespace as string;
-          const name = body.name as string;
-          if (body.kind === undefined) return [onClusters('list'), onJobs('get', namespace, name)];
-          const adapter = typeof body.kind === 'string' ? fleet.workloadKinds.named(body.kind) : undefined;
-          return [onClusters('list'), ...(adapter ? [onKind(adapter, 'get', namespace, name)] : [])];
+          const adapter = typeof body?.kind === 'string' ? fleet.workloadKinds.named(body.kind) : undefined;
+          const byName = adapter && typeof body?.namespace === 'string' && typeof body.name === 'string';
+          return [
+            onClusters('list'),
+            ...(byName ? [onKind(adapter, 'get', body.namespace as string, body.name as string)] : []),
+          ];
         },
       },
     },
     async (request) => {
       const body = request.body;
-      if ('job' in body) {
-        const job = { ...body.job, metadata: { uid: 'preview', ...body.job.metadata } } as KubeObject;
-        return previewOrRefuse(fleet, batchJobAdapter, job, 'body.job.spec');
-      }
       if ('manifest' in body) {
         const { apiVersion, kind, metadata } = body.manifest;
         const adapter = fleet.workloadKinds.ofManifestOrRefuse(apiVersion, kind);
         const object = { ...body.manifest, metadata: { uid: 'preview', ...metadata } } as KubeObject;
         return previewOrRefuse(fleet, adapter, object, 'body.manifest.spec');
       }
-      if ('kind' in body) {
-        const adapter = fleet.workloadKinds.namedOrNotFound(body.kind);
-        const object = fleet.workload(adapter.name, body.namespace, body.name);
-        if (!object)
-          throw new ApiProblem(
-            'not-found',
-            `no dispatched ${adapter.resource.kind} ${body.namespace}/${body.name}`,
-          );
-        return previewOrRefuse(fleet, adapter, object, 'body');
-      }
-      const job = fleet.job(body.namespace, body.name);
-      if (!job) throw new ApiProblem('not-found', `no dispatched Job ${body.namespace}/${body.name}`);
-      return previewOrRefuse(fleet, batchJobAdapter, job, 'body');
+      const adapter = fleet.workloadKinds.namedOrNotFound(body.kind);
+      const object = fleet.workload(adapter.name, body.namespace, body.name);
+      if (!object)
+        throw new ApiProblem(
+          'not-found',
+          `no dispatched ${adapter.resource.kind} ${body.namespace}/${body.name}`,
+        );
+      return previewOrRefuse(fleet, adapter, object, 'body');
     },
   );
 
@@ -285,31 +185,7 @@ export function registerQueueRoutes(
       schema: {
         tags: ['queue'],
         summary: 'The placement queue: depth by state, and placements per cluster over the last 10 minutes',
-        response: {
-          200: z.object({
-            waiting: z.number().int(),
-            delayed: z
-              .number()
-              .int()
-              .describe('Waiting for a cluster: retried with backoff, or sooner when capacity frees.'),
-            active: z.number().int(),
-            failed: z.number().int(),
-            prioritized: z.number().int(),
-            pending: z
-              .number()
-              .int()
-              .describe(
-                'Dispatched workloads of every kind waiting for a cluster, as their placement records say.',
-              ),
-            placementsPerCluster: z.array(
-              z.object({
-                cluster: z.string(),
-                perMinute: z.array(z.number().int()).describe('Last 10 minutes, oldest first.'),
-              }),
-            ),
-          }),
-          ...errors,
-        },
+        response: { 200: queueSchema, ...errors },
       },
       config: { permissions: () => [onClusters('list')] },
     },
@@ -347,19 +223,16 @@ export function registerQueueRoutes(
     {
       schema: {
         tags: ['queue'],
-        summary: 'Server-sent events: workload (every kind), Job and cluster changes as they happen',
+        summary: 'Server-sent events: workload (every kind) and cluster changes as they happen',
         description:
-          'text/event-stream. Events `workload` (data: {type, kind, object: WorkloadSummary}) for every dispatched kind, `job` (data: {type, object: JobSummary}) for batch/v1 Jobs in the Job routes’ shape, and `cluster` (data: {type, object: Cluster}); type added|modified|deleted. `kinds` picks the streams (default all three: jobs,workloads,clusters) and `kind` the workload kinds (comma-separated names; default every one). Needs watch on each kind streamed (its group and plural; in `namespace` if given) and on workerclusters for clusters. A comment every 15 s keeps proxies from closing the stream. List first, then watch.\n\nThe stream is re-authorized at the API’s access-review cache interval (--auth-cache-seconds, at least every second) with exactly the permissions it was opened with. Its last event is always `event: closed`, whose data is a Problem saying why: `forbidden` (403, with missingPermission: a right was removed), `unauthenticated` (401: the token expired or was revoked), `stream-expired` (408: open for --max-stream-seconds; reconnect), `slow-reader` (408: more than --stream-buffer-bytes waited unsent; reconnect and read faster), `unavailable` (503: the API stops, or could not re-authorize twice in a row; reconnect). A caller over --max-streams-per-identity open streams (or the API over --max-open-streams) gets 429 `too-many-streams` instead of a stream.',
+          'text/event-stream. Events `workload` (data: {type, kind, apiVersion, object: WorkloadSummary}), one per change of a dispatched workload of any kind, and `cluster` (data: {type, object: Cluster}); type added|modified|deleted. `kinds` picks the streams (default both: workloads,clusters) and `kind` the workload kinds (comma-separated names; default every one). Needs watch on each kind streamed (its group and plural; in `namespace` if given) and on workerclusters for clusters. A comment every 15 s keeps proxies from closing the stream. List first, then watch.\n\nThe stream is re-authorized at the API’s access-review cache interval (--auth-cache-seconds, at least every second) with exactly the permissions it was opened with. Its last event is always `event: closed`, whose data is a Problem saying why: `forbidden` (403, with missingPermission: a right was removed), `unauthenticated` (401: the token expired or was revoked), `stream-expired` (408: open for --max-stream-seconds; reconnect), `slow-reader` (408: more than --stream-buffer-bytes waited unsent; reconnect and read faster), `unavailable` (503: the API stops, or could not re-authorize twice in a row; reconnect). A caller over --max-streams-per-identity open streams (or the API over --max-open-streams) gets 429 `too-many-streams` instead of a stream.',
         querystring: z.object({
           namespace: namespaceName.optional(),
           kinds: z
             .string()
             .max(64)
-            .regex(
-              /^(jobs|workloads|clusters)(,(jobs|workloads|clusters))*$/,
-              'must be jobs, workloads, clusters, or several of them separated by commas',
-            )
-            .default('jobs,workloads,clusters'),
+            .regex(new RegExp(streamList), 'must be workloads, clusters, or both separated by a comma')
+            .default(watchStreams.join(',')),
           kind: kindList
             .optional()
             .describe('Workload events of these kinds only (comma-separated names, see /api/v1/kinds).'),
@@ -375,8 +248,7 @@ export function registerQueueRoutes(
             const key = JSON.stringify(permission);
             if (!permissions.some((p) => JSON.stringify(p) === key)) permissions.push(permission);
           };
-          // Jobs before the other kinds, and every kind before clusters: the first refused is reported.
-          if (streams.includes('jobs')) add(onJobs('watch', namespace));
+          // Every kind, in the dispatched order, before clusters: the first refused is reported.
           if (streams.includes('workloads'))
             for (const permission of onKinds(
               fleet.workloadKinds.select(rawQuery(request, 'kind')).adapters,
@@ -391,7 +263,7 @@ export function registerQueueRoutes(
     },
     async (request, reply) => {
       const { namespace } = request.query;
-      const streams = new Set(request.query.kinds.split(','));
+      const streams = new Set(request.query.kinds.split(',') as WatchStream[]);
       const workloadKinds = new Set(
         fleet.workloadKinds
           .selectOrRefuse(request.query.kind, 'querystring.kind')
@@ -432,11 +304,6 @@ export function registerQueueRoutes(
         if (change.kind === 'workload') {
           const { adapter, object } = change;
           if (namespace && object.metadata?.namespace !== namespace) return;
-          if (streams.has('jobs') && adapter.name === batchJobAdapter.name)
-            events.event('job', {
-              type: change.type,
-              object: jobSummary(object as Parameters<typeof jobSummary>[0]),
-            });
           if (streams.has('workloads') && workloadKinds.has(adapter.name)) {
             const seen = change.type !== 'deleted' && fleet.mirrorSeen(adapter, object);
             events.event('workload', {

@@ -2,73 +2,27 @@
 // detail and its pods' logs. Each route's kind comes from the adapter its request names (the
 // path's `{kind}`, the `kind` filter), and so does every SubjectAccessReview: get or list on
 // that kind's group and plural, never batch/jobs for another kind.
-import { type AnyWorkloadKindAdapter, apiVersionOf, type KubeObject } from '@jobrelay/kinds';
-import { dns1123Subdomain } from '@jobrelay/kube';
+import {
+  type WorkloadDetail,
+  type WorkloadSummary,
+  workloadDetailSchema,
+  workloadKindSchema,
+  workloadSummarySchema,
+} from '@jobrelay/api-types';
+import { type AnyWorkloadKindAdapter, apiVersionOf } from '@jobrelay/kinds';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
 import { z } from 'zod';
-import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
-import { placementOf } from '../job-views.ts';
+import type { ApiApp, ApiDependencies, OpenStream } from '../api-app.ts';
 import { pageQuerySchema, paginateSorted } from '../pagination.ts';
-import { ApiProblem, problemSchema } from '../problems.ts';
-import {
-  type EventView,
-  eventsOf,
-  mirrorView,
-  placedDetailFields,
-  placementHistory,
-  plain,
-} from '../workload-detail.ts';
+import { placementOf } from '../placement-trust.ts';
+import { ApiProblem } from '../problems.ts';
+import { type EventView, eventsOf, workloadDetail } from '../workload-detail.ts';
 import { logsDescription, logsQuerySchema, streamWorkloadLogs } from '../workload-logs.ts';
-import { workloadPhases, workloadSummary, workloadSummarySchema } from '../workload-views.ts';
-import { namespaceName } from './job-routes.ts';
+import { workloadPhases, workloadSummary } from '../workload-views.ts';
 import { onEvents, onKind, onKinds, podLogs, rawParams, rawQuery } from './permissions.ts';
+import { errors, kindList, kindName, namespaceName, workloadName } from './route-schemas.ts';
 
-const errors = { '4xx': problemSchema, '5xx': problemSchema };
-
-/** An adapter name as URLs and filters give it. */
-export const kindName = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a kind name such as job, raycluster or rayjob');
-/** A comma-separated list of kind names. */
-export const kindList = z
-  .string()
-  .max(1024)
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(,[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-    'must be kind names separated by commas, e.g. raycluster,rayjob',
-  );
-export const workloadName = z.string().max(253).regex(dns1123Subdomain, 'must be an object name');
 const workloadParams = z.object({ kind: kindName, namespace: namespaceName, name: workloadName });
-
-const kindSchema = z
-  .object({
-    name: z.string().describe('How this API names the kind: in URLs, the `kind` filters, and items.'),
-    apiVersion: z.string(),
-    kind: z.string(),
-    plural: z.string().describe('Its resource: the RBAC rules a caller needs name it (with the group).'),
-    group: z.string(),
-    managedBy: z.string().describe('The spec.managedBy value jobrelay claims for it.'),
-    verification: z
-      .enum(['real-controller', 'generic-untested'])
-      .describe('real-controller: tested against the kind’s own controller; generic-untested: not run here.'),
-  })
-  .meta({ id: 'WorkloadKind' });
-
-const workloadDetailSchema = workloadSummarySchema
-  .extend({
-    ...placedDetailFields({
-      mirror: "The mirror on its worker, from the API's watch of that worker.",
-      status: "The origin's status (the mirror's, written back).",
-      events: 'All Events of the object; null without list events in its namespace.',
-    }),
-    podSelectors: z
-      .array(z.object({ labelSelector: z.string(), description: z.string() }))
-      .describe(
-        'How its pods are found on its worker (label selectors, from its mirror), which the logs route reads; empty while unknown.',
-      ),
-  })
-  .meta({ id: 'WorkloadDetail' });
 
 /** The kinds a raw `kind` filter names (authorization runs before validation: unknown names are refused later). */
 function filteredKinds(deps: ApiDependencies, raw: string | undefined): AnyWorkloadKindAdapter[] {
@@ -100,7 +54,7 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies, openS
           'The workload kinds dispatched here (and shown by this API), with what jobrelay claims of each',
         description:
           'The controller’s --kinds, --kind-managed-by and --generic-kinds-file, less the kinds the management cluster does not serve. Needs only an authenticated caller, as API discovery does.',
-        response: { 200: z.object({ items: z.array(kindSchema) }), ...errors },
+        response: { 200: z.object({ items: z.array(workloadKindSchema) }), ...errors },
       },
       config: { permissions: () => [] },
     },
@@ -156,7 +110,7 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies, openS
       // Keys in their cached order: a page looks at the workloads up to its end, not at all of them.
       return paginateSorted(
         fleet.workloadListKeys(),
-        (key) => {
+        (key): WorkloadSummary | undefined => {
           const entry = fleet.workloadByListKey(key);
           if (!entry || !selected.has(entry.adapter.name)) return undefined;
           const { adapter, object } = entry;
@@ -194,41 +148,21 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies, openS
         },
       },
     },
-    async (request) => {
+    async (request): Promise<WorkloadDetail> => {
       const { kind, namespace, name } = request.params;
       const { adapter, object } = dispatched(kind, namespace, name);
-      const found = fleet.mirrorOf(adapter, object);
-      const summary = workloadSummary(adapter, object, found.kind === 'found');
-      const record = placementOf(object);
       // Events only for callers who may read them through kubectl too.
       const mayReadEvents = await deps.access.allowed(request.caller!, onEvents('list', namespace));
       const events: EventView[] | null = mayReadEvents
         ? await eventsOf(fleet.core, namespace, object.metadata!.uid!)
         : null;
-      const { mirror, mirrorUnavailable } = mirrorView(adapter, found);
-      let waiting: { reason: string; since: string | null } | null = null;
-      if (summary.phase === 'pending') {
-        let reason = summary.reason;
-        if (!reason) {
-          try {
-            reason = fleet.preview(adapter, object).message;
-          } catch (err) {
-            reason = `its ${adapter.resource.kind} cannot be read for placement: ${(err as Error).message}`;
-          }
+      return workloadDetail(adapter, object, fleet.mirrorOf(adapter, object), events, () => {
+        try {
+          return fleet.preview(adapter, object).message;
+        } catch (err) {
+          return `its ${adapter.resource.kind} cannot be read for placement: ${(err as Error).message}`;
         }
-        waiting = { reason, since: summary.waitingSince };
-      }
-      return {
-        ...summary,
-        placement: record ? plain(record) : null,
-        history: placementHistory(events, record),
-        mirror,
-        mirrorUnavailable,
-        status: plain(adapter.statusOf(object)),
-        events,
-        waiting,
-        podSelectors: found.kind === 'found' ? (adapter.podsOf?.(found.mirror as KubeObject) ?? []) : [],
-      };
+      });
     },
   );
 

@@ -1,15 +1,26 @@
+import type { WorkloadSummary } from '@jobrelay/api-types';
+import { workloadPhases } from '@jobrelay/api-types/workload-phases';
 import { hashOf } from '../src/hash-route.ts';
-import { choicesOf, countByPhase, filterJobs, type JobFilter } from '../src/job-filters.ts';
-import type { JobSummary } from './api-types.ts';
+import {
+  choicesOf,
+  countByPhase,
+  filterWorkloads,
+  type WorkloadFilter,
+  workloadKey,
+} from '../src/workload-filters.ts';
 import type { PageContext } from './dashboard-state.ts';
 import { h, scrollableTable } from './dom.ts';
 import { age, errorBox, notAllowed, phaseBadge } from './format.ts';
 
 /** More rows than this make the table slow to draw and to read; filters narrow it. */
 const maxRows = 500;
-const phases = ['pending', 'running', 'succeeded', 'failed', 'suspended'];
 
-function select(context: PageContext, field: keyof JobFilter, label: string, choices: string[]) {
+function select(
+  context: PageContext,
+  field: keyof WorkloadFilter,
+  label: string,
+  choices: readonly string[],
+) {
   const id = `filter-${field}`;
   const value = context.state.filter[field];
   return h(
@@ -37,51 +48,51 @@ function select(context: PageContext, field: keyof JobFilter, label: string, cho
   );
 }
 
-function pods(job: JobSummary): string {
-  const target = job.completions ?? (job.parallelism ? `≤${job.parallelism}` : '1');
-  return `${job.succeeded}/${target} done, ${job.active} active, ${job.failed} failed`;
-}
-
-function row(job: JobSummary) {
-  const key = `${job.namespace}/${job.name}`;
+function row(workload: WorkloadSummary) {
+  const key = workloadKey(workload);
+  const { kind, namespace, name } = workload;
   return h(
     'tr',
-    { 'data-job': key, 'data-phase': job.phase },
+    { 'data-workload': key, 'data-kind': kind, 'data-phase': workload.phase },
     h(
       'td',
       null,
       h(
         'a',
-        { href: hashOf({ view: 'job', namespace: job.namespace, name: job.name }), 'data-key': `job-${key}` },
-        job.name,
+        { href: hashOf({ view: 'workload', kind, namespace, name }), 'data-key': `workload-${key}` },
+        name,
       ),
     ),
-    h('td', null, job.namespace),
-    h('td', { 'data-field': 'phase' }, phaseBadge(job.phase)),
-    h('td', null, job.cluster ?? '—'),
-    h('td', { class: 'number' }, job.attempt === null ? '—' : String(job.attempt)),
-    h('td', null, pods(job)),
-    h('td', { class: 'reason' }, job.reason ?? ''),
-    h('td', null, age(job.createdAt)),
+    h('td', { 'data-field': 'kind', title: `${workload.apiVersion} ${workload.objectKind}` }, kind),
+    h('td', null, namespace),
+    h('td', { 'data-field': 'phase' }, phaseBadge(workload.phase)),
+    h('td', null, workload.cluster ?? '—'),
+    h('td', { class: 'number' }, workload.attempt === null ? '—' : String(workload.attempt)),
+    h('td', { class: 'number' }, String(workload.pods)),
+    h('td', { class: 'reason' }, workload.reason ?? ''),
+    h('td', null, age(workload.createdAt)),
   );
 }
 
-export function renderJobs(context: PageContext) {
+export function renderWorkloads(context: PageContext) {
   const { state } = context;
-  if (!context.can('listJobs'))
-    return [h('h1', null, 'Jobs'), notAllowed('list dispatched Jobs', context.needs('listJobs'))];
-  const all = [...state.jobs.values()];
-  const shown = filterJobs(all, state.filter);
+  if (context.listableKinds.length === 0)
+    return [
+      h('h1', null, 'Workloads'),
+      notAllowed('list dispatched workloads', context.needs('listWorkloads')),
+    ];
+  const all = [...state.workloads.values()];
+  const shown = filterWorkloads(all, state.filter);
   const counts = countByPhase(shown);
   const filtered = Object.values(state.filter).some(Boolean);
   return [
-    h('h1', null, 'Jobs'),
+    h('h1', null, 'Workloads'),
     h(
       'form',
       {
         class: 'filters',
         role: 'search',
-        'aria-label': 'Filter Jobs',
+        'aria-label': 'Filter workloads',
         onSubmit: (e: Event) => e.preventDefault(),
       },
       h(
@@ -100,13 +111,14 @@ export function renderJobs(context: PageContext) {
           },
         }),
       ),
+      select(context, 'kind', 'Kind', context.listableKinds),
       select(
         context,
         'namespace',
         'Namespace',
         choicesOf(all, (j) => j.namespace),
       ),
-      select(context, 'phase', 'Status', phases),
+      select(context, 'phase', 'Status', workloadPhases),
       select(
         context,
         'cluster',
@@ -117,18 +129,18 @@ export function renderJobs(context: PageContext) {
     h(
       'p',
       { class: 'summary', 'aria-live': 'polite' },
-      `${shown.length}${filtered ? ` of ${all.length}` : ''} Job(s)`,
-      phases.filter((p) => counts[p]).map((p) => [' · ', phaseBadge(p), ` ${counts[p]}`]),
-      state.jobsTruncated ? ' (the first 5,000 only; filter by namespace to see others)' : '',
+      `${shown.length}${filtered ? ` of ${all.length}` : ''} workload(s)`,
+      workloadPhases.filter((p) => counts[p]).map((p) => [' · ', phaseBadge(p), ` ${counts[p]}`]),
+      state.workloadsTruncated ? ' (the first 5,000 only; filter by namespace to see others)' : '',
     ),
-    state.jobsError && errorBox(state.jobsError),
+    state.workloadsError && errorBox(state.workloadsError),
     shown.length === 0
-      ? h('p', null, all.length === 0 ? 'No dispatched Jobs yet.' : 'No Job matches these filters.')
+      ? h('p', null, all.length === 0 ? 'No dispatched workloads yet.' : 'No workload matches these filters.')
       : scrollableTable(
-          'Jobs table',
-          ['Name', 'Namespace', 'Status', 'Cluster', 'Attempt', 'Pods', 'Reason', 'Created'],
+          'Workloads table',
+          ['Name', 'Kind', 'Namespace', 'Status', 'Cluster', 'Attempt', 'Pods', 'Reason', 'Created'],
           shown.slice(0, maxRows).map(row),
-          { class: 'jobs' },
+          { class: 'workloads' },
         ),
     shown.length > maxRows &&
       h('p', { class: 'help' }, `Showing the first ${maxRows}; narrow the filters to see the rest.`),

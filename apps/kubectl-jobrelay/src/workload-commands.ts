@@ -1,26 +1,18 @@
-import { stringify } from 'yaml';
 import type {
-  JobDetail,
-  JobEvent,
-  JobSummary,
-  PendingItem,
+  EventView,
   PendingPage,
+  PendingWorkload,
   PlacementPreview,
   WorkloadDetail,
+  WorkloadKind,
   WorkloadSummary,
-} from './api-types.ts';
+} from '@jobrelay/api-types';
+import { stringify } from 'yaml';
+import type { JobrelayApiClient } from './api-client.ts';
 import { integerFlag, type WorkloadRef, workloadRef } from './command-line.ts';
 import { describeApiError } from './describe-api-error.ts';
 import { formatAge } from './format-age.ts';
-import {
-  formatCompletions,
-  jobHeaders,
-  jobRow,
-  pendingHeaders,
-  pendingRow,
-  workloadHeaders,
-  workloadRow,
-} from './format-rows.ts';
+import { pendingHeaders, pendingRow, workloadHeaders, workloadRow } from './format-rows.ts';
 import { formatTable, none, orNone } from './format-table.ts';
 import { ApiError, UsageError } from './plugin-errors.ts';
 import type { PluginSession } from './plugin-session.ts';
@@ -28,17 +20,15 @@ import type { PluginSession } from './plugin-session.ts';
 const defaultPageSize = 500;
 /** The `source` of a history entry the API read from the placement record, not from an Event. */
 const placementRecordSource = 'placement-record';
-const phases = ['pending', 'running', 'succeeded', 'failed', 'suspended'];
 /** The phases of every kind (GET /api/v1/workloads). */
 const workloadPhases = ['pending', 'placed', 'running', 'finished', 'suspended'];
-/** The kind whose workloads the Job routes serve, in their own shape. */
-const jobKind = 'job';
 
-function jobPath(namespace: string, name: string, suffix = ''): string {
-  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/jobs/${encodeURIComponent(name)}${suffix}`;
+/** A workload whose kind is known: what the API's workload routes take. */
+interface KindedRef extends WorkloadRef {
+  kind: string;
 }
 
-function workloadPath(ref: WorkloadRef, suffix = ''): string {
+function workloadPath(ref: KindedRef, suffix = ''): string {
   return `/api/v1/workloads/${encodeURIComponent(ref.kind)}/${encodeURIComponent(ref.namespace)}/${encodeURIComponent(ref.name)}${suffix}`;
 }
 
@@ -52,35 +42,90 @@ function refOf(s: PluginSession): WorkloadRef {
   );
 }
 
-/** What differs between listing Jobs and listing workloads of every kind. */
-interface ListCommand<T> {
+/**
+ * Which kinds have a dispatched workload of this name in its namespace, from one detail read per
+ * kind the API dispatches. A kind the caller may not read is left out (as kubectl get would not
+ * show it); any other failure is the answer.
+ */
+async function kindsNamed(
+  api: JobrelayApiClient,
+  ref: WorkloadRef,
+): Promise<{ found: Array<{ kind: string; detail: WorkloadDetail }>; forbidden: string[]; kinds: string[] }> {
+  const { items } = await api.json<{ items: WorkloadKind[] }>('GET', '/api/v1/kinds');
+  const kinds = items.map((kind) => kind.name);
+  const answers = await Promise.all(
+    kinds.map(async (kind) => {
+      try {
+        return { kind, detail: await api.json<WorkloadDetail>('GET', workloadPath({ ...ref, kind })) };
+      } catch (err) {
+        if (err instanceof ApiError && (err.status === 404 || err.status === 403))
+          return { kind, refused: err.status };
+        throw err;
+      }
+    }),
+  );
+  return {
+    found: answers.flatMap((a) => ('detail' in a && a.detail ? [{ kind: a.kind, detail: a.detail }] : [])),
+    forbidden: answers.flatMap((a) => ('refused' in a && a.refused === 403 ? [a.kind] : [])),
+    kinds,
+  };
+}
+
+/**
+ * The workload a command names, with its kind: as given, or the one kind that has a workload of
+ * that name in the namespace. None, or several, is a usage error naming what was found and how
+ * to say which (`--kind`, or KIND/NAME).
+ */
+async function resolveRef(
+  s: PluginSession,
+  api: JobrelayApiClient,
+  ref: WorkloadRef,
+): Promise<{ ref: KindedRef; detail?: WorkloadDetail }> {
+  if (ref.kind !== undefined) return { ref: { ...ref, kind: ref.kind } };
+  const { found, forbidden, kinds } = await kindsNamed(api, ref);
+  const what = `${ref.namespace}/${ref.name}`;
+  if (found.length === 1) return { ref: { ...ref, kind: found[0]!.kind }, detail: found[0]!.detail };
+  if (found.length > 1) {
+    const matching = found.map((f) => f.kind);
+    throw new UsageError(
+      `${what} is the name of a dispatched ${matching.join(' and a ')}: say which with --kind ${matching.join('|')} (or ${matching[0]}/${ref.name})`,
+      s.command.name,
+    );
+  }
+  const unread = forbidden.length
+    ? `; you may not read ${forbidden.join(', ')}, so those were not looked at`
+    : '';
+  throw new ApiError(404, 'Not Found', {
+    status: 404,
+    code: 'not-found',
+    detail: `no dispatched workload ${what} of any kind (${kinds.join(', ')})${unread}`,
+  });
+}
+
+/** What differs between `jobs` and `workloads`: the command's name and the kinds it lists. */
+interface ListCommand {
   command: 'jobs' | 'workloads';
-  path: string;
-  phases: readonly string[];
-  /** Query parameters beyond namespace, cluster, phase and label selector. */
-  extraQuery: Record<string, string | undefined>;
-  headers: (all: boolean) => string[];
-  row: (item: T, all: boolean, now: Date) => string[];
+  kind: string | undefined;
   /** "Jobs" or "workloads", for the empty-list message. */
   noun: string;
 }
 
-/** `kubectl jobrelay jobs` and `workloads`: the same flags, pages and table over two routes. */
-async function listCommand<T>(s: PluginSession, list: ListCommand<T>): Promise<void> {
+/** `kubectl jobrelay workloads`, and `jobs` (the same with --kind job): the same flags, pages and table. */
+async function listCommand(s: PluginSession, list: ListCommand): Promise<void> {
   const all = s.flag('all-namespaces');
   if (all && s.string('namespace')) throw new UsageError('-n and -A exclude each other', list.command);
   const phase = s.string('phase');
-  if (phase !== undefined && !list.phases.includes(phase)) {
-    throw new UsageError(`--phase must be one of ${list.phases.join(', ')}, not "${phase}"`, list.command);
+  if (phase !== undefined && !workloadPhases.includes(phase)) {
+    throw new UsageError(`--phase must be one of ${workloadPhases.join(', ')}, not "${phase}"`, list.command);
   }
   const limit = integerFlag(list.command, 'limit', s.string('limit'), 1) ?? defaultPageSize;
   const namespace = all ? undefined : s.namespace();
   const api = await s.api();
-  const { items } = await api.listAll<T>(
-    list.path,
+  const { items } = await api.listAll<WorkloadSummary>(
+    '/api/v1/workloads',
     {
       namespace,
-      ...list.extraQuery,
+      kind: list.kind,
       cluster: s.string('cluster'),
       phase,
       labelSelector: s.string('selector'),
@@ -93,40 +138,25 @@ async function listCommand<T>(s: PluginSession, list: ListCommand<T>): Promise<v
   }
   const now = s.now();
   s.table(
-    list.headers(all),
-    items.map((item) => list.row(item, all, now)),
+    workloadHeaders(all),
+    items.map((item) => workloadRow(item, all, now)),
     all ? `No dispatched ${list.noun} found.` : `No dispatched ${list.noun} found in ${namespace} namespace.`,
   );
 }
 
 export function workloadsCommand(s: PluginSession): Promise<void> {
-  return listCommand<WorkloadSummary>(s, {
-    command: 'workloads',
-    path: '/api/v1/workloads',
-    phases: workloadPhases,
-    extraQuery: { kind: s.string('kind')?.toLowerCase() },
-    headers: workloadHeaders,
-    row: workloadRow,
-    noun: 'workloads',
-  });
+  return listCommand(s, { command: 'workloads', kind: s.string('kind')?.toLowerCase(), noun: 'workloads' });
 }
 
+/** `jobs`: `workloads --kind job`, the shorthand kubectl users reach for. */
 export function jobsCommand(s: PluginSession): Promise<void> {
-  return listCommand<JobSummary>(s, {
-    command: 'jobs',
-    path: '/api/v1/jobs',
-    phases,
-    extraQuery: {},
-    headers: jobHeaders,
-    row: jobRow,
-    noun: 'Jobs',
-  });
+  return listCommand(s, { command: 'jobs', kind: 'job', noun: 'Jobs' });
 }
 
 export async function pendingCommand(s: PluginSession): Promise<void> {
   const limit = integerFlag('pending', 'limit', s.string('limit'), 1) ?? defaultPageSize;
   const api = await s.api();
-  const { items, last } = await api.listAll<PendingItem, PendingPage>(
+  const { items, last } = await api.listAll<PendingWorkload, PendingPage>(
     '/api/v1/pending',
     { namespace: s.string('namespace'), kind: s.string('kind')?.toLowerCase() },
     limit,
@@ -144,27 +174,23 @@ export async function pendingCommand(s: PluginSession): Promise<void> {
 }
 
 /** Is the workload still waiting for a cluster (so a placement preview explains why)? */
-export function isWaiting(job: Pick<JobDetail, 'waiting' | 'cluster' | 'phase'>): boolean {
-  return job.waiting !== null && job.waiting !== undefined
+export function isWaiting(workload: Pick<WorkloadDetail, 'waiting' | 'cluster' | 'phase'>): boolean {
+  return workload.waiting !== null && workload.waiting !== undefined
     ? true
-    : job.cluster === null && job.phase === 'pending';
+    : workload.cluster === null && workload.phase === 'pending';
 }
 
 export async function explainCommand(s: PluginSession): Promise<void> {
-  const ref = refOf(s);
-  const { namespace, name } = ref;
   const api = await s.api();
-  // Jobs keep their own route and page (completions, counts); every other kind the generic one.
-  const isJob = ref.kind === jobKind;
-  const detail = isJob
-    ? await api.json<JobDetail>('GET', jobPath(namespace, name))
-    : await api.json<WorkloadDetail>('GET', workloadPath(ref));
+  const resolved = await resolveRef(s, api, refOf(s));
+  const { ref } = resolved;
+  const detail = resolved.detail ?? (await api.json<WorkloadDetail>('GET', workloadPath(ref)));
   let preview: PlacementPreview | null = null;
   let previewError: ApiError | undefined;
   if (isWaiting(detail)) {
     try {
       preview = await api.json<PlacementPreview>('POST', '/api/v1/placement-preview', {
-        body: isJob ? { namespace, name } : { kind: ref.kind, namespace, name },
+        body: { kind: ref.kind, namespace: ref.namespace, name: ref.name },
       });
     } catch (err) {
       // The workload's own record is still worth showing; the preview's failure is reported beside it.
@@ -172,12 +198,8 @@ export async function explainCommand(s: PluginSession): Promise<void> {
       previewError = err;
     }
   }
-  if (s.output !== 'table')
-    s.printObject(
-      isJob ? { job: detail, placementPreview: preview } : { workload: detail, placementPreview: preview },
-    );
-  else if (isJob) s.out(formatExplanation(detail as JobDetail, preview, s.now()));
-  else s.out(formatWorkloadExplanation(detail as WorkloadDetail, preview, s.now()));
+  if (s.output !== 'table') s.printObject({ workload: detail, placementPreview: preview });
+  else s.out(formatWorkloadExplanation(detail, preview, s.now()));
   if (previewError) {
     s.err(
       `warning: no placement preview: ${describeApiError(previewError)
@@ -192,54 +214,6 @@ function indent(text: string, by = '  '): string {
     .split('\n')
     .map((line) => (line ? `${by}${line}` : line))
     .join('\n');
-}
-
-/** A `kubectl describe`-like page: where the Job runs and why, or why it waits. */
-export function formatExplanation(job: JobDetail, preview: PlacementPreview | null, now: Date): string {
-  const lines: string[] = [];
-  const field = (label: string, value: string) => lines.push(`${`${label}:`.padEnd(13)}${value}`);
-  field('Job', `${job.namespace}/${job.name}`);
-  field('Phase', job.phase);
-  field('Cluster', clusterField(job, now));
-  field('Completions', `${formatCompletions(job)} (active ${job.active ?? 0}, failed ${job.failed ?? 0})`);
-  if (job.reason && job.reason !== job.waiting?.reason) field('Reason', job.reason);
-  field('Age', formatAge(job.createdAt, now));
-  if (job.waiting) {
-    field('Waiting', `${job.waiting.reason} (for ${formatAge(job.waiting.since ?? job.waitingSince, now)})`);
-  }
-  lines.push(...placementLines(job.placement));
-  if (job.mirror) {
-    const status = job.mirror.status ?? {};
-    const counts = ['active', 'succeeded', 'failed']
-      .filter((k) => typeof status[k] === 'number')
-      .map((k) => `${k} ${status[k]}`);
-    field(
-      'Mirror',
-      `on ${job.mirror.cluster}, uid ${job.mirror.uid ?? none}${counts.length ? `; ${counts.join(', ')}` : ''}`,
-    );
-  } else {
-    field('Mirror', job.mirrorUnavailable ? `${none} (${job.mirrorUnavailable})` : none);
-  }
-  const attempts = job.attempts ?? [];
-  if (attempts.length > 0) {
-    lines.push('Attempts:');
-    lines.push(
-      indent(
-        formatTable(
-          ['ATTEMPT', 'CLUSTER', 'AGE', 'REASON', 'MESSAGE'],
-          attempts.map((a) => [
-            String(a.attempt),
-            a.cluster,
-            formatAge(a.at, now),
-            orNone(a.reason),
-            orNone(a.message),
-          ]),
-        ).trimEnd(),
-      ),
-    );
-  }
-  lines.push(...closingLines(job, preview, now));
-  return `${lines.join('\n')}\n`;
 }
 
 /** Fields that say where a workload is (state, phase, jobDeploymentStatus ...) come first. */
@@ -260,7 +234,10 @@ export function statusHighlights(status: Record<string, unknown> | undefined): s
     });
 }
 
-/** The same page for a workload of any kind: its kind, pods, mirror status and how its pods are found. */
+/**
+ * A `kubectl describe`-like page for a workload of any kind: where it runs and why, or why it
+ * waits; its pods, its mirror's status and how its pods are found.
+ */
 export function formatWorkloadExplanation(
   workload: WorkloadDetail,
   preview: PlacementPreview | null,
@@ -314,14 +291,14 @@ function placementLines(placement: Record<string, unknown> | null): string[] {
   return lines;
 }
 
-/** Where a Job or workload was placed, for the Cluster line of its page. */
+/** Where a workload was placed, for the Cluster line of its page. */
 function clusterField(detail: Pick<WorkloadDetail, 'cluster' | 'attempt' | 'placedAt'>, now: Date): string {
   if (!detail.cluster) return none;
   const attempt = detail.attempt !== null ? `attempt ${detail.attempt}, ` : '';
   return `${detail.cluster} (${attempt}placed ${formatAge(detail.placedAt, now)} ago)`;
 }
 
-/** The end of a Job's or workload's page: the placement preview, its history and its Events. */
+/** The end of a workload's page: the placement preview, its history and its Events. */
 function closingLines(
   detail: Pick<WorkloadDetail, 'history' | 'events'>,
   preview: PlacementPreview | null,
@@ -354,7 +331,7 @@ function closingLines(
   return lines;
 }
 
-function eventTable(events: JobEvent[], now: Date): string {
+function eventTable(events: EventView[], now: Date): string {
   return indent(
     formatTable(
       ['TYPE', 'REASON', 'AGE', 'COUNT', 'MESSAGE'],
@@ -374,11 +351,11 @@ function eventTable(events: JobEvent[], now: Date): string {
 
 export async function logsCommand(s: PluginSession): Promise<void> {
   if (s.output !== 'table') throw new UsageError('logs prints text; -o does not apply', 'logs');
-  const ref = refOf(s);
   const tail = integerFlag('logs', 'tail', s.string('tail'), 0);
   const api = await s.api();
+  const { ref } = await resolveRef(s, api, refOf(s));
   await api.stream(
-    ref.kind === jobKind ? jobPath(ref.namespace, ref.name, '/logs') : workloadPath(ref, '/logs'),
+    workloadPath(ref, '/logs'),
     {
       follow: s.flag('follow') ? 'true' : undefined,
       container: s.string('container'),

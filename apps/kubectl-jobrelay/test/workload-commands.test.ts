@@ -1,49 +1,55 @@
+import type { WorkloadDetail } from '@jobrelay/api-types';
 import { describe, expect, it } from 'vitest';
-import type { JobDetail, WorkloadDetail } from '../src/api-types.ts';
-import {
-  formatExplanation,
-  formatWorkloadExplanation,
-  isWaiting,
-  statusHighlights,
-} from '../src/job-commands.ts';
+import { formatWorkloadExplanation, isWaiting, statusHighlights } from '../src/workload-commands.ts';
+import { detailOf } from './wire-fixtures.ts';
 
 const now = new Date('2026-01-01T12:00:00Z');
 
-const running: JobDetail = {
+/** A Job re-placed once, shown through the same page as every kind. */
+const running: WorkloadDetail = detailOf({
+  kind: 'job',
+  apiVersion: 'batch/v1',
+  objectKind: 'Job',
   namespace: 'team-a',
   name: 'train',
   phase: 'running',
   cluster: 'worker-2',
   attempt: 2,
   placedAt: '2026-01-01T11:55:00Z',
-  waitingSince: null,
   createdAt: '2026-01-01T11:40:00Z',
-  completions: 4,
-  parallelism: 2,
-  active: 2,
-  succeeded: 1,
-  failed: 1,
-  reason: null,
+  pods: 2,
   placement: { cluster: 'worker-2', attempt: 2 },
   history: [
-    { type: 'Normal', reason: 'Placed', message: 'placed on worker-1', at: '2026-01-01T11:40:00Z', count: 1 },
-    { type: 'Warning', reason: 'Replacing', message: 'worker-1 lost', at: '2026-01-01T11:55:00Z', count: 1 },
+    {
+      type: 'Normal',
+      reason: 'Placed',
+      message: 'placed on worker-1',
+      at: '2026-01-01T11:40:00Z',
+      count: 1,
+      source: 'jobrelay',
+    },
+    {
+      type: 'Warning',
+      reason: 'Replacing',
+      message: 'worker-1 lost',
+      at: '2026-01-01T11:55:00Z',
+      count: 1,
+      source: 'jobrelay',
+    },
   ],
-  mirror: { cluster: 'worker-2', uid: 'm-1', status: { active: 2, succeeded: 0 } },
-  mirrorUnavailable: null,
+  mirror: { cluster: 'worker-2', uid: 'm-1', createdAt: null, status: { active: 2, succeeded: 0 } },
   events: null,
-  waiting: null,
-};
+});
 
-describe('formatExplanation', () => {
+describe('formatWorkloadExplanation of a Job', () => {
   it('says where a placed Job runs, its placement record, history and mirror', () => {
     expect(isWaiting(running)).toBe(false);
-    expect(formatExplanation(running, null, now)).toBe(
+    expect(formatWorkloadExplanation(running, null, now)).toBe(
       [
-        'Job:         team-a/train',
+        'Workload:    job team-a/train (batch/v1 Job)',
         'Phase:       running',
         'Cluster:     worker-2 (attempt 2, placed 5m ago)',
-        'Completions: 1/4 (active 2, failed 1)',
+        'Pods:        2 at once',
         'Age:         20m',
         'Placement:',
         '  cluster: worker-2',
@@ -61,11 +67,11 @@ describe('formatExplanation', () => {
 
   it('prints the placement decision on a line of its own, and marks history read from the record', () => {
     const decision = 'placed on worker-2 by spread (score 97; worker-3 80); 2/3 clusters feasible.';
-    const decided: JobDetail = {
+    const decided: WorkloadDetail = {
       ...running,
       placement: { cluster: 'worker-2', attempt: 2, decision },
       history: [
-        running.history![1]!,
+        running.history[1]!,
         {
           type: 'Normal',
           reason: 'Placed',
@@ -76,7 +82,7 @@ describe('formatExplanation', () => {
         },
       ],
     };
-    const page = formatExplanation(decided, null, now);
+    const page = formatWorkloadExplanation(decided, null, now);
     expect(page).toContain(
       [
         'Placement:',
@@ -92,16 +98,16 @@ describe('formatExplanation', () => {
     expect(page.match(/score 97/g)).toHaveLength(2);
   });
 
-  it('treats a pending Job without a waiting record and without a cluster as waiting', () => {
+  it('treats a pending workload without a waiting record and without a cluster as waiting', () => {
     expect(isWaiting({ ...running, phase: 'pending', cluster: null, waiting: null })).toBe(true);
-    // Placed but its mirror not made yet: pending, yet not waiting for a cluster.
-    expect(isWaiting({ ...running, phase: 'pending', waiting: null })).toBe(false);
+    // Placed but its mirror not seen yet: not waiting for a cluster.
+    expect(isWaiting({ ...running, phase: 'placed', waiting: null })).toBe(false);
   });
 });
 
 describe('formatWorkloadExplanation', () => {
   it('prints the decision under the placement for a workload of any kind, and no Decision line without one', () => {
-    const workload: WorkloadDetail = {
+    const workload: WorkloadDetail = detailOf({
       kind: 'raycluster',
       namespace: 'team-a',
       name: 'demo',
@@ -109,15 +115,11 @@ describe('formatWorkloadExplanation', () => {
       cluster: 'worker-1',
       attempt: 1,
       placedAt: '2026-01-01T11:59:00Z',
-      waitingSince: null,
       createdAt: '2026-01-01T11:58:00Z',
-      reason: null,
       placement: { cluster: 'worker-1', attempt: 1, decision: 'placed on worker-1 by binpack (score 60).' },
       mirror: null,
       mirrorUnavailable: 'the API has not seen it yet',
-      events: [],
-      waiting: null,
-    };
+    });
     expect(formatWorkloadExplanation(workload, null, now)).toContain(
       ['  attempt: 1', 'Decision:    placed on worker-1 by binpack (score 60).', 'Mirror:'].join('\n'),
     );

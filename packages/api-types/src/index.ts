@@ -1,0 +1,5 @@
+export * from './cluster.ts';
+export * from './identity.ts';
+export * from './problem.ts';
+export * from './queue.ts';
+export * from './workload.ts';

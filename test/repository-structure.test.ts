@@ -144,10 +144,19 @@ describe('how the code is put together', () => {
     // The sandbox and the benchmark build fleets and submit Jobs on purpose: harnesses, not core.
     const harnesses = ['packages/kinds/src/batch-job/', 'packages/sandbox/', 'packages/bench/'];
     const core = [...graph.keys()].filter((file) => !harnesses.some((folder) => file.startsWith(folder)));
+    // The one place a kind is named on purpose: the plugin's `jobs` command is, by design,
+    // shorthand for `workloads --kind job`; it decides nothing else.
+    const namedOnPurpose = new Set([
+      "apps/kubectl-jobrelay/src/workload-commands.ts: return listCommand(s, { command: 'jobs', kind: 'job', noun: 'Jobs' });",
+    ]);
     const offending = core.flatMap((file) =>
       withoutComments(readFileSync(join(root, file), 'utf8'))
         .split('\n')
-        .flatMap((line, i) => (kindSpecific.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+        .flatMap((line, i) =>
+          kindSpecific.test(line) && !namedOnPurpose.has(`${file}: ${line.trim()}`)
+            ? [`${file}:${i + 1}: ${line.trim()}`]
+            : [],
+        ),
     );
     expect(offending).toEqual([]);
   });

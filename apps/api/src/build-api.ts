@@ -261,7 +261,7 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
         title: 'jobrelay admin API',
         version: 'v1',
         description:
-          'The fleet of worker clusters, dispatched workloads of every kind (batch/v1 Jobs, KubeRay RayClusters and RayJobs, generic kinds), the pending queue, placement previews and worker pod logs. Every route except /healthz, /readyz and the docs takes a Kubernetes bearer token of the management cluster and is authorized by SubjectAccessReview: the API grants exactly what the caller’s RBAC grants through kubectl.',
+          'The fleet of worker clusters, dispatched workloads of every kind (Jobs, KubeRay RayClusters and RayJobs, configured kinds), the pending queue, placement previews and worker pod logs. Every route except /healthz, /readyz and the docs takes a Kubernetes bearer token of the management cluster and is authorized by SubjectAccessReview: the API grants exactly what the caller’s RBAC grants through kubectl.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

@@ -56,7 +56,7 @@ describe('a finished JobSet (generic kind) whose mirror is retained', () => {
     ],
   });
 
-  function jobSet(status?: object): GenericWorkload {
+  function jobSet(status?: GenericWorkload['status']): GenericWorkload {
     return {
       apiVersion: 'jobset.x-k8s.io/v1alpha2',
       kind: 'JobSet',
@@ -66,7 +66,7 @@ describe('a finished JobSet (generic kind) whose mirror is retained', () => {
     } as GenericWorkload;
   }
 
-  function mirrorOfJobSet(origin: GenericWorkload, status?: object): GenericWorkload {
+  function mirrorOfJobSet(origin: GenericWorkload, status?: GenericWorkload['status']): GenericWorkload {
     const body = jobSetAdapter.buildMirror(origin, {
       originId: config.originId,
       attempt: 1,
@@ -83,7 +83,7 @@ describe('a finished JobSet (generic kind) whose mirror is retained', () => {
         key: 'team-a/train',
         origin,
         placement: { kind: 'ok', record: record() },
-        clusters: [cluster('worker-1', { mirror }) as never],
+        clusters: [{ ...cluster('worker-1'), mirror }],
       },
       jobSetAdapter,
       config,

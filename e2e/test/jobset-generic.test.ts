@@ -166,8 +166,14 @@ function timeless(status: JobSet['status']): unknown {
   return { ...rest, conditions: conditions?.map(({ lastTransitionTime: _at, ...c }) => c) };
 }
 
-/** What JobSet decides the same way on every run of one spec (its Jobs' counts at the end vary). */
+/**
+ * What JobSet decides the same way on every run of one spec. Its Jobs' `succeeded` counts are
+ * not, once it failed: whether a worker Job completed before the failed leader's restart (or
+ * the final failure) deleted it depends on timing (0 or 2 seen for the same spec). Completed,
+ * every Job succeeded, so then they are.
+ */
 function deterministic(status: JobSet['status']) {
+  const completed = status?.terminalState === 'Completed';
   return {
     conditions: (status?.conditions ?? []).map(({ type, status: value, reason, message }) => ({
       type,
@@ -178,12 +184,16 @@ function deterministic(status: JobSet['status']) {
     terminalState: status?.terminalState,
     restarts: status?.restarts,
     restartsCountTowardsMax: status?.restartsCountTowardsMax,
-    replicatedJobs: (status?.replicatedJobsStatus ?? []).map(({ name, active, ready, suspended }) => ({
-      name,
-      active,
-      ready,
-      suspended,
-    })),
+    replicatedJobs: (status?.replicatedJobsStatus ?? [])
+      .map(({ name, active, ready, failed, succeeded, suspended }) => ({
+        name,
+        active,
+        ready,
+        failed,
+        suspended,
+        ...(completed ? { succeeded } : {}),
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
   };
 }
 

@@ -301,7 +301,9 @@ export function clusterCandidates(
       cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
       weight: cluster.spec.weight ?? 1,
       allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
-      ...(cluster.spec.maxActiveWorkloads !== undefined ? { maxActiveWorkloads: cluster.spec.maxActiveWorkloads } : {}),
+      ...(cluster.spec.maxActiveWorkloads !== undefined
+        ? { maxActiveWorkloads: cluster.spec.maxActiveWorkloads }
+        : {}),
       activeWorkloads: here?.jobs ?? 0,
       ...(cluster.servedKinds ? { servedKinds: cluster.servedKinds } : {}),
       ...(restrictions.ok

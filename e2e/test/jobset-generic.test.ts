@@ -285,6 +285,14 @@ describe(`a JobSet dispatched through the generic adapter (jobSetKind) to ${dire
   it('succeeds as it does when run directly, its origin ending with its mirror’s status', async () => {
     const { origin, mirror, direct } = await runBothWays(0);
     expect(mirror.spec?.managedBy).toBeUndefined();
+    // Defaulted by JobSet's mutating webhook (the CRD has no default for it) on the management
+    // cluster, and so on the mirror: the webhooks run there as a user's installation would.
+    for (const object of [origin, mirror]) {
+      expect(object.spec).toMatchObject({
+        network: { publishNotReadyAddresses: true },
+        successPolicy: { operator: 'All' },
+      });
+    }
     expect(timeless(origin.status)).toEqual(timeless(mirror.status));
     expect(origin.status?.terminalState).toBe('Completed');
     expect(deterministic(origin.status)).toEqual(deterministic(direct.status));

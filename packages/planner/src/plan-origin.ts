@@ -233,8 +233,19 @@ export function planOrigin<T extends KubeObject>(
       );
     } else actions.push({ type: 'patch-mirror-spec', cluster: here.name, mirror, patch: specPatch });
   }
+  return [...actions, ...statusFromMirror(adapter, origin, mirror, record, now)];
+}
+
+/** The mirror's status written to the origin, with what earlier attempts carried. */
+function statusFromMirror<T extends KubeObject>(
+  adapter: WorkloadKindAdapter<T>,
+  origin: T,
+  mirror: T,
+  record: PlacementRecord,
+  now: number,
+): Action<T>[] {
   const desired = adapter.originStatus(origin, mirror, record.carried, new Date(now));
-  return [...actions, ...statusWrite(adapter, origin, desired, 'sync')];
+  return statusWrite(adapter, origin, desired, 'sync');
 }
 
 /**
@@ -640,15 +651,23 @@ function retire<T extends KubeObject>(
 ): Action<T>[] {
   const here = record?.cluster ? snapshot.clusters.find((c) => c.name === record.cluster) : undefined;
   // An unreachable cluster's mirror is retired when it is back (its return re-queues every origin).
-  if (!here?.connected || !here.active) return [];
+  if (!record || !here?.connected || !here.active) return [];
   const mirror = currentMirror(here, snapshot.origin.metadata!.uid!, snapshot.placement, config);
   if (!mirror) return [];
+  // A controller may go on writing a finished mirror's status (JobSet counts its Jobs' pods
+  // down after Failed): the origin keeps taking it, under the kind's rules, until the mirror
+  // goes, so it ends as its mirror ended. Only from a finished mirror: an origin finished
+  // without it (a decided outcome) is never rewritten from a mirror that has not finished.
+  const sync = adapter.isFinished(mirror)
+    ? statusFromMirror(adapter, snapshot.origin, mirror, record, now)
+    : [];
   // Without a finish time (a kind that does not say) the retention counts from now, every time:
   // the mirror goes at once rather than never.
   const finishedAt = adapter.finishedAt(snapshot.origin)?.getTime();
   const wait = finishedAt === undefined ? 0 : finishedAt + config.mirrorRetentionMs - now;
-  if (wait > 0) return [{ type: 'requeue', afterMs: wait }];
+  if (wait > 0) return [...sync, { type: 'requeue', afterMs: wait }];
   return [
+    ...sync,
     { type: 'delete-mirror', cluster: here.name, mirror, why: `its ${adapter.resource.kind} finished` },
   ];
 }

@@ -2,6 +2,7 @@
 // `npm run sandbox -- <command>`: real local Kubernetes clusters and Redis on loopback.
 import { parseArgs } from 'node:util';
 import { goTools, resolveGoTool } from './go-tools.ts';
+import { resolveJobSetManager } from './jobset-manager.ts';
 import { describePins, resolveKubeBinaries } from './kube-binaries.ts';
 import { resolveKuberayOperator } from './kuberay-operator.ts';
 import { registerSandboxWorkers } from './register-workers.ts';
@@ -12,7 +13,8 @@ const usage = `usage: npm run sandbox -- <command> [options]
 
 commands:
   up [--workers N]   start one management and N worker clusters (default 2), Redis, KubeRay's
-                     ray-operator on every cluster and the simulated Ray dashboards;
+                     ray-operator and JobSet's manager (with its webhooks) on every cluster and
+                     the simulated Ray dashboards;
                      starts only what is not already running
   status             list clusters, endpoints, pids and health
   env                print shell exports (KUBECONFIG, REDIS_URL, ...): eval "$(npm run -s sandbox -- env)"
@@ -22,7 +24,8 @@ commands:
                      ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects;
                      deploy/api and deploy/controller's RBAC, kubeconfigs of the jobrelay-controller and
                      jobrelay-api ServiceAccounts, and the fleet-admin, viewer, team-a bindings
-  binaries           build the pinned Kubernetes binaries, KubeRay's ray-operator, helm and promtool now (once; cached)
+  binaries           build the pinned Kubernetes binaries, KubeRay's ray-operator, JobSet's manager, helm and
+                     promtool now (once; cached)
                      and print where they are
 
 The sandbox lives in ${defaultSandboxDir()} (JOBRELAY_SANDBOX_DIR overrides).`;
@@ -116,6 +119,10 @@ async function main(): Promise<void> {
       const kuberay = await resolveKuberayOperator(log);
       process.stdout.write(
         `KubeRay ray-operator ${kuberay.version}: ${kuberay.operator} (CRDs in ${kuberay.crdDir})\n`,
+      );
+      const jobset = await resolveJobSetManager(log);
+      process.stdout.write(
+        `JobSet manager ${jobset.version}: ${jobset.manager} (CRD and webhooks in ${jobset.manifestDir})\n`,
       );
       for (const name of Object.keys(goTools) as Array<keyof typeof goTools>)
         process.stdout.write(`${name} ${goTools[name].version}: ${await resolveGoTool(name, log)}\n`);

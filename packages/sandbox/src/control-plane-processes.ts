@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { httpOk, redisPing } from './health-probes.ts';
+import { jobSetProcesses } from './jobset-manager.ts';
 import { kuberayProcesses } from './kuberay-operator.ts';
 import type { RequiredBinary } from './pinned-versions.ts';
 import type { SandboxPki } from './pki.ts';
@@ -45,9 +46,10 @@ export function writeKwokLogsConfig(layout: SandboxLayout): void {
 
 /**
  * Start order: a process starts only after every process of an earlier tier is healthy.
- * `kuberay`: the simulated Ray dashboards and KubeRay's operators, after the cluster itself.
+ * `kuberay`: the simulated Ray dashboards and KubeRay's operators, after the cluster itself;
+ * `jobset`: JobSet's managers (their CRD and webhooks are installed while the others start).
  */
-export type Tier = 'storage' | 'apiserver' | 'controllers' | 'kuberay';
+export type Tier = 'storage' | 'apiserver' | 'controllers' | 'kuberay' | 'jobset';
 
 export interface ProcessSpec {
   /** `etcd`, `redis`, or `<cluster>/<component>`. */
@@ -128,6 +130,9 @@ export function sandboxProcesses(ctx: ProcessContext): ProcessSpec[] {
   ];
   for (const cluster of state.clusters) specs.push(...clusterProcesses(ctx, cluster, etcdUrl));
   specs.push(...kuberayProcesses(state, layout).map((spec) => ({ ...spec, tier: 'kuberay' as const })));
+  specs.push(
+    ...jobSetProcesses(state, layout, ctx.pki).map((spec) => ({ ...spec, tier: 'jobset' as const })),
+  );
   return specs;
 }
 

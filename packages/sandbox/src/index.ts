@@ -4,6 +4,14 @@ export { simulatedLogLines } from './control-plane-processes.ts';
 export { DockerfileError, dryRunDockerfile, parseDockerfile } from './dockerfile-dry-run.ts';
 export { freeLoopbackPorts } from './free-ports.ts';
 export { type GoToolName, goToolCacheDir, goTools, resolveGoTool } from './go-tools.ts';
+export {
+  installJobSet,
+  type JobSetManager,
+  jobSetCacheDir,
+  jobSetManagerConfig,
+  jobSetWebhookConfigurations,
+  resolveJobSetManager,
+} from './jobset-manager.ts';
 export { binaryCacheDir, describePins, resolveKubeBinaries } from './kube-binaries.ts';
 export type { KubeTarget } from './kube-http.ts';
 export {

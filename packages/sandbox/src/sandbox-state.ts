@@ -19,6 +19,9 @@ export interface ClusterState {
   /** KubeRay's ray-operator of this cluster: --metrics-addr and --health-probe-bind-address. */
   rayOperatorMetricsPort?: number;
   rayOperatorProbePort?: number;
+  /** JobSet's manager of this cluster: its webhook server and health probes (jobset-manager.ts). */
+  jobSetWebhookPort?: number;
+  jobSetProbePort?: number;
   nodes: NodeShape;
 }
 
@@ -38,6 +41,8 @@ export interface SandboxState {
   kuberay?: { operator: string; crdDir: string; version: string };
   /** The simulated Ray dashboards (ray-dashboard.ts): the HTTP proxy every operator uses. */
   rayDashboard?: { port: number };
+  /** JobSet's manager (one per cluster) and its CRD and webhook manifests (jobset-manager.ts). */
+  jobset?: { manager: string; manifestDir: string; version: string };
   clusters: ClusterState[];
   /** Process name (`etcd`, `redis`, `<cluster>/<component>`) to what was started. */
   processes: Record<string, RecordedProcess>;
@@ -90,6 +95,8 @@ function portsIn(state: SandboxState): Set<number> {
       c.kwokPort,
       c.rayOperatorMetricsPort,
       c.rayOperatorProbePort,
+      c.jobSetWebhookPort,
+      c.jobSetProbePort,
     ]),
   ];
   return new Set(ports.filter((port): port is number => port !== undefined));
@@ -101,8 +108,16 @@ async function newCluster(
   nodes: NodeShape,
   taken: ReadonlySet<number>,
 ): Promise<ClusterState> {
-  const [apiserverPort, controllerManagerPort, schedulerPort, kwokPort, metricsPort, probePort] =
-    await freeLoopbackPorts(6, taken);
+  const [
+    apiserverPort,
+    controllerManagerPort,
+    schedulerPort,
+    kwokPort,
+    metricsPort,
+    probePort,
+    webhookPort,
+    jobSetProbePort,
+  ] = await freeLoopbackPorts(8, taken);
   return {
     name,
     role,
@@ -112,6 +127,8 @@ async function newCluster(
     kwokPort: kwokPort!,
     rayOperatorMetricsPort: metricsPort!,
     rayOperatorProbePort: probePort!,
+    jobSetWebhookPort: webhookPort!,
+    jobSetProbePort: jobSetProbePort!,
     nodes,
   };
 }
@@ -124,9 +141,10 @@ export async function planState(
     binariesDir: string;
     redisServer: string;
     kuberay: NonNullable<SandboxState['kuberay']>;
+    jobset: NonNullable<SandboxState['jobset']>;
   },
 ): Promise<SandboxState> {
-  const { workers, binariesDir, redisServer, kuberay } = options;
+  const { workers, binariesDir, redisServer, kuberay, jobset } = options;
   let state = existing;
   if (!state) {
     const [clientPort, peerPort, redisPort] = await freeLoopbackPorts(3);
@@ -145,6 +163,7 @@ export async function planState(
   state.binariesDir = binariesDir;
   state.redisServer = redisServer;
   state.kuberay = kuberay;
+  state.jobset = jobset;
   // A sandbox started before KubeRay was part of it gets the ports now; its running processes stay.
   if (!state.rayDashboard) {
     const [port] = await freeLoopbackPorts(1, portsIn(state));
@@ -155,6 +174,12 @@ export async function planState(
     const [metricsPort, probePort] = await freeLoopbackPorts(2, portsIn(state));
     cluster.rayOperatorMetricsPort = metricsPort!;
     cluster.rayOperatorProbePort = probePort!;
+  }
+  for (const cluster of state.clusters) {
+    if (cluster.jobSetWebhookPort && cluster.jobSetProbePort) continue;
+    const [webhookPort, probePort] = await freeLoopbackPorts(2, portsIn(state));
+    cluster.jobSetWebhookPort = webhookPort!;
+    cluster.jobSetProbePort = probePort!;
   }
   const existingWorkers = state.clusters.filter((c) => c.role === 'worker').length;
   for (let i = existingWorkers + 1; i <= workers; i++) {

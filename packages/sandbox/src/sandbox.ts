@@ -10,6 +10,7 @@ import {
 } from './control-plane-processes.ts';
 import { ensureTokens, readToken, writeKubeconfig } from './credentials.ts';
 import { httpOk, waitFor } from './health-probes.ts';
+import { resolveJobSetManager } from './jobset-manager.ts';
 import { resolveKubeBinaries } from './kube-binaries.ts';
 import { rayDashboardProxyUrl, resolveKuberayOperator } from './kuberay-operator.ts';
 import { isOurProcess, startDetached, stopProcess } from './local-process.ts';
@@ -24,7 +25,7 @@ import {
 } from './sandbox-layout.ts';
 import { type ClusterState, planState, readState, type SandboxState, writeState } from './sandbox-state.ts';
 
-const tiers: readonly Tier[] = ['storage', 'apiserver', 'controllers', 'kuberay'];
+const tiers: readonly Tier[] = ['storage', 'apiserver', 'controllers', 'kuberay', 'jobset'];
 /** An apiserver on a busy 2-core machine can take half a minute before /readyz passes. */
 const processReadyTimeoutMs = 90_000;
 
@@ -109,12 +110,19 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
   const redisServer = findRedisServer();
   const binaries = await resolveKubeBinaries(log);
   const kuberay = await resolveKuberayOperator(log);
+  const jobset = await resolveJobSetManager(log);
   for (const dir of [layout.logsDir, layout.etcdDataDir, layout.redisDataDir, layout.componentsDir]) {
     mkdirSync(dir, { recursive: true });
   }
   const pki = ensurePki(layout.pkiDir);
   ensureTokens(layout);
-  const state = await planState(existing, { workers, binariesDir: binaries.dir, redisServer, kuberay });
+  const state = await planState(existing, {
+    workers,
+    binariesDir: binaries.dir,
+    redisServer,
+    kuberay,
+    jobset,
+  });
   writeState(layout.stateFile, state);
   writeAllKubeconfigs(layout, state, readFileSync(pki.caCert, 'utf8'));
   for (const cluster of state.clusters) mkdirSync(layout.kwokWorkDir(cluster.name), { recursive: true });

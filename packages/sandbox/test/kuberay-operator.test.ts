@@ -19,10 +19,21 @@ import { SandboxLayout } from '../src/sandbox-layout.ts';
 import { planState } from '../src/sandbox-state.ts';
 
 const kuberay = { operator: '/opt/kuberay/bin/ray-operator', crdDir: '/opt/kuberay/crds', version: 'v1.5.0' };
+const jobset = {
+  manager: '/opt/jobset/bin/jobset-manager',
+  manifestDir: '/opt/jobset/manifests',
+  version: 'v0.9.1',
+};
 
 describe("a cluster's ray-operator", () => {
   it('runs out of cluster on its own loopback ports, without leader election', async () => {
-    const state = await planState(undefined, { workers: 1, binariesDir: '/b', redisServer: '/r', kuberay });
+    const state = await planState(undefined, {
+      workers: 1,
+      binariesDir: '/b',
+      redisServer: '/r',
+      kuberay,
+      jobset,
+    });
     const worker = state.clusters[1]!;
     expect(rayOperatorArgs('/s/worker-1.kubeconfig', worker)).toEqual([
       '--kubeconfig=/s/worker-1.kubeconfig',
@@ -49,7 +60,13 @@ describe("a cluster's ray-operator", () => {
   });
 
   it('is one process per cluster, after the simulated dashboards; none for a sandbox that predates KubeRay', async () => {
-    const state = await planState(undefined, { workers: 2, binariesDir: '/b', redisServer: '/r', kuberay });
+    const state = await planState(undefined, {
+      workers: 2,
+      binariesDir: '/b',
+      redisServer: '/r',
+      kuberay,
+      jobset,
+    });
     const layout = new SandboxLayout('/tmp/sandbox-x');
     const specs = kuberayProcesses(state, layout);
     expect(specs.map((s) => s.name)).toEqual([
@@ -69,7 +86,13 @@ describe("a cluster's ray-operator", () => {
   });
 
   it('recognises a running ray-dashboard by the program recorded for it, whichever Node runs `up` now', async () => {
-    const state = await planState(undefined, { workers: 1, binariesDir: '/b', redisServer: '/r', kuberay });
+    const state = await planState(undefined, {
+      workers: 1,
+      binariesDir: '/b',
+      redisServer: '/r',
+      kuberay,
+      jobset,
+    });
     const layout = new SandboxLayout('/tmp/sandbox-x');
     const other = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {

@@ -84,6 +84,7 @@ describe('recordSandboxApi', () => {
         binariesDir: '/b',
         redisServer: '/r',
         kuberay: { operator: '/k/ray-operator', crdDir: '/k/crds', version: 'v1.5.0' },
+        jobset: { manager: '/j/jobset-manager', manifestDir: '/j/manifests', version: 'v0.9.1' },
       }),
     );
     expect(openSandbox(dir).apiUrl).toBeUndefined();
@@ -106,6 +107,7 @@ describe('recordSandboxApi', () => {
       binariesDir: '/b',
       redisServer: '/r',
       kuberay: { operator: '/k/ray-operator', crdDir: '/k/crds', version: 'v1.5.0' },
+      jobset: { manager: '/j/jobset-manager', manifestDir: '/j/manifests', version: 'v0.9.1' },
     });
     state.processes = {
       // This test's own process stands in for a running etcd.

@@ -5,6 +5,11 @@ const options = {
   binariesDir: '/opt/kube/bin',
   redisServer: '/usr/bin/redis-server',
   kuberay: { operator: '/opt/kuberay/bin/ray-operator', crdDir: '/opt/kuberay/crds', version: 'v1.5.0' },
+  jobset: {
+    manager: '/opt/jobset/bin/jobset-manager',
+    manifestDir: '/opt/jobset/manifests',
+    version: 'v0.9.1',
+  },
 };
 
 function allPorts(state: Awaited<ReturnType<typeof planState>>): number[] {
@@ -20,6 +25,8 @@ function allPorts(state: Awaited<ReturnType<typeof planState>>): number[] {
       c.kwokPort,
       c.rayOperatorMetricsPort!,
       c.rayOperatorProbePort!,
+      c.jobSetWebhookPort!,
+      c.jobSetProbePort!,
     ]),
   ];
 }

@@ -1,20 +1,23 @@
 // Any custom workload kind with a spec.managedBy field, configured by GVK (GenericKindConfig)
 // rather than coded: its mirror is the origin minus managedBy, its status comes back
 // verbatim, it is finished when a configured condition or field says so. Nothing here knows
-// the kind's schema, so its support is labelled 'generic-untested': its own controller was not
-// run against jobrelay here.
+// the kind's schema, so its support is labelled 'generic-untested' (its own controller was not
+// run against jobrelay here), unless it is exactly a configuration the e2e suite runs against
+// its kind's real controller (verifiedGenericKinds: JobSet).
 import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { KubeObject, WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
 import { apiVersionOf } from '../workload-kind-adapter.ts';
-import type { GenericKindConfig } from './generic-kind-config.ts';
+import { type GenericKindConfig, genericKindConfigSchema } from './generic-kind-config.ts';
+import { verifiedGenericKinds } from './generic-kind-examples.ts';
 import {
   absentWhenNullOrEmpty,
   agrees,
   equalIgnoringAbsent,
   isPlainObject,
+  jsonEqual,
   mergeObjects,
   objectAt,
   valueAt,
@@ -60,6 +63,11 @@ function count(root: unknown, factors: GenericKindConfig['podSets'][number]['cou
   return pods;
 }
 
+/** Whether `config` is, field for field, one the e2e suite runs against its kind's real controller. */
+function isVerifiedConfiguration(config: GenericKindConfig): boolean {
+  return verifiedGenericKinds.some((verified) => jsonEqual(genericKindConfigSchema.parse(verified), config));
+}
+
 /** The adapter for one configured kind. */
 export function genericAdapter(config: GenericKindConfig) {
   const resource: WorkloadResource = {
@@ -99,7 +107,7 @@ export function genericAdapter(config: GenericKindConfig) {
     name: config.name,
     resource,
     managedBy: config.managedBy,
-    verification: 'generic-untested',
+    verification: isVerifiedConfiguration(config) ? 'real-controller' : 'generic-untested',
 
     isManagedBy: (object, managedBy) => object.spec?.managedBy === managedBy,
     client: (apis) => customObjectClient<GenericWorkload>(resource, apis),

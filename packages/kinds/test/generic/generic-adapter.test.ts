@@ -74,7 +74,7 @@ function mirrorOf(
 }
 
 describe('genericAdapter: identity', () => {
-  it('takes GVK, plural and managedBy from the configuration and says it is untested', () => {
+  it('takes GVK, plural and managedBy from the configuration, and says whether it was run on the real controller', () => {
     expect(jobSet.name).toBe('jobset');
     expect(jobSet.resource).toEqual({
       group: 'jobset.x-k8s.io',
@@ -87,7 +87,12 @@ describe('genericAdapter: identity', () => {
       default: 'kueue.x-k8s.io/multikueue',
       accepted: ['kueue.x-k8s.io/multikueue'],
     });
-    expect(jobSet.verification).toBe('generic-untested');
+    // jobSetKind as shipped is what e2e/test/jobset-generic.test.ts runs on JobSet's real controller;
+    // the same kind configured otherwise (or another example) was not run here.
+    expect(jobSet.verification).toBe('real-controller');
+    expect(trainJob.verification).toBe('generic-untested');
+    const changed = genericKindConfigSchema.parse({ ...jobSetKind, finishedConditions: [] });
+    expect(genericAdapter(changed).verification).toBe('generic-untested');
     expect(jobSet.isManagedBy(originJobSet(), 'jobrelay.dev/dispatcher')).toBe(true);
     expect(jobSet.isManagedBy(originJobSet(), 'other.io/x')).toBe(false);
   });

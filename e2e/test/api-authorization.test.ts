@@ -974,7 +974,7 @@ describe('the drain status of a cluster', () => {
     cluster: string;
     remaining: number;
     hidden: number;
-    jobs: Array<{ namespace: string; name: string; kind: string }>;
+    workloads: Array<{ namespace: string; name: string; kind: string }>;
   }
 
   it("hides other namespaces' workloads from team-a, counting them; fleet-admin sees every one", async () => {
@@ -995,19 +995,19 @@ describe('the drain status of a cluster', () => {
 
     const asAdmin = await drain('fleet-admin', otherCluster);
     const asTeam = await drain('team-a', otherCluster);
-    expect(asAdmin.jobs).toContainEqual({ namespace: otherNamespace, name: otherJob, kind: 'job' });
+    expect(asAdmin.workloads).toContainEqual({ namespace: otherNamespace, name: otherJob, kind: 'job' });
     expect(asAdmin.hidden).toBe(0);
-    expect(asAdmin.jobs).toHaveLength(asAdmin.remaining);
+    expect(asAdmin.workloads).toHaveLength(asAdmin.remaining);
     // Same count (a drain is over only when nothing is left), fewer names.
     expect(asTeam.remaining).toBe(asAdmin.remaining);
-    expect(asTeam.jobs.map((j) => j.name)).not.toContain(otherJob);
-    expect(asTeam.jobs.every((j) => j.namespace === teamNamespace)).toBe(true);
-    expect(asTeam.hidden).toBe(asTeam.remaining - asTeam.jobs.length);
+    expect(asTeam.workloads.map((j) => j.name)).not.toContain(otherJob);
+    expect(asTeam.workloads.every((j) => j.namespace === teamNamespace)).toBe(true);
+    expect(asTeam.hidden).toBe(asTeam.remaining - asTeam.workloads.length);
     expect(asTeam.hidden).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(asTeam)).not.toContain(otherNamespace);
 
     // Its own workloads it does see, named.
-    expect((await drain('team-a', teamCluster)).jobs).toContainEqual({
+    expect((await drain('team-a', teamCluster)).workloads).toContainEqual({
       namespace: teamNamespace,
       name: teamJob,
       kind: 'job',

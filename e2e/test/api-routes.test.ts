@@ -399,16 +399,16 @@ describe('clusters', () => {
     const refused = expectProblem(
       await api.call('fleet-admin', 'DELETE', `/api/v1/clusters/${workerNames[0]}`),
       409,
-      'cluster-has-jobs',
+      'cluster-has-workloads',
     );
     expect(refused.detail).toContain(`${namespace}/${name}`);
     const drain = (await api.call('viewer', 'GET', `/api/v1/clusters/${workerNames[0]}/drain`)).json() as {
       remaining: number;
       draining: boolean;
-      jobs: Array<{ name: string }>;
+      workloads: Array<{ name: string }>;
     };
     expect(drain.draining).toBe(false);
-    expect(drain.jobs.map((j) => j.name)).toContain(name);
+    expect(drain.workloads.map((w) => w.name)).toContain(name);
     expect((await api.call('viewer', 'GET', `/api/v1/clusters/${workerNames[0]}`)).status).toBe(200);
     await fleet.management.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' });
   });

@@ -626,17 +626,17 @@ describe('the fleet view across kinds', () => {
     const cluster = (await list(`namespace=${namespace}&kind=raycluster`)).find((w) => w.name === rayCluster)!
       .cluster!;
     const view = (await api.call('viewer', 'GET', `/api/v1/clusters/${cluster}`)).json() as {
-      jobsPlaced: number;
+      workloadsPlaced: number;
       placedByKind: Record<string, number>;
       servedKinds: string[] | null;
     };
     expect(view.placedByKind.raycluster).toBeGreaterThanOrEqual(1);
-    expect(view.jobsPlaced).toBe(Object.values(view.placedByKind).reduce((a, b) => a + b, 0));
+    expect(view.workloadsPlaced).toBe(Object.values(view.placedByKind).reduce((a, b) => a + b, 0));
     expect(view.servedKinds).toEqual(expect.arrayContaining(['job', 'raycluster', 'rayjob']));
     const drain = (await api.call('viewer', 'GET', `/api/v1/clusters/${cluster}/drain`)).json() as {
-      jobs: Array<{ kind: string; namespace: string; name: string }>;
+      workloads: Array<{ kind: string; namespace: string; name: string }>;
     };
-    expect(drain.jobs).toContainEqual({ kind: 'raycluster', namespace, name: rayCluster });
+    expect(drain.workloads).toContainEqual({ kind: 'raycluster', namespace, name: rayCluster });
   });
 });
 

@@ -41,7 +41,7 @@ export function clusterView(
       ? { nodes: capacity.nodes ?? 0, allocatable: capacity.allocatable ?? {}, free: capacity.free ?? {} }
       : null,
     assumed: counts.assumed ?? {},
-    jobsPlaced: counts.placed.length,
+    workloadsPlaced: counts.placed.length,
     placedByKind,
     servedKinds: wc.status?.servedKinds ?? null,
     placementsPerMinute: counts.placementsPerMinute,
@@ -68,10 +68,16 @@ export function drainStatus(
   draining: boolean,
   placed: readonly PlacedWorkloadName[],
   visible: (workload: PlacedWorkloadName) => boolean,
-): { cluster: string; draining: boolean; remaining: number; hidden: number; jobs: PlacedWorkloadName[] } {
-  const jobs = placed
+): {
+  cluster: string;
+  draining: boolean;
+  remaining: number;
+  hidden: number;
+  workloads: PlacedWorkloadName[];
+} {
+  const workloads = placed
     .filter(visible)
     .map(({ namespace, name, kind }) => ({ namespace, name, kind }))
     .sort((a, b) => `${a.namespace}/${a.name}/${a.kind}`.localeCompare(`${b.namespace}/${b.name}/${b.kind}`));
-  return { cluster, draining, remaining: placed.length, hidden: placed.length - jobs.length, jobs };
+  return { cluster, draining, remaining: placed.length, hidden: placed.length - workloads.length, workloads };
 }

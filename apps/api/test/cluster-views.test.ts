@@ -16,14 +16,14 @@ describe('drainStatus', () => {
       draining: true,
       remaining: 4,
       hidden: 3,
-      jobs: [{ namespace: 'team-a', name: 'train', kind: 'job' }],
+      workloads: [{ namespace: 'team-a', name: 'train', kind: 'job' }],
     });
   });
 
   it('names all, sorted, for a caller who may list everything', () => {
     const status = drainStatus('worker-1', false, placed, () => true);
     expect(status.hidden).toBe(0);
-    expect(status.jobs.map((j) => `${j.namespace}/${j.name}`)).toEqual([
+    expect(status.workloads.map((j) => `${j.namespace}/${j.name}`)).toEqual([
       'team-a/ray',
       'team-a/train',
       'team-b/z',
@@ -37,7 +37,7 @@ describe('drainStatus', () => {
       draining: false,
       remaining: 0,
       hidden: 0,
-      jobs: [],
+      workloads: [],
     });
   });
 });

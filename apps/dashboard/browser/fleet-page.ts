@@ -117,7 +117,7 @@ function actions(context: PageContext, cluster: Cluster) {
       h(
         'p',
         null,
-        `Drain ${cluster.name}? No new workloads, and its ${cluster.jobsPlaced} unfinished workload(s) are placed elsewhere.`,
+        `Drain ${cluster.name}? No new workloads, and its ${cluster.workloadsPlaced} unfinished workload(s) are placed elsewhere.`,
       ),
       h(
         'button',
@@ -231,7 +231,11 @@ function card(context: PageContext, cluster: Cluster) {
       h('dt', null, 'Nodes'),
       h('dd', null, String(cluster.capacity?.nodes ?? '—')),
       h('dt', null, 'Workloads placed'),
-      h('dd', { 'data-field': 'jobs-placed' }, `${cluster.jobsPlaced}${kinds ? ` (${kinds})` : ''}`),
+      h(
+        'dd',
+        { 'data-field': 'workloads-placed' },
+        `${cluster.workloadsPlaced}${kinds ? ` (${kinds})` : ''}`,
+      ),
       h('dt', null, 'Placements/min'),
       h('dd', null, String(cluster.placementsPerMinute)),
       h('dt', null, 'Heartbeat'),

@@ -49,7 +49,12 @@ export async function registerCommand(s: PluginSession): Promise<void> {
   if (Object.keys(labels).length > 0) body.labels = labels;
   const weight = integerFlag('register', 'weight', s.string('weight'), 0, 100);
   if (weight !== undefined) body.weight = weight;
-  const maxActiveWorkloads = integerFlag('register', 'max-active-jobs', s.string('max-active-jobs'), 0);
+  const maxActiveWorkloads = integerFlag(
+    'register',
+    'max-active-workloads',
+    s.string('max-active-workloads'),
+    0,
+  );
   if (maxActiveWorkloads !== undefined) body.maxActiveWorkloads = maxActiveWorkloads;
   const namespaces = s.list('allowed-namespace');
   if (namespaces.length > 0) body.allowedNamespaces = namespaces;
@@ -149,7 +154,7 @@ export async function deregisterCommand(s: PluginSession): Promise<void> {
   } catch (err) {
     if (
       err instanceof ApiError &&
-      problemIs(err.problem, 'cluster-has-jobs') &&
+      problemIs(err.problem, 'cluster-has-workloads') &&
       !s.flag('force') &&
       err.problem
     ) {

@@ -99,7 +99,7 @@ export const commands: readonly CommandSpec[] = [
   {
     name: 'register',
     usage:
-      'register NAME --from-context CTX [--kubeconfig-file F] [--label k=v]... [--weight N] [--max-active-jobs N] [--allowed-namespace NS]... [--dry-run]',
+      'register NAME --from-context CTX [--kubeconfig-file F] [--label k=v]... [--weight N] [--max-active-workloads N] [--allowed-namespace NS]... [--dry-run]',
     summary: "register a worker cluster from one of your kubeconfig's contexts",
     args: { min: 1, max: 1 },
     options: {
@@ -116,7 +116,11 @@ export const commands: readonly CommandSpec[] = [
         description: 'a label of the cluster; repeatable',
       },
       weight: { type: 'string', value: 'N', description: 'placement weight, 0..100' },
-      'max-active-jobs': { type: 'string', value: 'N', description: 'most unfinished Jobs at once' },
+      'max-active-workloads': {
+        type: 'string',
+        value: 'N',
+        description: 'most unfinished workloads (every kind) at once',
+      },
       'allowed-namespace': {
         type: 'string',
         multiple: true,

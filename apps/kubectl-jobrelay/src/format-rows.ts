@@ -24,7 +24,7 @@ export function clusterRow(cluster: Cluster, now: Date): string[] {
     orNone(cluster.kubernetesVersion),
     // Drain implies cordon; saying which one tells an admin whether workloads are moving away.
     cluster.draining ? 'Draining' : cluster.cordoned ? 'True' : 'False',
-    orNone(cluster.jobsPlaced),
+    orNone(cluster.workloadsPlaced),
     free ? formatCpu(free.cpu) : '<unknown>',
     free ? formatMemory(free.memory) : '<unknown>',
     formatRate(cluster.placementsPerMinute),

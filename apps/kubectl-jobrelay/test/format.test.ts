@@ -80,7 +80,7 @@ describe('rows', () => {
           cordoned: true,
           draining: false,
           capacity: { nodes: 2, allocatable: {}, free: { cpu: '3500m', memory: '7Gi' } },
-          jobsPlaced: 4,
+          workloadsPlaced: 4,
           placementsPerMinute: 1.25,
           createdAt: '2026-01-01T09:00:00Z',
         }),

@@ -120,7 +120,7 @@ const cluster = {
   maxActiveWorkloads: null,
   allowedNamespaces: [],
   capacity: { nodes: 1, allocatable: { cpu: '4', memory: '8Gi' }, free: { cpu: '3', memory: '6Gi' } },
-  jobsPlaced: 2,
+  workloadsPlaced: 2,
   placementsPerMinute: 0.4,
   lastHeartbeatTime: null,
   createdAt: '2026-01-01T11:55:00Z',
@@ -276,7 +276,7 @@ describe('API errors', () => {
 
   it('suggests drain or --force when deregister meets a cluster with Jobs', async () => {
     const url = await startApi((_req, res) =>
-      problem(res, 409, { code: 'cluster-has-jobs', detail: '3 unfinished Jobs are placed on w1' }),
+      problem(res, 409, { code: 'cluster-has-workloads', detail: '3 unfinished Jobs are placed on w1' }),
     );
     const result = await run(['deregister', 'w1', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
     expect(result.code).toBe(1);
@@ -311,7 +311,7 @@ describe('API errors', () => {
       stdout: '',
       stderr:
         'error: --weight must be an integer from 0 to 100, not "heavy"\n' +
-        'Usage: kubectl jobrelay register NAME --from-context CTX [--kubeconfig-file F] [--label k=v]... [--weight N] [--max-active-jobs N] [--allowed-namespace NS]... [--dry-run]\n' +
+        'Usage: kubectl jobrelay register NAME --from-context CTX [--kubeconfig-file F] [--label k=v]... [--weight N] [--max-active-workloads N] [--allowed-namespace NS]... [--dry-run]\n' +
         "See 'kubectl jobrelay register --help'.\n",
     });
     expect(requests).toHaveLength(0);
@@ -825,7 +825,7 @@ describe('commands', () => {
       'region=eu',
       '--weight',
       '50',
-      '--max-active-jobs',
+      '--max-active-workloads',
       '10',
       '--allowed-namespace',
       'team-a',

@@ -17,7 +17,7 @@ export function clusterOf(fields: Partial<Cluster> & Pick<Cluster, 'name'>): Clu
     podRestrictions: null,
     capacity: null,
     assumed: {},
-    jobsPlaced: 0,
+    workloadsPlaced: 0,
     placedByKind: {},
     servedKinds: null,
     placementsPerMinute: 0,

@@ -37,7 +37,7 @@ export const clusterSchema = z
       .describe(
         'Requests of the workloads placed here whose pods do not exist yet (placement assumes them, as kube-scheduler does); capacity.free already leaves them out, so used = allocatable - free - assumed.',
       ),
-    jobsPlaced: z
+    workloadsPlaced: z
       .number()
       .int()
       .describe(
@@ -45,7 +45,9 @@ export const clusterSchema = z
       ),
     placedByKind: z
       .record(z.string(), z.number().int())
-      .describe('jobsPlaced by kind (adapter name: job, raycluster, ...); kinds with none are left out.'),
+      .describe(
+        'workloadsPlaced by kind (adapter name: job, raycluster, ...); kinds with none are left out.',
+      ),
     servedKinds: z
       .array(z.string())
       .nullable()
@@ -76,7 +78,7 @@ export const drainSchema = z
       .describe(
         'Of remaining, the workloads in namespaces where you may not list their kind: counted, not named.',
       ),
-    jobs: z
+    workloads: z
       .array(
         z.object({
           namespace: z.string(),
@@ -85,7 +87,7 @@ export const drainSchema = z
         }),
       )
       .describe(
-        'The workloads still there (every kind, despite the name) that you may list: their kind in their namespace, as the workload list checks it.',
+        'The workloads still there (every kind) that you may list: their kind in their namespace, as the workload list checks it.',
       ),
   })
   .meta({ id: 'Drain' });

@@ -389,7 +389,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
         tags: ['clusters'],
         summary: 'How a drain goes: the workloads (every kind) still on the cluster',
         description:
-          'Needs get on the WorkerCluster. `remaining` counts every unfinished workload there; `jobs` names only those whose kind you may list in their namespace (as the workload and Job lists check it), and `hidden` counts the others.',
+          'Needs get on the WorkerCluster. `remaining` counts every unfinished workload there; `workloads` names only those whose kind you may list in their namespace (as the workload list checks it), and `hidden` counts the others.',
         params: nameParams,
         response: { 200: drainSchema, ...errors },
       },
@@ -408,7 +408,7 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
         tags: ['clusters'],
         summary: 'Deregister: delete the WorkerCluster and its kubeconfig Secret',
         description:
-          'Refused (409 cluster-has-jobs) while unfinished workloads (of any kind) are placed on the cluster: drain it first, or pass force=true (they are then placed elsewhere, as after a lost worker).',
+          'Refused (409 cluster-has-workloads) while unfinished workloads (of any kind) are placed on the cluster: drain it first, or pass force=true (they are then placed elsewhere, as after a lost worker).',
         params: nameParams,
         querystring: z.object({ force: z.enum(['true', 'false']).optional() }),
         response: { 200: z.object({ deleted: z.string(), secretDeleted: z.boolean() }), ...errors },
@@ -427,13 +427,13 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
     async (request) => {
       const { name } = request.params;
       const wc = existing(name);
-      const { remaining, hidden, jobs } = await drainView(name, request.caller!);
+      const { remaining, hidden, workloads } = await drainView(name, request.caller!);
       if (remaining > 0 && request.query.force !== 'true') {
-        const named = jobs.slice(0, 5).map((j) => `${j.kind} ${j.namespace}/${j.name}`);
-        if (jobs.length > 5) named.push('...');
+        const named = workloads.slice(0, 5).map((j) => `${j.kind} ${j.namespace}/${j.name}`);
+        if (workloads.length > 5) named.push('...');
         if (hidden > 0) named.push(`${hidden} in namespaces you may not list`);
         throw new ApiProblem(
-          'cluster-has-jobs',
+          'cluster-has-workloads',
           `${remaining} unfinished workload(s) are placed on ${name} (${named.join(', ')}): drain it first (POST /api/v1/clusters/${name}/drain, then wait until GET .../drain shows 0), or deregister with force=true`,
         );
       }

@@ -191,7 +191,7 @@ describe('the dashboard in Chromium', () => {
     expect(await row.locator('[data-field="kind"]').textContent()).toBe('job');
     // The fleet while it runs: its cluster counts it, and its pod fills the capacity bars.
     await go(page, 'Fleet');
-    await page.locator('[data-field="jobs-placed"]', { hasText: /^1 \(1 job\)$/ }).waitFor();
+    await page.locator('[data-field="workloads-placed"]', { hasText: /^1 \(1 job\)$/ }).waitFor();
     await screenshot(page, 'fleet');
     await go(page, 'Workloads');
     await row.and(page.locator('[data-phase="finished"]')).waitFor({ timeout: 60_000 });

@@ -249,7 +249,11 @@ describe('clusters', () => {
         maxActiveWorkloads: 50,
       });
       expect(patched.status).toBe(200);
-      expect(patched.json()).toMatchObject({ weight: 7, maxActiveWorkloads: 50, labels: { 'api-test': 'yes' } });
+      expect(patched.json()).toMatchObject({
+        weight: 7,
+        maxActiveWorkloads: 50,
+        labels: { 'api-test': 'yes' },
+      });
       expect(await read()).toMatchObject({
         metadata: { labels: { 'api-test': 'yes' } },
         spec: { weight: 7, maxActiveWorkloads: 50 },

@@ -1,5 +1,6 @@
 import {
   type KubeconfigPolicy,
+  type Namespace,
   namespaceInformer,
   type WorkerCluster,
   WorkerClusterRegistry,
@@ -35,19 +36,12 @@ import {
   queuePrefix,
   type ScoringPolicy,
 } from '@jobrelay/placement';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1Job,
-  type V1Namespace,
-  VersionApi,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { activeCondition, type ClusterView, clusterView } from './cluster-views.ts';
-import { jobKeyOf, placementOf, waitingSince } from './job-views.ts';
+import { type Job, jobKeyOf, placementOf, waitingSince } from './job-views.ts';
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
 import { loadRecordKeys, recordKeys } from './placement-trust.ts';
@@ -146,7 +140,7 @@ export class FleetView {
   private stopped = false;
   readonly registry: WorkerClusterRegistry;
   /** The management cluster's namespaces (their labels): the Pod Security level a preview compares. */
-  private readonly namespaces: ResilientInformer<V1Namespace>;
+  private readonly namespaces: ResilientInformer<Namespace>;
   private readonly queue: Queue;
   private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
@@ -192,7 +186,6 @@ export class FleetView {
         apiVersion: apiVersionOf(resource),
         kind: resource.kind,
         path: collectionPath(resource),
-        ...(resource.modelName ? { modelName: resource.modelName } : {}),
         // No field selector exists for managedBy: everyone else's objects are dropped on arrival.
         keep: (object) => adapter.isManagedBy(object, managedBy),
         log,
@@ -297,8 +290,8 @@ export class FleetView {
   // --- batch/v1 Jobs, for the /api/v1/jobs routes (none when Jobs are not dispatched) ---
 
   /** The dispatched Job, if Jobs are dispatched and it is one of them. */
-  job(namespace: string, name: string): V1Job | undefined {
-    return this.viewed.get(batchJobAdapter.name)?.origins.get(`${namespace}/${name}`) as V1Job | undefined;
+  job(namespace: string, name: string): Job | undefined {
+    return this.viewed.get(batchJobAdapter.name)?.origins.get(`${namespace}/${name}`) as Job | undefined;
   }
 
   /**
@@ -312,8 +305,8 @@ export class FleetView {
     return jobs.sortedKeys;
   }
 
-  jobByKey(key: string): V1Job | undefined {
-    return this.viewed.get(batchJobAdapter.name)?.origins.get(key) as V1Job | undefined;
+  jobByKey(key: string): Job | undefined {
+    return this.viewed.get(batchJobAdapter.name)?.origins.get(key) as Job | undefined;
   }
 
   // --- workloads of every dispatched kind ---

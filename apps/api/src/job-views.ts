@@ -1,6 +1,7 @@
+import type { ObjectMeta, PlainJson } from '@jobrelay/kube';
 import { unschedulableAnnotation } from '@jobrelay/mirror';
 import { waitingSince as attemptWaitingSince } from '@jobrelay/placement';
-import type { V1Job, V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { placementOf, recordKeysVersion } from './placement-trust.ts';
 
@@ -30,19 +31,17 @@ export const jobSummarySchema = z
 
 export type JobSummary = z.infer<typeof jobSummarySchema>;
 
-function timestamp(value: Date | string | undefined): string | null {
-  if (value === undefined) return null;
-  return value instanceof Date ? value.toISOString() : value;
-}
+/** A dispatched Job as the origin cache holds it: plain JSON, times as RFC 3339 strings. */
+export type Job = PlainJson<V1Job>;
 
 /** Any dispatched object, of any kind: placement records and waiting live in its metadata. */
 export interface Dispatched {
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta | undefined;
 }
 
 export { placementOf };
 
-function terminalCondition(job: V1Job) {
+function terminalCondition(job: Job) {
   return job.status?.conditions?.find(
     (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
   );
@@ -52,7 +51,7 @@ function terminalCondition(job: V1Job) {
  * pending: waiting for a cluster (or placed, its mirror not yet made); running: placed on a
  * cluster; succeeded / failed: the origin has its terminal condition; suspended: spec.suspend.
  */
-export function jobPhase(job: V1Job): JobPhase {
+export function jobPhase(job: Job): JobPhase {
   const terminal = terminalCondition(job);
   if (terminal) return terminal.type === 'Complete' ? 'succeeded' : 'failed';
   if (job.spec?.suspend === true) return 'suspended';
@@ -78,10 +77,10 @@ export function waitingReason(object: Dispatched): string | null {
   return object.metadata?.annotations?.[unschedulableAnnotation] ?? null;
 }
 
-const summaries = new WeakMap<V1Job, { keys: number; summary: JobSummary }>();
+const summaries = new WeakMap<Job, { keys: number; summary: JobSummary }>();
 
 /** What lists show of a dispatched Job; computed once per object version (and record keys). */
-export function jobSummary(job: V1Job): JobSummary {
+export function jobSummary(job: Job): JobSummary {
   const cached = summaries.get(job);
   if (cached?.keys === recordKeysVersion()) return cached.summary;
   const record = placementOf(job);
@@ -96,7 +95,7 @@ export function jobSummary(job: V1Job): JobSummary {
     attempt: record?.attempt ?? null,
     placedAt: record?.cluster ? (record.placedAt ?? null) : null,
     waitingSince: phase === 'pending' ? waitingSince(job) : null,
-    createdAt: timestamp(job.metadata?.creationTimestamp),
+    createdAt: job.metadata?.creationTimestamp ?? null,
     completions: job.spec?.completions ?? null,
     parallelism: job.spec?.parallelism ?? null,
     active: job.status?.active ?? 0,

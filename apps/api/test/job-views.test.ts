@@ -1,7 +1,6 @@
 import { formatPlacementRecord, parsePlacementRecord, RecordKeyring } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { jobPhase, jobSummary } from '../src/job-views.ts';
+import { type Job, jobPhase, jobSummary } from '../src/job-views.ts';
 import { trustRecordsSealedBy } from '../src/placement-trust.ts';
 
 // The API believes only records sealed for the workload they are on, as the controller writes them.
@@ -17,15 +16,15 @@ function sealed(text: string): string {
 
 function job(overrides: {
   annotations?: Record<string, string>;
-  status?: V1Job['status'];
+  status?: Job['status'];
   suspend?: boolean;
-}): V1Job {
+}): Job {
   return {
     metadata: {
       namespace: 'ns',
       name: 'j',
       uid: 'u1',
-      creationTimestamp: new Date('2026-12-01T10:00:00Z'),
+      creationTimestamp: '2026-12-01T10:00:00Z',
       annotations: overrides.annotations ?? {},
     },
     spec: { managedBy: 'jobrelay.dev/dispatcher', suspend: overrides.suspend ?? false, template: {} },

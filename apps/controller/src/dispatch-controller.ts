@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import {
   kubeconfigPolicyOf,
+  type Namespace,
   namespaceInformer,
   WorkerClusterRegistry,
   type WorkerConnection,
@@ -31,7 +32,7 @@ import {
   type PlannerConfig,
   planOrigin,
 } from '@jobrelay/planner';
-import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
@@ -92,7 +93,7 @@ export class DispatchController {
   private readonly executor: OriginExecutor;
   private readonly plannerConfig: PlannerConfig;
   /** The management cluster's namespaces (their labels): Pod Security levels, for placement and for workers. */
-  private readonly namespaces: ResilientInformer<V1Namespace>;
+  private readonly namespaces: ResilientInformer<Namespace>;
   private readonly namespaceLabels: WorkerNamespaceLabels;
   /**
    * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
@@ -176,9 +177,7 @@ export class DispatchController {
         kubeConfig: management,
         apiVersion: apiVersionOf(resource),
         kind: resource.kind,
-        namespace,
         path: collectionPath(resource, namespace),
-        ...(resource.modelName ? { modelName: resource.modelName } : {}),
         // There is no field selector for managedBy: drop everyone else's objects on arrival.
         keep: (object) =>
           adapter.isManagedBy(object, managedBy) &&

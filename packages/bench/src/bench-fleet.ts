@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
+import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
+import { makeClusterApiClients } from '@jobrelay/kube';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
@@ -12,12 +14,15 @@ import {
   readRequestCounts,
   requestsBetween,
 } from './apiserver-requests.ts';
+import type { BenchJob } from './bench-jobs.ts';
 import { processUsage } from './process-usage.ts';
 
 export interface BenchCluster {
   name: string;
   kubeConfig: KubeConfig;
   batch: BatchV1Api;
+  /** Jobs through the controller's own client (plain JSON, shared pool), unthrottled in practice. */
+  jobs: WorkloadClient<BenchJob>;
   core: CoreV1Api;
   metrics: ApiserverTarget;
 }
@@ -42,6 +47,7 @@ export class BenchFleet {
         name,
         kubeConfig,
         batch: kubeConfig.makeApiClient(BatchV1Api),
+        jobs: batchJobAdapter.client(makeClusterApiClients(kubeConfig, { qps: 1000, burst: 2000 })),
         core: kubeConfig.makeApiClient(CoreV1Api),
         metrics: {
           name,

@@ -1,4 +1,4 @@
-import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
+import type { Job, JobSpec } from '@jobrelay/status';
 import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
 import { deepCopy } from './deep-copy.ts';
 import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
@@ -32,7 +32,7 @@ function without(
  * Job's mirror is created suspended until its status holds the progress it continues from,
  * and gets only what is left of activeDeadlineSeconds.
  */
-export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
+export function buildMirrorJob(origin: Job, identity: MirrorIdentity): Job {
   const { metadata, spec } = origin;
   if (!metadata?.name || !metadata.namespace || !metadata.uid || !spec) {
     throw new Error(
@@ -51,7 +51,7 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
     ...copiedSpec
   } = spec;
   // One deep copy (the origin is the informer's cached object and must stay as it is).
-  const mirrorSpec: V1JobSpec = deepCopy(copiedSpec);
+  const mirrorSpec: JobSpec = deepCopy(copiedSpec);
   mirrorSpec.template.metadata = {
     ...mirrorSpec.template.metadata,
     labels: without(mirrorSpec.template.metadata?.labels, generatedSelectorLabels),

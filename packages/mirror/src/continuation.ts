@@ -1,10 +1,11 @@
 import {
   type CarriedProgress,
   formatIndexIntervals,
+  type Job,
+  type JobStatus,
   parseIndexIntervals,
   usesBackoffLimitPerIndex,
 } from '@jobrelay/status';
-import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import { continuesFromAnnotation, deadlineUsedAnnotation } from './jobrelay-names.ts';
 
 /**
@@ -44,7 +45,7 @@ export function hasProgress(progress: CarriedProgress): boolean {
  * or past `completions` are dropped: the mirror's status would be invalid.
  */
 export function continuationFor(
-  origin: V1Job,
+  origin: Job,
   attempt: number,
   carried: CarriedProgress,
   now: Date,
@@ -82,7 +83,7 @@ export function continuationFor(
   if (typeof spec?.activeDeadlineSeconds === 'number' && startTime && !suspended) {
     continuation.deadlineUsedSeconds = Math.max(
       0,
-      Math.floor((now.getTime() - new Date(startTime).getTime()) / 1000),
+      Math.floor((now.getTime() - Date.parse(startTime)) / 1000),
     );
   }
   return continuation.progress || continuation.deadlineUsedSeconds !== undefined ? continuation : undefined;
@@ -95,7 +96,7 @@ export function remainingDeadlineSeconds(originDeadline: number, usedSeconds: nu
 }
 
 /** The progress seeded into this mirror (its annotation), or undefined for a fresh mirror. */
-export function seededProgress(mirror: V1Job): CarriedProgress | undefined {
+export function seededProgress(mirror: Job): CarriedProgress | undefined {
   const text = mirror.metadata?.annotations?.[continuesFromAnnotation];
   if (!text) return undefined;
   try {
@@ -121,8 +122,8 @@ export function seededProgress(mirror: V1Job): CarriedProgress | undefined {
  * that was not carried, and present exactly when there was progress to carry.
  */
 export function continuationProblem(
-  origin: V1Job,
-  mirror: V1Job,
+  origin: Job,
+  mirror: Job,
   attempt: number,
   carried: CarriedProgress,
 ): string | undefined {
@@ -144,7 +145,7 @@ export function continuationProblem(
 }
 
 /** Seconds of the deadline that earlier attempts used, from this mirror's annotation. */
-export function deadlineUsedSeconds(mirror: V1Job): number | undefined {
+export function deadlineUsedSeconds(mirror: Job): number | undefined {
   const value = Number(mirror.metadata?.annotations?.[deadlineUsedAnnotation]);
   return Number.isInteger(value) && value >= 0 ? value : undefined;
 }
@@ -159,7 +160,7 @@ function includesAll(have: string | undefined, want: string | undefined): boolea
  * undefined when there is nothing to seed or its status already holds it (the worker's Job
  * controller only ever adds to the counters and index sets, so "holds" is "at least").
  */
-export function mirrorStatusSeed(mirror: V1Job): V1JobStatus | undefined {
+export function mirrorStatusSeed(mirror: Job): JobStatus | undefined {
   const progress = seededProgress(mirror);
   if (!progress) return undefined;
   const status = mirror.status ?? {};
@@ -178,6 +179,6 @@ export function mirrorStatusSeed(mirror: V1Job): V1JobStatus | undefined {
 }
 
 /** Whether the mirror may run: it has no progress to take over, or its status holds it. */
-export function isSeedApplied(mirror: V1Job): boolean {
+export function isSeedApplied(mirror: Job): boolean {
   return mirrorStatusSeed(mirror) === undefined;
 }

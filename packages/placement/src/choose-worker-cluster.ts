@@ -170,7 +170,10 @@ export function fenceRejection(candidate: ClusterCandidate, request: PlacementRe
   if (candidate.allowedNamespaces.length > 0 && !candidate.allowedNamespaces.includes(request.namespace)) {
     return `does not allow namespace ${request.namespace}`;
   }
-  if (candidate.maxActiveWorkloads !== undefined && candidate.activeWorkloads >= candidate.maxActiveWorkloads) {
+  if (
+    candidate.maxActiveWorkloads !== undefined &&
+    candidate.activeWorkloads >= candidate.maxActiveWorkloads
+  ) {
     return `at maxActiveWorkloads (${candidate.maxActiveWorkloads})`;
   }
   if (request.kind && candidate.servedKinds && !candidate.servedKinds.includes(request.kind.name)) {

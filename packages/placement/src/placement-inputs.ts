@@ -9,13 +9,13 @@
 // packages, and taking them as parameters would let a caller pass different ones than the
 // controller reads. What a workload is (finished, suspended, its pods) comes from its kind's
 // adapter, structurally as WorkloadFacts: @jobrelay/kinds depends on this package.
+import type { ObjectMeta } from '@jobrelay/kube';
 import {
   clusterPinAnnotation,
   clusterSelectorAnnotation,
   placementAnnotation,
   placementPolicyAnnotation,
 } from '@jobrelay/mirror';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type {
   ClusterCandidate,
   NamespaceLookup,
@@ -36,7 +36,7 @@ import { systemNamespaceProblem } from './system-namespaces.ts';
 
 /** Any workload object, as far as placement reads it: its metadata. */
 export interface Workload {
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta | undefined;
 }
 
 /**
@@ -301,7 +301,9 @@ export function clusterCandidates(
       cordoned: cluster.spec.unschedulable === true || cluster.spec.drain === true,
       weight: cluster.spec.weight ?? 1,
       allowedNamespaces: cluster.spec.allowedNamespaces ?? [],
-      ...(cluster.spec.maxActiveWorkloads !== undefined ? { maxActiveWorkloads: cluster.spec.maxActiveWorkloads } : {}),
+      ...(cluster.spec.maxActiveWorkloads !== undefined
+        ? { maxActiveWorkloads: cluster.spec.maxActiveWorkloads }
+        : {}),
       activeWorkloads: here?.jobs ?? 0,
       ...(cluster.servedKinds ? { servedKinds: cluster.servedKinds } : {}),
       ...(restrictions.ok

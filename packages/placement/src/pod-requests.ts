@@ -1,4 +1,5 @@
-import type { V1Container, V1JobSpec, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { PlainJson, PodSpec } from '@jobrelay/kube';
+import type { V1Container, V1JobSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { addResources, type Resources, resourceAmount } from './resource-quantity.ts';
 
 /**
@@ -13,7 +14,7 @@ import { addResources, type Resources, resourceAmount } from './resource-quantit
  * 4. plus spec.overhead.
  * Values that do not parse as quantities are skipped, as if they were not there.
  */
-export function podRequests(podSpec: V1PodSpec): Resources {
+export function podRequests(podSpec: PodSpec): Resources {
   let total: Resources = {};
   let sidecars: Resources = {};
   let initPeak: Resources = {};
@@ -87,7 +88,7 @@ function maxResources(a: Resources, b: Resources): Resources {
  * than completions (which defaults to parallelism, and is unset for work-queue Jobs). Never
  * negative. Whether the Job is suspended is the caller's business.
  */
-export function jobPodsAtOnce(spec: V1JobSpec): number {
+export function jobPodsAtOnce(spec: PlainJson<V1JobSpec>): number {
   const parallelism = spec.parallelism ?? 1;
   const completions = spec.completions ?? parallelism;
   return Math.max(0, Math.min(parallelism, completions));

@@ -1348,7 +1348,11 @@ describe('chooseWorkerCluster: properties', () => {
             expect(p.weight).toBeGreaterThan(0);
             continue;
           }
-          const order = [next.score - previous.score, p.activeWorkloads - n.activeWorkloads, p.name < n.name ? -1 : 1];
+          const order = [
+            next.score - previous.score,
+            p.activeWorkloads - n.activeWorkloads,
+            p.name < n.name ? -1 : 1,
+          ];
           expect(order.find((x) => x !== 0)).toBeLessThan(0);
         }
       }),

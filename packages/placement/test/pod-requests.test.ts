@@ -1,4 +1,6 @@
-import type { V1Container, V1JobSpec, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { PodSpec } from '@jobrelay/kube';
+import type { JobSpec } from '@jobrelay/status';
+import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jobPodsAtOnce, podRequests } from '../src/pod-requests.ts';
@@ -18,7 +20,7 @@ const sidecar = (requests?: Quantities, limits?: Quantities): V1Container => ({
   ...container(requests, limits),
   restartPolicy: 'Always',
 });
-const pod = (containers: V1Container[], more: Partial<V1PodSpec> = {}): V1PodSpec => ({
+const pod = (containers: V1Container[], more: Partial<PodSpec> = {}): PodSpec => ({
   containers,
   ...more,
 });
@@ -30,7 +32,7 @@ const podLevel = (requests?: Quantities, limits?: Quantities): V1ResourceRequire
 // Expected values are what kube-scheduler computes for the pod the Job controller would
 // create: each spec went through SetDefaults_Pod and resource.PodRequests of Kubernetes
 // v1.35.4 (PodLevelResources on, as by default), cpu read with MilliValue, the rest with Value.
-const cases: { name: string; spec: V1PodSpec; expected: Resources }[] = [
+const cases: { name: string; spec: PodSpec; expected: Resources }[] = [
   { name: 'no containers asks for nothing', spec: pod([]), expected: {} },
   { name: 'a container without resources asks for nothing', spec: pod([{ name: 'bare' }]), expected: {} },
   {
@@ -194,7 +196,7 @@ describe('podRequests', () => {
   });
 
   it('tolerates a spec without containers, as a partial object from the API can be', () => {
-    expect(podRequests({} as V1PodSpec)).toEqual({});
+    expect(podRequests({} as PodSpec)).toEqual({});
   });
 
   const quantities = (resource: string) =>
@@ -262,7 +264,7 @@ describe('podRequests', () => {
 
 describe('jobPodsAtOnce', () => {
   const template = { spec: { containers: [] } };
-  const cases: [Partial<V1JobSpec>, number][] = [
+  const cases: [Partial<JobSpec>, number][] = [
     [{}, 1],
     [{ parallelism: 3 }, 3],
     [{ completions: 5 }, 1],
@@ -284,7 +286,7 @@ describe('jobPodsAtOnce', () => {
   });
 
   it('treats null (as JSON can carry) like unset', () => {
-    const spec = { template, parallelism: null, completions: null } as unknown as V1JobSpec;
+    const spec = { template, parallelism: null, completions: null } as unknown as JobSpec;
     expect(jobPodsAtOnce(spec)).toBe(1);
   });
 
@@ -294,7 +296,7 @@ describe('jobPodsAtOnce', () => {
         fc.option(fc.integer({ min: -5, max: 50 })),
         fc.option(fc.integer({ min: -5, max: 50 })),
         (p, c) => {
-          const spec: V1JobSpec = {
+          const spec: JobSpec = {
             template,
             ...(p !== null && { parallelism: p }),
             ...(c !== null && { completions: c }),

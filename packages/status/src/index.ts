@@ -1,5 +1,6 @@
 export { finishDecidedJob } from './finish-decided-job.ts';
 export { formatIndexIntervals, parseIndexIntervals, unionIndexIntervals } from './index-intervals.ts';
+export type { Job, JobCondition, JobSpec, JobStatus } from './job-object.ts';
 export {
   type JobStatusTransition,
   jobStatusRuleIds,

@@ -1,26 +1,26 @@
-import type { BatchV1Api, V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
+import type { Job, JobCondition, JobStatus } from './job-object.ts';
 import { type StatusRuleViolation, validateJobStatusTransition } from './job-status-rules.ts';
 
 export type StatusWriteResult =
   | { kind: 'unchanged' }
-  | { kind: 'written'; job: V1Job }
+  | { kind: 'written'; job: Job }
   /** Our own validator refused it: nothing was sent. */
   | { kind: 'refused'; violations: StatusRuleViolation[] }
   /** The origin changed since it was read: re-read and recompute. */
   | { kind: 'conflict' };
 
-function time(value: Date | string | undefined): number | undefined {
+function time(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   // The apiserver keeps whole seconds; compare at that precision.
-  return Math.floor(new Date(value).getTime() / 1000);
+  return Math.floor(Date.parse(value) / 1000);
 }
 
-function conditionKey(c: V1JobCondition): string {
+function conditionKey(c: JobCondition): string {
   return JSON.stringify([c.type, c.status, c.reason ?? '', c.message ?? '']);
 }
 
 /** Equal as far as the Job API is concerned (absent counters are 0). */
-export function sameJobStatus(a: V1JobStatus | undefined, b: V1JobStatus | undefined): boolean {
+export function sameJobStatus(a: JobStatus | undefined, b: JobStatus | undefined): boolean {
   const x = a ?? {};
   const y = b ?? {};
   for (const counter of ['active', 'ready', 'terminating', 'succeeded', 'failed'] as const) {
@@ -41,9 +41,9 @@ export function sameJobStatus(a: V1JobStatus | undefined, b: V1JobStatus | undef
  * (resourceVersion precondition): a concurrent change makes it a conflict, never a lost update.
  */
 export async function writeOriginStatus(
-  batch: BatchV1Api,
-  origin: V1Job,
-  desired: V1JobStatus,
+  jobs: { replaceStatus(job: Job): Promise<Job> },
+  origin: Job,
+  desired: JobStatus,
 ): Promise<StatusWriteResult> {
   if (sameJobStatus(origin.status, desired)) return { kind: 'unchanged' };
   const violations = validateJobStatusTransition({
@@ -54,11 +54,7 @@ export async function writeOriginStatus(
   });
   if (violations.length > 0) return { kind: 'refused', violations };
   try {
-    const job = await batch.replaceNamespacedJobStatus({
-      name: origin.metadata!.name!,
-      namespace: origin.metadata!.namespace!,
-      body: { ...origin, status: desired },
-    });
+    const job = await jobs.replaceStatus({ ...origin, status: desired });
     return { kind: 'written', job };
   } catch (err) {
     if ((err as { code?: number }).code === 409) return { kind: 'conflict' };

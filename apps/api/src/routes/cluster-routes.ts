@@ -311,7 +311,9 @@ export function registerClusterRoutes(app: ApiApp, deps: ApiDependencies): void 
             spec: {
               kubeconfigSecretRef: { name: secretName, key: 'kubeconfig' },
               ...(body.weight !== undefined ? { weight: body.weight } : {}),
-              ...(body.maxActiveWorkloads !== undefined ? { maxActiveWorkloads: body.maxActiveWorkloads } : {}),
+              ...(body.maxActiveWorkloads !== undefined
+                ? { maxActiveWorkloads: body.maxActiveWorkloads }
+                : {}),
               ...(body.allowedNamespaces ? { allowedNamespaces: body.allowedNamespaces } : {}),
               ...(body.podRestrictions ? { podRestrictions: body.podRestrictions } : {}),
             },

@@ -1,10 +1,9 @@
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { dns1123Label, dns1123Subdomain } from '@jobrelay/kube';
 import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies, OpenStream } from '../build-api.ts';
-import { jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
+import { type Job, jobPhases, jobSummary, jobSummarySchema, placementOf } from '../job-views.ts';
 import { pageQuerySchema, paginateSorted } from '../pagination.ts';
 import { ApiProblem, problemSchema } from '../problems.ts';
 import {
@@ -36,7 +35,7 @@ const jobDetailSchema = jobSummarySchema
 export function registerJobRoutes(app: ApiApp, deps: ApiDependencies, openStream: OpenStream): void {
   const { fleet } = deps;
 
-  const dispatched = (namespace: string, name: string): V1Job => {
+  const dispatched = (namespace: string, name: string): Job => {
     const job = fleet.job(namespace, name);
     if (!job) {
       throw new ApiProblem(

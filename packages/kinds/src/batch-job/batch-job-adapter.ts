@@ -1,7 +1,7 @@
 // batch/v1 Job behind the kind seam. Every Job rule lives in @jobrelay/mirror (building and
 // continuing mirrors) and @jobrelay/status (translating and validating status); this file
 // only maps them onto JobKindAdapter, so the core never names a Job.
-import { mergePatch as mergePatchOptions } from '@jobrelay/kube';
+import { rfc3339Seconds } from '@jobrelay/kube';
 import {
   buildMirrorJob,
   continuationFor,
@@ -16,54 +16,35 @@ import {
 import { type CarriedProgress, jobPodsAtOnce, podRequests } from '@jobrelay/placement';
 import {
   finishDecidedJob,
+  type Job,
+  type JobCondition,
+  type JobStatus,
   sameJobStatus,
   translateMirrorStatus,
   usesBackoffLimitPerIndex,
   validateJobStatusTransition,
 } from '@jobrelay/status';
-import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
-import type { JobKindAdapter } from '../job-kind-adapter.ts';
+import { customObjectClient } from '../custom-object-client.ts';
+import type { JobKindAdapter, WorkloadResource } from '../job-kind-adapter.ts';
 
-function trueCondition(job: V1Job, type: string): V1JobCondition | undefined {
+const resource: WorkloadResource = { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs' };
+
+function trueCondition(job: Job, type: string): JobCondition | undefined {
   return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
-}
-
-/** The seconds the apiserver keeps: a finer time would never compare equal to what it stores. */
-function wholeSeconds(now: Date): Date {
-  return new Date(Math.floor(now.getTime() / 1000) * 1000);
 }
 
 export const batchJobAdapter = {
   name: 'job',
-  resource: { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', modelName: 'V1Job' },
+  resource,
   managedBy: { default: defaultManagedBy },
   verification: 'real-controller',
 
   isManagedBy: (job, managedBy) => job.spec?.managedBy === managedBy,
 
-  client: ({ batch }) => ({
-    create: (namespace, body) => batch.createNamespacedJob({ namespace, body }),
-    read: (namespace, name) => batch.readNamespacedJob({ namespace, name }),
-    patch: (namespace, name, body) => batch.patchNamespacedJob({ namespace, name, body }, mergePatchOptions),
-    patchStatus: (namespace, name, body) =>
-      batch.patchNamespacedJobStatus({ namespace, name, body }, mergePatchOptions),
-    replaceStatus: (job) =>
-      batch.replaceNamespacedJobStatus({
-        name: job.metadata!.name!,
-        namespace: job.metadata!.namespace!,
-        body: job,
-      }),
-    delete: async (namespace, name, uid) => {
-      await batch.deleteNamespacedJob({
-        name,
-        namespace,
-        // In the body too: with a body the query parameter is not enough, and a Job's own
-        // default is to orphan its pods.
-        propagationPolicy: 'Background',
-        body: { propagationPolicy: 'Background', preconditions: { uid } },
-      });
-    },
-  }),
+  // Plain JSON, as every kind: `/apis/batch/v1/namespaces/NS/jobs/NAME` is a custom-object
+  // path in all but name, so the Job's client is the custom-object one (times stay strings,
+  // fields client-node does not know yet are kept).
+  client: (apis) => customObjectClient<Job>(resource, apis),
 
   buildMirror: (origin, { originId, attempt, carried, now }) =>
     buildMirrorJob(origin, {
@@ -73,13 +54,13 @@ export const batchJobAdapter = {
     }),
   mirrorSpecUpdate: (origin, mirror) => mirrorSpecUpdate(origin, mirror),
   originStatus: (origin, mirror, carried, now) => translateMirrorStatus(origin, mirror, carried, now),
-  sameStatus: (a, b) => sameJobStatus(a as V1JobStatus | undefined, b as V1JobStatus | undefined),
+  sameStatus: (a, b) => sameJobStatus(a as JobStatus | undefined, b as JobStatus | undefined),
   statusViolations: (origin, desired) =>
     validateJobStatusTransition({
       metadata: origin.metadata,
       spec: origin.spec!,
       oldStatus: origin.status ?? {},
-      newStatus: desired as V1JobStatus,
+      newStatus: desired as JobStatus,
     }),
   statusOf: (job) => job.status,
 
@@ -113,13 +94,14 @@ export const batchJobAdapter = {
   suspendedBeforePlacementStatus: (job, now) => {
     const conditions = job.status?.conditions ?? [];
     if (conditions.some((c) => c.type === 'Suspended' && c.status === 'True')) return undefined;
-    const suspended: V1JobCondition = {
+    const at = rfc3339Seconds(now);
+    const suspended: JobCondition = {
       type: 'Suspended',
       status: 'True',
       reason: 'JobSuspended',
       message: 'Job suspended',
-      lastProbeTime: now,
-      lastTransitionTime: now,
+      lastProbeTime: at,
+      lastTransitionTime: at,
     };
     // What the built-in controller writes for a Job created suspended, field for field.
     return {
@@ -152,8 +134,8 @@ export const batchJobAdapter = {
       : [];
   },
   gaveUpStatus: (job, now, reason, message) => {
-    const at = wholeSeconds(now);
-    const failure = (type: string): V1JobCondition => ({
+    const at = rfc3339Seconds(now);
+    const failure = (type: string): JobCondition => ({
       type,
       status: 'True',
       reason,
@@ -172,4 +154,4 @@ export const batchJobAdapter = {
       conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
     };
   },
-} satisfies JobKindAdapter<V1Job>;
+} satisfies JobKindAdapter<Job>;

@@ -3,9 +3,10 @@
 // verbatim, it is finished when a configured condition or field says so. Nothing here knows
 // the kind's schema, so its support is labelled 'generic-untested': its own controller was not
 // run against jobrelay here.
+
+import type { PodTemplateSpec } from '@jobrelay/kube';
 import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
-import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { JobKindAdapter, KubeObject, WorkloadResource } from '../job-kind-adapter.ts';
 import { apiVersionOf } from '../job-kind-adapter.ts';
@@ -152,7 +153,7 @@ export function genericAdapter(config: GenericKindConfig) {
           if (!isPlainObject(template) || !isPlainObject(template.spec)) continue;
           const pods = count(element, podSet.count);
           if (pods > 0)
-            groups.push({ requests: podRequests((template as V1PodTemplateSpec).spec!), count: pods });
+            groups.push({ requests: podRequests((template as PodTemplateSpec).spec!), count: pods });
         }
       }
       return groups;
@@ -173,7 +174,7 @@ export function genericAdapter(config: GenericKindConfig) {
           const template = valueAt(element, podSet.template);
           if (!isPlainObject(template) || !isPlainObject(template.spec)) continue;
           const role = single ? '' : podSet.each ? `${podSet.each}[${index}]` : podSet.template;
-          templates.push({ role, spec: (template as V1PodTemplateSpec).spec! });
+          templates.push({ role, spec: (template as PodTemplateSpec).spec! });
         }
       }
       return templates;

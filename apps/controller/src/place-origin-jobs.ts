@@ -18,6 +18,7 @@ import {
   type PlacementRecord,
   type PlacementTask,
   type PodGroup,
+  patchPlacement,
   placedWorkload,
   placementRecordOf,
   placementRequestFor,
@@ -29,7 +30,6 @@ import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
-import { patchPlacement } from './patch-placement.ts';
 
 /** Records an Event regarding an origin of some kind. */
 export type RecordOriginEvent = (

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
 import { makeClusterApiClients } from '@jobrelay/kube';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
@@ -177,10 +176,25 @@ function metricMiB(text: string, name: string): number {
   return value / 2 ** 20;
 }
 
+/**
+ * How the controller process runs wherever it runs: its V8 flags and malloc settings
+ * (apps/controller/src/node-flags.ts). The caller passes them, as a package imports no app.
+ */
+export interface ControllerRuntime {
+  nodeFlags: readonly string[];
+  environment: Readonly<Record<string, string>>;
+}
+
 /** The real controller as its own process, as production runs it, with its default settings. */
 export function startBenchController(
   sandbox: Sandbox,
-  options: { args?: string[]; nodeArgs?: string[]; logDir: string; main?: string },
+  options: {
+    runtime: ControllerRuntime;
+    args?: string[];
+    nodeArgs?: string[];
+    logDir: string;
+    main?: string;
+  },
 ): ControllerUnderTest {
   mkdirSync(options.logDir, { recursive: true });
   const logFile = join(options.logDir, `controller-${process.pid}-${++controllersStarted}.log`);
@@ -189,7 +203,7 @@ export function startBenchController(
     process.execPath,
     [
       // Another revision's controller runs as it ran then: without this one's V8 flags.
-      ...(options.main ? [] : controllerNodeFlags),
+      ...(options.main ? [] : options.runtime.nodeFlags),
       ...(options.nodeArgs ?? []),
       options.main ?? join(repositoryRoot, 'apps/controller/src/main.ts'),
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
@@ -203,7 +217,7 @@ export function startBenchController(
     // Another revision's controller runs without this one's malloc settings too.
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: options.main ? process.env : { ...process.env, ...controllerEnvironment },
+      env: options.main ? process.env : { ...process.env, ...options.runtime.environment },
     },
   );
   child.stdout.pipe(log);

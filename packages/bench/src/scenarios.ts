@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { patchPlacement } from '@jobrelay/controller/patch-placement';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import {
   defaultOriginId,
@@ -9,12 +8,13 @@ import {
   sharedPoolConfiguration,
 } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
-import { loadRecordKeyring, noProgress } from '@jobrelay/placement';
+import { loadRecordKeyring, noProgress, patchPlacement } from '@jobrelay/placement';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
 import {
   type BenchCluster,
   BenchFleet,
+  type ControllerRuntime,
   type ControllerUnderTest,
   startBenchController,
 } from './bench-fleet.ts';
@@ -31,6 +31,8 @@ export interface BenchSettings {
   workerBurst: number;
   /** The controller entry point to run (default this checkout's), e.g. another revision's worktree. */
   controllerMain?: string;
+  /** This checkout's controller's V8 flags and malloc settings (@jobrelay/controller/node-flags). */
+  controllerRuntime: ControllerRuntime;
   /** Extra controller flags and node flags (e.g. --cpu-prof). */
   controllerArgs: string[];
   nodeArgs: string[];
@@ -45,6 +47,7 @@ const jobsPath = (namespace: string) => `/apis/batch/v1/namespaces/${namespace}/
 /** The controller under test, started as every scenario starts it: these settings' flags and entry point. */
 export function startController(fleet: BenchFleet, settings: BenchSettings): ControllerUnderTest {
   return startBenchController(fleet.sandbox, {
+    runtime: settings.controllerRuntime,
     args: [
       `--worker-qps=${settings.workerQps}`,
       `--worker-burst=${settings.workerBurst}`,

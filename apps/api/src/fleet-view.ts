@@ -117,10 +117,6 @@ interface ViewedKind {
 /** How often the queue depth is sampled for the charts: 240 samples cover their hour. */
 const queueDepthSampleSeconds = 15;
 
-function timestampOf(value: Date | string | undefined): string | undefined {
-  return value instanceof Date ? value.toISOString() : value;
-}
-
 /** The sort key of a workload in the list of every kind: by namespace, name, then kind. */
 function listKey(kind: string, objectKey: string): string {
   return `${objectKey}/${kind}`;
@@ -616,7 +612,7 @@ export class FleetView {
           record.cluster,
           record.placedAt,
           this.now(),
-          timestampOf(object.metadata.creationTimestamp),
+          object.metadata.creationTimestamp,
         );
     }
     this.emit({

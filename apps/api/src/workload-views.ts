@@ -65,11 +65,6 @@ export const workloadSummarySchema = z
 
 export type WorkloadSummary = z.infer<typeof workloadSummarySchema>;
 
-function timestamp(value: Date | string | undefined): string | null {
-  if (value === undefined) return null;
-  return value instanceof Date ? value.toISOString() : value;
-}
-
 /** The pods the adapter counts for placement; 0 for an object its adapter cannot read. */
 export function podCount(adapter: AnyJobKindAdapter, object: KubeObject): number {
   try {
@@ -109,7 +104,7 @@ export function workloadSummary(
       cluster: record?.cluster ?? null,
       attempt: record?.attempt ?? null,
       placedAt: record?.cluster ? (record.placedAt ?? null) : null,
-      createdAt: timestamp(object.metadata?.creationTimestamp),
+      createdAt: object.metadata?.creationTimestamp ?? null,
       finishedAt: finishedAt && !Number.isNaN(finishedAt.getTime()) ? finishedAt.toISOString() : null,
       pods: podCount(adapter, object),
       labels: object.metadata?.labels ?? {},

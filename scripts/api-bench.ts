@@ -158,7 +158,14 @@ async function createAndPlace(
       body: {
         metadata: {
           annotations: {
-            [placementAnnotation]: formatPlacementRecord(record, sealSubjectOf(created), keyring),
+            [placementAnnotation]: formatPlacementRecord(
+              record,
+              // What the seal binds, read off the typed object (its times are Dates, not the plain JSON a Workload is).
+              sealSubjectOf({
+                metadata: { namespace, name: created.metadata!.name, uid: created.metadata!.uid },
+              }),
+              keyring,
+            ),
           },
         },
       },

@@ -22,6 +22,7 @@ import {
   startController,
   steadyLatency,
 } from '@jobrelay/bench';
+import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import {
   pinnedVersions,
   registerSandboxWorkers,
@@ -134,6 +135,7 @@ const cpuProf = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
 const heapSnapshotDir = values['heap-snapshot'] ? resolve(values['heap-snapshot']) : undefined;
 const settings: BenchSettings = {
   concurrency,
+  controllerRuntime: { nodeFlags: controllerNodeFlags, environment: controllerEnvironment },
   workerQps: 50,
   workerBurst: 100,
   // The controller's own defaults otherwise (placement concurrency is 16, like the replay's).

@@ -11,6 +11,7 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BenchFleet, type BenchSettings, soak } from '@jobrelay/bench';
+import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { registerSandboxWorkers, repositoryRoot, sandboxUp } from '@jobrelay/sandbox';
 import { integerOption } from './cli-arguments.ts';
 
@@ -48,6 +49,7 @@ await registerSandboxWorkers(sandbox);
 const fleet = new BenchFleet(sandbox);
 const settings: BenchSettings = {
   concurrency: 16,
+  controllerRuntime: { nodeFlags: controllerNodeFlags, environment: controllerEnvironment },
   workerQps: 50,
   workerBurst: 100,
   controllerArgs: [],

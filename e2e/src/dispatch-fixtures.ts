@@ -72,7 +72,7 @@ export function placementRecordOf(origin: KubernetesObject): PlacementRecord {
  */
 export async function sealedPlacement(
   fleet: Fleet,
-  origin: KubernetesObject,
+  origin: { metadata?: { namespace?: string; name?: string; uid?: string } },
   record: PlacementRecord,
 ): Promise<string> {
   const { keyring } = await loadRecordKeyring(fleet.management.core, 'jobrelay-system', {

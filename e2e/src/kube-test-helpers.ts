@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { Job } from '@jobrelay/kinds';
+import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
+import { makeClusterApiClients, type PlainJson } from '@jobrelay/kube';
 import { type Identity, openSandbox, type Sandbox } from '@jobrelay/sandbox';
 import {
   BatchV1Api,
@@ -18,9 +21,22 @@ export function testSandbox(): Sandbox {
 }
 
 export interface ClusterClients {
+  /** client-node's typed Job API: times as Date. */
   batch: BatchV1Api;
+  /** Jobs as the controller reads and writes them: plain JSON, times as RFC 3339 strings. */
+  jobs: WorkloadClient<Job>;
   core: CoreV1Api;
   kubeConfig: KubeConfig;
+}
+
+/** A typed client-node object as the apiserver's JSON (its Dates become RFC 3339 strings). */
+export function plainJson<T>(typed: T): PlainJson<T> {
+  return JSON.parse(JSON.stringify(typed)) as PlainJson<T>;
+}
+
+/** The controller's own Job client for a kubeconfig (plain JSON); its rate limit never binds a test. */
+export function plainJobClient(kubeConfig: KubeConfig): WorkloadClient<Job> {
+  return batchJobAdapter.client(makeClusterApiClients(kubeConfig, { qps: 1000, burst: 2000 }));
 }
 
 export function clientsFor(sandbox: Sandbox, cluster: string, identity: Identity = 'admin'): ClusterClients {
@@ -28,6 +44,7 @@ export function clientsFor(sandbox: Sandbox, cluster: string, identity: Identity
   kubeConfig.loadFromFile(sandbox.kubeconfigPath(cluster, identity));
   return {
     batch: kubeConfig.makeApiClient(BatchV1Api),
+    jobs: plainJobClient(kubeConfig),
     core: kubeConfig.makeApiClient(CoreV1Api),
     kubeConfig,
   };
@@ -75,6 +92,7 @@ export async function namespaceEditor(
   });
   return {
     batch: kubeConfig.makeApiClient(BatchV1Api),
+    jobs: plainJobClient(kubeConfig),
     core: kubeConfig.makeApiClient(CoreV1Api),
     kubeConfig,
     username: `system:serviceaccount:${namespace}:${name}`,

@@ -5,6 +5,7 @@
 
 import { join } from 'node:path';
 import { BenchFleet, type BenchSettings, drainBacklog, replayDispatch } from '@jobrelay/bench';
+import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testSandbox } from '../src/kube-test-helpers.ts';
 
@@ -18,6 +19,7 @@ beforeAll(() => {
   fleet = new BenchFleet(sandbox);
   settings = {
     concurrency: 16,
+    controllerRuntime: { nodeFlags: controllerNodeFlags, environment: controllerEnvironment },
     workerQps: 50,
     workerBurst: 100,
     controllerArgs: ['--reconcile-concurrency=16'],

@@ -4,11 +4,12 @@
 // that is not saved anywhere yet.
 
 import { probeWorkerKubeconfig, type WorkerCluster, WorkerClusterRegistry } from '@jobrelay/clusters';
+import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
 import { mergePatch } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
 import { systemNamespace } from '@jobrelay/sandbox';
-import { CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -125,7 +126,7 @@ describe('an observe-only WorkerClusterRegistry', () => {
     expect(connection.kubernetesVersion).toMatch(/^v1\.\d+\./);
     expect(connection.servedKinds.has(batchJobAdapter.name)).toBe(true);
     await connection.waitForMirrors();
-    const mirrors: V1Job[] = await eventually('the mirror in the cache', async () => {
+    const mirrors: Job[] = await eventually('the mirror in the cache', async () => {
       const list = connection.mirrors(batchJobAdapter)?.list() ?? [];
       return list.length > 0 ? list : undefined;
     });

@@ -27,6 +27,7 @@ import {
   dispatcherManagedBy,
   eventually,
   isTrue,
+  plainJson,
   type SandboxJobOptions,
   sandboxJob,
   testSandbox,
@@ -374,10 +375,10 @@ describe('a mirror a controller created and died before it saw', () => {
     await worker.core.createNamespace({ body: { metadata: { name: namespace } } }).catch((err: unknown) => {
       if ((err as { code?: number }).code !== 409) throw err;
     });
-    const made = await worker.batch.createNamespacedJob({
+    const made = await worker.jobs.create(
       namespace,
-      body: buildMirrorJob(placed, { originId, attempt: 1 }),
-    });
+      buildMirrorJob(plainJson(placed), { originId, attempt: 1 }),
+    );
 
     const restarted = startController(fleet.sandbox, [
       `--managed-by=${managedBy}`,

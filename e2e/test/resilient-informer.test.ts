@@ -2,6 +2,7 @@
 // its watch over undici's stream (every event, typed as a read is), and a relist that reports
 // what the watch did not see.
 
+import type { Job } from '@jobrelay/kinds';
 import { type InformerEvent, mergePatch, ResilientInformer } from '@jobrelay/kube';
 import type { V1Job } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -12,7 +13,7 @@ import { createTestNamespace, eventually, testSandbox } from '../src/kube-test-h
 const log = pino({ level: 'warn' });
 let fleet: Fleet;
 let namespace: string;
-const informers: Array<ResilientInformer<V1Job>> = [];
+const informers: Array<ResilientInformer<Job>> = [];
 
 /** An idle Job (parallelism 0): valid, and nothing ever runs. */
 function idleJob(name: string, labels: Record<string, string> = {}): V1Job {
@@ -29,18 +30,16 @@ function idleJob(name: string, labels: Record<string, string> = {}): V1Job {
 
 function informer(
   pageSize: number,
-  events: Array<InformerEvent<V1Job>>,
+  events: Array<InformerEvent<Job>>,
   labelSelector?: string,
-  view?: (job: V1Job) => V1Job,
+  view?: (job: Job) => Job,
 ) {
-  const made = new ResilientInformer<V1Job>({
+  const made = new ResilientInformer<Job>({
     name: 'e2e Jobs',
     kubeConfig: fleet.management.kubeConfig,
     apiVersion: 'batch/v1',
     kind: 'Job',
-    namespace,
     path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
-    modelName: 'V1Job',
     labelSelector,
     listPageSize: pageSize,
     ...(view ? { view } : {}),
@@ -71,7 +70,7 @@ afterAll(async () => {
 
 describe('ResilientInformer on a real apiserver', () => {
   it('lists in pages and holds every object, typed as a read returns it', async () => {
-    const events: Array<InformerEvent<V1Job>> = [];
+    const events: Array<InformerEvent<Job>> = [];
     const paged = informer(5, events); // 23 Jobs: five pages
     paged.start();
     await paged.waitForSync();
@@ -82,17 +81,19 @@ describe('ResilientInformer on a real apiserver', () => {
         .sort(),
     ).toEqual(Array.from({ length: 23 }, (_, i) => `job-${i}`).sort());
     expect(events.filter((e) => e.type === 'upsert')).toHaveLength(23);
-    const read = await fleet.management.batch.readNamespacedJob({ namespace, name: 'job-7' });
+    const read = await fleet.management.jobs.read(namespace, 'job-7');
     const cached = paged.get(`${namespace}/job-7`)!;
-    // A read and the cache agree, Dates included (managedFields are dropped from the cache).
-    expect(cached.metadata!.creationTimestamp).toBeInstanceOf(Date);
+    // A read and the cache agree, times as the apiserver's RFC 3339 strings (managedFields are
+    // dropped from the cache); a listed object names its kind as a watched one does.
+    expect(cached.metadata!.creationTimestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(cached.metadata!.creationTimestamp).toEqual(read.metadata!.creationTimestamp);
+    expect([cached.apiVersion, cached.kind]).toEqual(['batch/v1', 'Job']);
     expect(cached.spec).toEqual(read.spec);
     expect(cached.metadata!.managedFields).toBeUndefined();
   });
 
   it('pages through a label selector too, and then follows changes by watch', async () => {
-    const events: Array<InformerEvent<V1Job>> = [];
+    const events: Array<InformerEvent<Job>> = [];
     const even = informer(4, events, 'parity=even');
     even.start();
     await even.waitForSync();
@@ -112,12 +113,12 @@ describe('ResilientInformer on a real apiserver', () => {
       return names.includes('late') && !names.includes('job-2') && touched === 'yes' ? true : undefined;
     });
     const watched = even.get(`${namespace}/late`)!;
-    expect(watched.metadata!.creationTimestamp).toBeInstanceOf(Date);
+    expect(watched.metadata!.creationTimestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(events.some((e) => e.type === 'delete' && e.object.metadata!.name === 'job-2')).toBe(true);
   });
 
   it('keeps only its view of each object, listed or watched, and hands that view to onEvent', async () => {
-    const events: Array<InformerEvent<V1Job>> = [];
+    const events: Array<InformerEvent<Job>> = [];
     const slim = informer(10, events, 'parity=odd', (job) => {
       if (job.spec) job.spec.template = {};
       return job;

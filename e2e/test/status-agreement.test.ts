@@ -5,8 +5,15 @@
 // to our rule ids). Every rule id must be seen rejecting a write at least once; targeted
 // examples make sure of it whatever the seed. The Jobs carry a managedBy value nobody serves, so
 // neither the built-in Job controller nor jobrelay writes their status in between.
-import { jobStatusRuleIds, type StatusRuleViolation, validateJobStatusTransition } from '@jobrelay/kinds';
-import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
+import {
+  type Job,
+  type JobCondition,
+  type JobSpec,
+  type JobStatus,
+  jobStatusRuleIds,
+  type StatusRuleViolation,
+  validateJobStatusTransition,
+} from '@jobrelay/kinds';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -32,6 +39,7 @@ import {
   type ClusterClients,
   clientsFor,
   createTestNamespace,
+  plainJson,
   sandboxJob,
   testSandbox,
 } from '../src/kube-test-helpers.ts';
@@ -58,7 +66,7 @@ interface SpecChoice {
   suspend: boolean;
 }
 
-function jobSpecOf(choice: SpecChoice): Partial<V1JobSpec> {
+function jobSpecOf(choice: SpecChoice): Partial<JobSpec> {
   return {
     completionMode: choice.indexed ? 'Indexed' : 'NonIndexed',
     completions: choice.completions,
@@ -125,12 +133,12 @@ const moveArbitrary: fc.Arbitrary<ControllerMove> = fc.oneof(
 
 interface EditInput {
   spec: SpecChoice;
-  oldStatus: V1JobStatus;
-  newStatus: V1JobStatus;
+  oldStatus: JobStatus;
+  newStatus: JobStatus;
   amount: number;
 }
 
-const withTrue = (status: V1JobStatus, ...types: string[]): V1JobCondition[] =>
+const withTrue = (status: JobStatus, ...types: string[]): JobCondition[] =>
   withTrueConditions(status, types, 'Edited');
 
 /** The pods-gone part of finishing, so that an edit adding a terminal condition breaks one rule only. */
@@ -143,7 +151,7 @@ const podsGone = {
 
 const BAD_INDEX_LISTS = ['2,1', '1-1', '3-2', 'x', '0,,1', '-1', '1-2-3', '0 '];
 
-const illegalEdits: Record<string, (input: EditInput) => V1JobStatus | undefined> = {
+const illegalEdits: Record<string, (input: EditInput) => JobStatus | undefined> = {
   'decrease failed': ({ oldStatus, newStatus }) =>
     (oldStatus.failed ?? 0) > 0 ? { ...newStatus, failed: (oldStatus.failed ?? 0) - 1 } : undefined,
   'decrease succeeded': ({ oldStatus, newStatus }) =>
@@ -279,9 +287,9 @@ const illegalEditNames = Object.keys(illegalEdits);
 interface Transition {
   /** How the sample was made, for the report: 'legal' or the illegal edit's name, or a fixed example. */
   label: string;
-  spec: Partial<V1JobSpec>;
-  oldStatus: V1JobStatus;
-  newStatus: V1JobStatus;
+  spec: Partial<JobSpec>;
+  oldStatus: JobStatus;
+  newStatus: JobStatus;
   /** Only for the fixed examples: the verdict the apiserver is known to give. */
   expected?: 'accepted' | 'rejected';
   /** Only for the rule examples: the rule the apiserver must name when it rejects the update. */
@@ -428,36 +436,36 @@ const fixedExamples: Transition[] = [
   },
   {
     // Why the generated times are whole seconds: the stored time lost its milliseconds, and the
-    // new one is compared as sent, so re-sending a Date that still has them changes startTime.
+    // new one is compared as sent, so re-sending a time that still has them changes startTime.
     label: '(f) startTime re-sent with milliseconds the stored one lost',
     expected: 'rejected',
     spec: { completions: 1, parallelism: 1 },
-    oldStatus: { startTime: new Date(T0.getTime() + 500), active: 1 },
-    newStatus: { startTime: new Date(T0.getTime() + 500), active: 1 },
+    oldStatus: { startTime: new Date(Date.parse(T0) + 500).toISOString(), active: 1 },
+    newStatus: { startTime: new Date(Date.parse(T0) + 500).toISOString(), active: 1 },
   },
 ];
 
 // --- Rule examples: one write that breaks each rule, so that every rule id is seen at work ---
 
 const T2 = secondsAfterEpoch(180);
-const trueCondition = (type: string): V1JobCondition => ({
+const trueCondition = (type: string): JobCondition => ({
   type,
   status: 'True',
   reason: 'Example',
   message: 'a rule example',
   lastTransitionTime: T1,
 });
-const conditions = (...types: string[]): V1JobCondition[] => types.map(trueCondition);
-const single: Partial<V1JobSpec> = { completions: 1, parallelism: 1 };
-const indexed: Partial<V1JobSpec> = { completionMode: 'Indexed', completions: 3, parallelism: 3 };
-const perIndex: Partial<V1JobSpec> = { ...indexed, backoffLimitPerIndex: 1 };
-const running: V1JobStatus = { startTime: T0, active: 1, ready: 0 };
-const failedJob: V1JobStatus = {
+const conditions = (...types: string[]): JobCondition[] => types.map(trueCondition);
+const single: Partial<JobSpec> = { completions: 1, parallelism: 1 };
+const indexed: Partial<JobSpec> = { completionMode: 'Indexed', completions: 3, parallelism: 3 };
+const perIndex: Partial<JobSpec> = { ...indexed, backoffLimitPerIndex: 1 };
+const running: JobStatus = { startTime: T0, active: 1, ready: 0 };
+const failedJob: JobStatus = {
   startTime: T0,
   failed: 1,
   conditions: conditions('FailureTarget', 'Failed'),
 };
-const completeJob: V1JobStatus = {
+const completeJob: JobStatus = {
   startTime: T0,
   completionTime: T1,
   succeeded: 1,
@@ -617,7 +625,7 @@ const ruleExamples: Transition[] = (
       { startTime: T0, completionTime: T1, succeeded: 1, conditions: conditions('Complete') },
       completeJob,
     ],
-  ] satisfies [JobStatusRuleId, Partial<V1JobSpec>, V1JobStatus, V1JobStatus][]
+  ] satisfies [JobStatusRuleId, Partial<JobSpec>, JobStatus, JobStatus][]
 ).map(([covers, spec, oldStatus, newStatus]) => ({
   label: `[rule] ${covers}`,
   covers,
@@ -766,9 +774,9 @@ type Outcome =
   | { kind: 'tried'; transition: Transition; setup: Verdict; update: Verdict };
 
 interface Verdict {
-  spec: V1JobSpec;
-  oldStatus: V1JobStatus;
-  newStatus: V1JobStatus;
+  spec: JobSpec;
+  oldStatus: JobStatus;
+  newStatus: JobStatus;
   violations: StatusRuleViolation[];
   httpStatus: number;
   apiserverMessage?: string;
@@ -776,7 +784,7 @@ interface Verdict {
   apiserverRules: JobStatusRuleId[];
   /** Causes no rule's wording matches: a gap in apiserverWording, reported as a disagreement. */
   unmappedCauses: ApiserverCause[];
-  stored?: V1Job;
+  stored?: Job;
 }
 
 const sameRules = (verdict: Verdict): boolean => {
@@ -803,16 +811,12 @@ function parsedBody(body: unknown): { message?: string; details?: { causes?: Api
 }
 
 /** One /status write, judged first by the validator (against the stored job) and then by the apiserver. */
-async function judge(clients: ClusterClients, stored: V1Job, newStatus: V1JobStatus): Promise<Verdict> {
+async function judge(clients: ClusterClients, stored: Job, newStatus: JobStatus): Promise<Verdict> {
   const spec = stored.spec!;
   const oldStatus = stored.status ?? {};
   const violations = validateJobStatusTransition({ spec, oldStatus, newStatus });
   try {
-    const written = await clients.batch.replaceNamespacedJobStatus({
-      name: stored.metadata!.name!,
-      namespace: stored.metadata!.namespace!,
-      body: { ...stored, status: newStatus },
-    });
+    const written = await clients.jobs.replaceStatus({ ...stored, status: newStatus });
     return {
       spec,
       oldStatus,
@@ -921,9 +925,10 @@ describe('the status-rule validator and a real kube-apiserver', () => {
       CONCURRENCY,
       async (transition, index): Promise<Outcome> => {
         // Each sample gets its own Job, so its status history is exactly old -> new.
-        const created = await management.batch.createNamespacedJob({
-          namespace,
-          body: sandboxJob({ name: `agree-${index}`, managedBy: agreementManagedBy, spec: transition.spec }),
+        const job = plainJson(sandboxJob({ name: `agree-${index}`, managedBy: agreementManagedBy }));
+        const created = await management.jobs.create(namespace, {
+          ...job,
+          spec: { ...job.spec!, ...transition.spec },
         });
         const setup = await judge(management, created, transition.oldStatus);
         if (setup.httpStatus !== 200 || !setup.stored) return { kind: 'skipped', transition, setup };

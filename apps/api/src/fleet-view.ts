@@ -1,5 +1,6 @@
 import {
   type KubeconfigPolicy,
+  type Namespace,
   namespaceInformer,
   type WorkerCluster,
   WorkerClusterRegistry,
@@ -34,13 +35,7 @@ import {
   queuePrefix,
   type ScoringPolicy,
 } from '@jobrelay/placement';
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1Namespace,
-  VersionApi,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -157,10 +152,6 @@ interface ViewedKind {
 /** How often the queue depth is sampled for the charts: 240 samples cover their hour. */
 const queueDepthSampleSeconds = 15;
 
-function timestampOf(value: Date | string | undefined): string | undefined {
-  return value instanceof Date ? value.toISOString() : value;
-}
-
 /** The sort key of a workload in the list of every kind: by namespace, name, then kind. */
 function listKey(kind: string, objectKey: string): string {
   return `${objectKey}/${kind}`;
@@ -180,7 +171,7 @@ export class FleetView {
   private stopped = false;
   readonly registry: WorkerClusterRegistry;
   /** The management cluster's namespaces (their labels): the Pod Security level a preview compares. */
-  private readonly namespaces: ResilientInformer<V1Namespace>;
+  private readonly namespaces: ResilientInformer<Namespace>;
   private readonly queue: Queue;
   private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
@@ -226,7 +217,6 @@ export class FleetView {
         apiVersion: apiVersionOf(resource),
         kind: resource.kind,
         path: collectionPath(resource),
-        ...(resource.modelName ? { modelName: resource.modelName } : {}),
         // No field selector exists for managedBy: everyone else's objects are dropped on arrival.
         keep: (object) => adapter.isManagedBy(object, managedBy),
         log,
@@ -626,7 +616,7 @@ export class FleetView {
           record.cluster,
           record.placedAt,
           this.now(),
-          timestampOf(object.metadata.creationTimestamp),
+          object.metadata.creationTimestamp,
         );
     }
     this.emit({

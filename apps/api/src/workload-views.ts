@@ -50,11 +50,6 @@ export function waitingReason(object: KubeObject, now: number = Date.now()): str
   return object.metadata?.annotations?.[unschedulableAnnotation] ?? null;
 }
 
-function timestamp(value: Date | string | undefined): string | null {
-  if (value === undefined) return null;
-  return value instanceof Date ? value.toISOString() : value;
-}
-
 /** The pods the adapter counts for placement; 0 for an object its adapter cannot read. */
 export function podCount(adapter: AnyWorkloadKindAdapter, object: KubeObject): number {
   try {
@@ -95,7 +90,7 @@ export function workloadSummary(
       cluster: record?.cluster ?? null,
       attempt: record?.attempt ?? null,
       placedAt: record?.cluster ? (record.placedAt ?? null) : null,
-      createdAt: timestamp(object.metadata?.creationTimestamp),
+      createdAt: object.metadata?.creationTimestamp ?? null,
       finishedAt: finishedAt && !Number.isNaN(finishedAt.getTime()) ? finishedAt.toISOString() : null,
       pods: podCount(adapter, object),
       labels: object.metadata?.labels ?? {},

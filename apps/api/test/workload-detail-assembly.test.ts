@@ -4,9 +4,10 @@
 // removed after the retention, found), with the clock injected. The real adapters read the
 // objects; the connection is only handed through. The e2e files prove the same against real
 // clusters where the outcome does not depend on timing (api-routes.test.ts: a running Job's mirror).
+
+import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject, rayClusterAdapter } from '@jobrelay/kinds';
 import { formatPlacementRecord, type PlacementRecord, RecordKeyring } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { type ClusterSight, lookUpMirror } from '../src/fleet-view.ts';
 import { trustRecordsSealedBy } from '../src/placement-trust.ts';
@@ -26,13 +27,13 @@ const placed: PlacementRecord = {
   excludedClusters: [],
 };
 
-function origin(annotations: Record<string, string> = {}, status: V1Job['status'] = {}): V1Job & KubeObject {
+function origin(annotations: Record<string, string> = {}, status: Job['status'] = {}): Job & KubeObject {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
       ...identity,
-      creationTimestamp: new Date('2026-12-01T10:00:00Z'),
+      creationTimestamp: '2026-12-01T10:00:00Z',
       annotations,
     },
     spec: { managedBy: 'jobrelay.dev/dispatcher', template: { spec: { containers: [{ name: 'main' }] } } },
@@ -40,10 +41,10 @@ function origin(annotations: Record<string, string> = {}, status: V1Job['status'
   };
 }
 
-const placedOrigin = (status: V1Job['status'] = { active: 1 }) =>
+const placedOrigin = (status: Job['status'] = { active: 1 }) =>
   origin({ 'jobrelay.dev/placement': formatPlacementRecord(placed, identity, keys) }, status);
 
-function mirror(originUid: string): KubeObject {
+function mirror(originUid: string): KubeObject & { status: object } {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -51,11 +52,11 @@ function mirror(originUid: string): KubeObject {
       namespace: identity.namespace,
       name: identity.name,
       uid: 'mirror-1',
-      creationTimestamp: '2026-12-01T10:01:02Z' as unknown as Date,
+      creationTimestamp: '2026-12-01T10:01:02Z',
       labels: { 'jobrelay.dev/origin-uid': originUid },
     },
     status: { active: 1, ready: 1 },
-  } as KubeObject;
+  };
 }
 
 /** What an Active connection shows; the connection itself is only handed through to the logs route. */

@@ -28,7 +28,7 @@ function rayCluster(overrides: { annotations?: Record<string, string>; suspend?:
       namespace: 'team-a',
       name: 'demo',
       uid: 'rc-1',
-      creationTimestamp: '2026-12-01T10:00:00Z' as unknown as Date,
+      creationTimestamp: '2026-12-01T10:00:00Z',
       labels: { app: 'demo' },
       annotations: overrides.annotations ?? {},
     },

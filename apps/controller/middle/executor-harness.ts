@@ -1,10 +1,11 @@
 // What the middle tier's controller tests share: a management cluster and workers in memory
 // (InMemoryCluster), the real OriginExecutor over them with every callback recorded, a clock
 // the test moves, and a silent logger.
+
+import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import type { Clock, RecordedEvent } from '@jobrelay/kube';
 import { type PlacementTask, RecordKeyring } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ControllerMetrics } from '../src/controller-metrics.ts';
 import { type ExecutionTarget, OriginExecutor, type OriginExecutorOptions } from '../src/origin-executor.ts';
@@ -52,8 +53,8 @@ export async function counted(
 
 export interface ExecutorWorld {
   keys: RecordKeyring;
-  management: InMemoryCluster<V1Job>;
-  workers: Map<string, InMemoryCluster<V1Job>>;
+  management: InMemoryCluster<Job>;
+  workers: Map<string, InMemoryCluster<Job>>;
   events: RecordedEvent[];
   enqueued: PlacementTask[];
   forgotten: string[];
@@ -63,7 +64,7 @@ export interface ExecutorWorld {
   metrics: ControllerMetrics;
   executor: OriginExecutor;
   /** The target of one run for the origin `team-a/<name>` as the management cluster holds it now. */
-  target(name?: string): ExecutionTarget<V1Job>;
+  target(name?: string): ExecutionTarget<Job>;
 }
 
 export function executorWorld(
@@ -72,8 +73,8 @@ export function executorWorld(
 ): ExecutorWorld {
   const world = {
     keys: new RecordKeyring(Buffer.alloc(32, 7)),
-    management: new InMemoryCluster<V1Job>('management'),
-    workers: new Map(workerNames.map((name) => [name, new InMemoryCluster<V1Job>(name)])),
+    management: new InMemoryCluster<Job>('management'),
+    workers: new Map(workerNames.map((name) => [name, new InMemoryCluster<Job>(name)])),
     events: [] as RecordedEvent[],
     enqueued: [] as PlacementTask[],
     forgotten: [] as string[],

@@ -1,6 +1,8 @@
 // OriginExecutor, every action and every branch an API answer picks, against clusters held in
 // memory at the client boundary (no Kubernetes). Plans come from the real planOrigin where a
 // reconcile would make them, so each case is snapshot -> plan -> execute.
+
+import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { originUidLabel, placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
@@ -11,7 +13,6 @@ import {
   type OriginAction,
   planOrigin,
 } from '@jobrelay/planner';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
   cluster,
@@ -246,7 +247,7 @@ describe('delete-mirror', () => {
     const origin = originJob();
     const worker = world.workers.get('worker-1')!;
     const replaced = worker.put(foreignJob(origin));
-    const action: OriginAction<V1Job> = {
+    const action: OriginAction<Job> = {
       type: 'delete-mirror',
       cluster: 'worker-1',
       mirror: mirrorOf(origin, { uid: 'old-uid' }),
@@ -262,7 +263,7 @@ describe('writes to the origin', () => {
   it('patch-placement: sealed record over the version read; later writes go over the version it produced', async () => {
     const world = executorWorld();
     world.management.put(originJob());
-    const actions: OriginAction<V1Job>[] = [
+    const actions: OriginAction<Job>[] = [
       { type: 'patch-placement', record: record({ cluster: undefined, attempt: 2 }) },
       { type: 'write-status', status: { active: 0 }, purpose: 'sync' },
     ];

@@ -3,11 +3,11 @@
 // reconcile to plan from (originWritten), and what it keeps assumed. No Redis: the queue is the
 // placer's own interface (a task in, an outcome out).
 import type { WorkerClusterView } from '@jobrelay/clusters';
+import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { defaultManagedBy, placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { formatPlacementRecord, placementRecordOf, sealSubjectOf } from '@jobrelay/placement';
 import { eventReasons } from '@jobrelay/planner';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { originJob, record } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { OriginPlacer, type OriginPlacerOptions } from '../src/place-origin-jobs.ts';
@@ -43,7 +43,7 @@ function placerWorld(
   const placedOn: string[] = [];
   let leading = options.leading ?? true;
   /** The origin cache: what the management cluster held when last synced (`sync()`). */
-  const cache = new Map<string, V1Job>();
+  const cache = new Map<string, Job>();
   const sync = () => {
     cache.clear();
     for (const [key, object] of world.management.objects) cache.set(key, structuredClone(object));
@@ -158,7 +158,7 @@ describe('OriginPlacer', () => {
     });
     const created = {
       ...originJob(),
-      metadata: { ...originJob().metadata, creationTimestamp: new Date(p.clock.now()) },
+      metadata: { ...originJob().metadata, creationTimestamp: new Date(p.clock.now()).toISOString() },
     };
     p.world.management.put(created);
     p.sync();

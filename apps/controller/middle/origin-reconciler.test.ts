@@ -3,12 +3,13 @@
 // the test's hands. The watch is the test: it delivers (or withholds) each event, so what is
 // proven is which events cost a reconcile, what each reconcile does, and that every piece of
 // bookkeeping is dropped again (`sizes`).
+
+import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import type { InformerEvent } from '@jobrelay/kube';
 import { placementAnnotation } from '@jobrelay/mirror';
 import { formatPlacementRecord, type PlacementRecord, sealSubjectOf } from '@jobrelay/placement';
 import { deletionRetryMs, eventReasons } from '@jobrelay/planner';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
   config,
@@ -38,8 +39,8 @@ function reconcilerWorld() {
     statusWritten: (kind) => reconciler.statusWritten(kind, objectName),
   });
   /** The caches: what the watches have delivered so far. */
-  const originCache = new Map<string, V1Job>();
-  const mirrorCaches = new Map<string, Map<string, V1Job>>([['worker-1', new Map()]]);
+  const originCache = new Map<string, Job>();
+  const mirrorCaches = new Map<string, Map<string, Job>>([['worker-1', new Map()]]);
   const enqueued: { key: string; first?: boolean; afterMs?: number }[] = [];
   const lags: number[] = [];
   /** Runs after each execution, before the reconcile plans again: a watch event arriving just then. */
@@ -107,7 +108,7 @@ function reconcilerWorld() {
     );
   };
   /** The origin placed on worker-1 by a placement task, as the placer reports it. */
-  const placeOnWorker1 = (placed: PlacementRecord = record()): V1Job => {
+  const placeOnWorker1 = (placed: PlacementRecord = record()): Job => {
     const origin = world.management.put(originJob());
     originCache.set(objectName, origin);
     const sealed = world.management.put({
@@ -166,7 +167,10 @@ describe('OriginReconciler', () => {
     // The next reconcile (any event) reads the cache, which has caught up: the placement entry goes.
     const worker = r.world.workers.get('worker-1')!;
     const mirror = worker.get('team-a', 'train')!;
-    worker.put({ ...mirror, status: { active: 1, ready: 0, startTime: new Date(r.clock.now()) } });
+    worker.put({
+      ...mirror,
+      status: { active: 1, ready: 0, startTime: new Date(r.clock.now()).toISOString() },
+    });
     r.deliverMirror();
     expect(r.enqueued).toEqual([{ key, afterMs: 100 }]);
     await r.reconciler.reconcile(key);
@@ -182,7 +186,7 @@ describe('OriginReconciler', () => {
     const worker = r.world.workers.get('worker-1')!;
     worker.put({
       ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()) },
+      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
     });
     r.deliverMirror();
     r.clock.advance(250);
@@ -252,7 +256,7 @@ describe('OriginReconciler', () => {
     const worker = r.world.workers.get('worker-1')!;
     worker.put({
       ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()) },
+      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
     });
     r.deliverMirror();
     r.enqueued.length = 0;
@@ -272,7 +276,7 @@ describe('OriginReconciler', () => {
     const worker = r.world.workers.get('worker-1')!;
     worker.put({
       ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()) },
+      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
     });
     r.deliverMirror();
     await r.reconciler.reconcile(key);
@@ -280,7 +284,7 @@ describe('OriginReconciler', () => {
     // Another mirror change; its status write fails before the first write's echo arrived.
     worker.put({
       ...worker.get('team-a', 'train')!,
-      status: { active: 2, startTime: new Date(r.clock.now()) },
+      status: { active: 2, startTime: new Date(r.clock.now()).toISOString() },
     });
     r.deliverMirror();
     r.world.management.failNext('replaceStatus', apiError(500, 'InternalError'));

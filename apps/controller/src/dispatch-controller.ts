@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import {
   kubeconfigPolicyOf,
+  type Namespace,
   namespaceInformer,
   WorkerClusterRegistry,
   type WorkerConnection,
@@ -19,7 +20,7 @@ import {
 import { controllerName } from '@jobrelay/mirror';
 import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
 import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
-import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
@@ -76,7 +77,7 @@ export class DispatchController {
   private readonly executor: OriginExecutor;
   private readonly plannerConfig: PlannerConfig;
   /** The management cluster's namespaces (their labels): Pod Security levels, for placement and for workers. */
-  private readonly namespaces: ResilientInformer<V1Namespace>;
+  private readonly namespaces: ResilientInformer<Namespace>;
   private readonly namespaceLabels: WorkerNamespaceLabels;
   /** One origin's reconcile and the bookkeeping of the controller's own writes (see OriginReconciler). */
   private readonly reconciler: OriginReconciler;
@@ -136,9 +137,7 @@ export class DispatchController {
         kubeConfig: management,
         apiVersion: apiVersionOf(resource),
         kind: resource.kind,
-        namespace,
         path: collectionPath(resource, namespace),
-        ...(resource.modelName ? { modelName: resource.modelName } : {}),
         // There is no field selector for managedBy: drop everyone else's objects on arrival.
         keep: (object) =>
           adapter.isManagedBy(object, managedBy) &&

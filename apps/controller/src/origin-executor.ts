@@ -1,14 +1,13 @@
 import type { KubeObject, WorkloadClient, WorkloadKindAdapter } from '@jobrelay/kinds';
 import { type EventRecorder, isNotFound, statusCodeOf, unlessConflict } from '@jobrelay/kube';
 import { mirrorOwnership, unschedulableAnnotation } from '@jobrelay/mirror';
-import type { PlacementQueue, RecordKeyring } from '@jobrelay/placement';
+import { type PlacementQueue, patchPlacement, type RecordKeyring } from '@jobrelay/placement';
 import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { eventRegarding } from './dispatched-kinds.ts';
 import { createOrAdoptMirror, deleteMirror, FirstCreatePerNamespace } from './mirror-operations.ts';
-import { patchPlacement } from './patch-placement.ts';
 
 /** A worker as the executor uses it: the kind's client there and the namespaces API. */
 export interface WorkerTarget<T extends KubeObject> {

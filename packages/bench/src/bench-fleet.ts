@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
+import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
+import { makeClusterApiClients } from '@jobrelay/kube';
 import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
@@ -12,12 +13,15 @@ import {
   readRequestCounts,
   requestsBetween,
 } from './apiserver-requests.ts';
+import type { BenchJob } from './bench-jobs.ts';
 import { processUsage } from './process-usage.ts';
 
 export interface BenchCluster {
   name: string;
   kubeConfig: KubeConfig;
   batch: BatchV1Api;
+  /** Jobs through the controller's own client (plain JSON, shared pool), unthrottled in practice. */
+  jobs: WorkloadClient<BenchJob>;
   core: CoreV1Api;
   metrics: ApiserverTarget;
 }
@@ -42,6 +46,7 @@ export class BenchFleet {
         name,
         kubeConfig,
         batch: kubeConfig.makeApiClient(BatchV1Api),
+        jobs: batchJobAdapter.client(makeClusterApiClients(kubeConfig, { qps: 1000, burst: 2000 })),
         core: kubeConfig.makeApiClient(CoreV1Api),
         metrics: {
           name,
@@ -171,10 +176,25 @@ function metricMiB(text: string, name: string): number {
   return value / 2 ** 20;
 }
 
+/**
+ * How the controller process runs wherever it runs: its V8 flags and malloc settings
+ * (apps/controller/src/node-flags.ts). The caller passes them, as a package imports no app.
+ */
+export interface ControllerRuntime {
+  nodeFlags: readonly string[];
+  environment: Readonly<Record<string, string>>;
+}
+
 /** The real controller as its own process, as production runs it, with its default settings. */
 export function startBenchController(
   sandbox: Sandbox,
-  options: { args?: string[]; nodeArgs?: string[]; logDir: string; main?: string },
+  options: {
+    runtime: ControllerRuntime;
+    args?: string[];
+    nodeArgs?: string[];
+    logDir: string;
+    main?: string;
+  },
 ): ControllerUnderTest {
   mkdirSync(options.logDir, { recursive: true });
   const logFile = join(options.logDir, `controller-${process.pid}-${++controllersStarted}.log`);
@@ -183,7 +203,7 @@ export function startBenchController(
     process.execPath,
     [
       // Another revision's controller runs as it ran then: without this one's V8 flags.
-      ...(options.main ? [] : controllerNodeFlags),
+      ...(options.main ? [] : options.runtime.nodeFlags),
       ...(options.nodeArgs ?? []),
       options.main ?? join(repositoryRoot, 'apps/controller/src/main.ts'),
       `--kubeconfig=${sandbox.kubeconfigPath(sandbox.management.name)}`,
@@ -197,7 +217,7 @@ export function startBenchController(
     // Another revision's controller runs without this one's malloc settings too.
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: options.main ? process.env : { ...process.env, ...controllerEnvironment },
+      env: options.main ? process.env : { ...process.env, ...options.runtime.environment },
     },
   );
   child.stdout.pipe(log);

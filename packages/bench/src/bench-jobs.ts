@@ -1,5 +1,9 @@
+import type { PlainJson } from '@jobrelay/kube';
 import { defaultManagedBy } from '@jobrelay/mirror';
 import type { V1Job } from '@kubernetes/client-node';
+
+/** A Job as the benchmark sends and sees it: plain JSON, as the controller does. */
+export type BenchJob = PlainJson<V1Job>;
 
 export const benchLabel = 'jobrelay.dev/bench-run';
 
@@ -19,7 +23,7 @@ export function benchJob(options: {
   run: string;
   shape: 'idle' | 'short' | 'finishing';
   dispatched: boolean;
-}): V1Job {
+}): BenchJob {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

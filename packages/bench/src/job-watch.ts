@@ -1,12 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { UndiciWatch } from '@jobrelay/kube';
-import { BatchV1Api, type KubeConfig, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { BenchJob } from './bench-jobs.ts';
 
 /** One Job as seen by a watch, and when (performance.now() of its arrival here). */
 export interface SeenJob {
   at: number;
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  job: V1Job;
+  job: BenchJob;
 }
 
 /**
@@ -54,7 +55,7 @@ export class JobWatch {
         allowWatchBookmarks: true,
         ...(this.labelSelector ? { labelSelector: this.labelSelector } : {}),
       },
-      (type: string, job: V1Job) => {
+      (type: string, job: BenchJob) => {
         if (job?.metadata?.resourceVersion) this.resourceVersion = job.metadata.resourceVersion;
         if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
           this.onJob({ at: performance.now(), type, job });

@@ -1,13 +1,24 @@
 import { performance } from 'node:perf_hooks';
-import { patchPlacement } from '@jobrelay/controller/patch-placement';
 import { batchJobAdapter } from '@jobrelay/kinds';
-import { defaultOriginId, makeClusterApiClients, mapWithConcurrency } from '@jobrelay/kube';
+import {
+  defaultOriginId,
+  getPlainJson,
+  makeClusterApiClients,
+  mapWithConcurrency,
+  sharedPoolConfiguration,
+} from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
-import { loadRecordKeyring, nothingCarried } from '@jobrelay/placement';
-import { CoreV1Api, type V1Job } from '@kubernetes/client-node';
+import { loadRecordKeyring, nothingCarried, patchPlacement } from '@jobrelay/placement';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
-import { BenchFleet, type ControllerUnderTest, startBenchController } from './bench-fleet.ts';
-import { benchJob, benchJobNames } from './bench-jobs.ts';
+import {
+  type BenchCluster,
+  BenchFleet,
+  type ControllerRuntime,
+  type ControllerUnderTest,
+  startBenchController,
+} from './bench-fleet.ts';
+import { type BenchJob, benchJob, benchJobNames } from './bench-jobs.ts';
 import { benchProcessCpuMs, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { JobWatch, type SeenJob } from './job-watch.ts';
 import { percentile } from './statistics.ts';
@@ -20,6 +31,8 @@ export interface BenchSettings {
   workerBurst: number;
   /** The controller entry point to run (default this checkout's), e.g. another revision's worktree. */
   controllerMain?: string;
+  /** This checkout's controller's V8 flags and malloc settings (@jobrelay/controller/node-flags). */
+  controllerRuntime: ControllerRuntime;
   /** Extra controller flags and node flags (e.g. --cpu-prof). */
   controllerArgs: string[];
   nodeArgs: string[];
@@ -34,6 +47,7 @@ const jobsPath = (namespace: string) => `/apis/batch/v1/namespaces/${namespace}/
 /** The controller under test, started as every scenario starts it: these settings' flags and entry point. */
 export function startController(fleet: BenchFleet, settings: BenchSettings): ControllerUnderTest {
   return startBenchController(fleet.sandbox, {
+    runtime: settings.controllerRuntime,
     args: [
       `--worker-qps=${settings.workerQps}`,
       `--worker-burst=${settings.workerBurst}`,
@@ -47,19 +61,19 @@ export function startController(fleet: BenchFleet, settings: BenchSettings): Con
 
 /** Creates Jobs with `concurrency` parallel clients; returns when every create has answered. */
 async function createJobs(
-  cluster: { batch: import('@kubernetes/client-node').BatchV1Api },
+  cluster: Pick<BenchCluster, 'jobs'>,
   namespace: string,
-  bodies: V1Job[],
+  bodies: BenchJob[],
   concurrency: number,
-  onCreated?: (job: V1Job, at: number) => void,
+  onCreated?: (job: BenchJob, at: number) => void,
 ): Promise<void> {
   await mapWithConcurrency(bodies, concurrency, async (body) => {
-    const created = await cluster.batch.createNamespacedJob({ namespace, body });
+    const created = await cluster.jobs.create(namespace, body);
     onCreated?.(created, performance.now());
   });
 }
 
-function statusKey(job: V1Job): string {
+function statusKey(job: BenchJob): string {
   const s = job.status ?? {};
   return JSON.stringify([
     s.active ?? 0,
@@ -119,17 +133,18 @@ export function dispatcherWrites(deltas: Map<string, RequestCounts>, management:
   return { dispatch, originStatus, byCluster, requestsByCluster };
 }
 
-async function origins(fleet: BenchFleet, namespace: string): Promise<V1Job[]> {
-  const items: V1Job[] = [];
+async function origins(fleet: BenchFleet, namespace: string): Promise<BenchJob[]> {
+  const configuration = sharedPoolConfiguration(fleet.management.kubeConfig);
+  const items: BenchJob[] = [];
   let continueToken: string | undefined;
   do {
-    const page = await fleet.management.batch.listNamespacedJob({
-      namespace,
-      limit: 500,
-      _continue: continueToken,
-    });
+    const page = await getPlainJson<{ items: BenchJob[]; metadata?: { continue?: string } }>(
+      configuration,
+      jobsPath(namespace),
+      { limit: 500, continue: continueToken },
+    );
     items.push(...page.items);
-    continueToken = page.metadata?._continue;
+    continueToken = page.metadata?.continue || undefined;
   } while (continueToken);
   return items;
 }
@@ -326,15 +341,17 @@ export async function rawCreates(
   const namespace = `bench-${options.run}`;
   await fleet.createNamespace(namespace, fleet.workers);
   const clients = fleet.workers.map((w) =>
-    makeClusterApiClients(w.kubeConfig, { qps: settings.workerQps, burst: settings.workerBurst }),
+    batchJobAdapter.client(
+      makeClusterApiClients(w.kubeConfig, { qps: settings.workerQps, burst: settings.workerBurst }),
+    ),
   );
   const names = benchJobNames('raw', options.jobs);
   const began = performance.now();
   await mapWithConcurrency(names, settings.concurrency, async (name, i) => {
-    await clients[i % clients.length]!.batch.createNamespacedJob({
+    await clients[i % clients.length]!.create(
       namespace,
-      body: benchJob({ name, run: options.run, shape: 'idle', dispatched: false }),
-    });
+      benchJob({ name, run: options.run, shape: 'idle', dispatched: false }),
+    );
   });
   return options.jobs / ((performance.now() - began) / 1000);
 }
@@ -523,11 +540,11 @@ export async function steadyLatency(
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       creates.push(
-        fleet.management.batch
-          .createNamespacedJob({
+        fleet.management.jobs
+          .create(
             namespace,
-            body: benchJob({ name: names[i]!, run: options.run, shape: options.shape, dispatched: true }),
-          })
+            benchJob({ name: names[i]!, run: options.run, shape: options.shape, dispatched: true }),
+          )
           .then((job) => {
             createdAt.set(job.metadata!.uid!, performance.now());
           }),

@@ -105,10 +105,10 @@ export async function soak(
       const due = start + index * intervalMs;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await fleet.management.batch.createNamespacedJob({
+      await fleet.management.jobs.create(
         namespace,
-        body: benchJob({ name, run: options.run, shape: 'finishing', dispatched: true }),
-      });
+        benchJob({ name, run: options.run, shape: 'finishing', dispatched: true }),
+      );
       created += 1;
       if (created % options.sampleEvery === 0) await sample();
     });

@@ -48,6 +48,7 @@ export {
 export * from './worker-cluster.ts';
 export {
   type ClusterMirrorCache,
+  type Namespace,
   namespaceInformer,
   namespaceView,
   WorkerClusterRegistry,

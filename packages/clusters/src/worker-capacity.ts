@@ -1,4 +1,4 @@
-import { ResilientInformer } from '@jobrelay/kube';
+import { type PlainJson, ResilientInformer } from '@jobrelay/kube';
 import {
   addResources,
   podRequests,
@@ -8,6 +8,9 @@ import {
 } from '@jobrelay/placement';
 import type { KubeConfig, V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+
+type Pod = PlainJson<V1Pod>;
+type Node = PlainJson<V1Node>;
 
 export interface NodeCapacity {
   name: string;
@@ -35,7 +38,7 @@ export interface CapacitySnapshot {
  * fields its requests are computed from (podRequests). A running pod's env, volumes, probes,
  * command lines and status details are most of it, and every pod on the worker is cached.
  */
-export function podCapacityView(pod: V1Pod): V1Pod {
+export function podCapacityView(pod: Pod): Pod {
   const { metadata, spec, status } = pod;
   const containerView = (c: V1Container): V1Container => ({
     name: c.name,
@@ -66,13 +69,13 @@ export function podCapacityView(pod: V1Pod): V1Pod {
   };
 }
 
-function schedulable(node: V1Node): boolean {
+function schedulable(node: Node): boolean {
   if (node.spec?.unschedulable) return false;
   if (node.spec?.taints?.some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')) return false;
   return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
-function allocatableOf(node: V1Node): Resources {
+function allocatableOf(node: Node): Resources {
   const resources: Resources = {};
   for (const [name, quantity] of Object.entries(node.status?.allocatable ?? {})) {
     const amount = resourceAmount(name, quantity);
@@ -87,8 +90,8 @@ function allocatableOf(node: V1Node): Resources {
  * out by the apiserver, so memory follows what runs, not what ran.
  */
 export class WorkerCapacity {
-  private readonly nodes: ResilientInformer<V1Node>;
-  private readonly pods: ResilientInformer<V1Pod>;
+  private readonly nodes: ResilientInformer<Node>;
+  private readonly pods: ResilientInformer<Pod>;
   private cached: CapacitySnapshot | undefined;
 
   constructor(options: { cluster: string; kubeConfig: KubeConfig; log: Logger; onChange: () => void }) {
@@ -96,23 +99,21 @@ export class WorkerCapacity {
       this.cached = undefined;
       options.onChange();
     };
-    this.nodes = new ResilientInformer<V1Node>({
+    this.nodes = new ResilientInformer<Node>({
       name: `${options.cluster} nodes`,
       kubeConfig: options.kubeConfig,
       apiVersion: 'v1',
       kind: 'Node',
       path: '/api/v1/nodes',
-      modelName: 'V1Node',
       log: options.log,
       onEvent: changed,
     });
-    this.pods = new ResilientInformer<V1Pod>({
+    this.pods = new ResilientInformer<Pod>({
       name: `${options.cluster} pods`,
       kubeConfig: options.kubeConfig,
       apiVersion: 'v1',
       kind: 'Pod',
       path: '/api/v1/pods',
-      modelName: 'V1Pod',
       fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
       view: podCapacityView,
       log: options.log,

@@ -13,6 +13,7 @@ import {
   isNotFound,
   makeClusterApiClients,
   mergePatch,
+  type PlainJson,
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
@@ -72,7 +73,7 @@ export interface WorkerConnection {
   mirrors<T extends KubeObject>(kind: WorkloadKindAdapter<T>): ResilientInformer<T> | undefined;
   mirrors(kind: string): ResilientInformer<KubeObject> | undefined;
   /** The worker's namespaces (name, UID and labels only): Pod Security levels, and which ones jobrelay created. */
-  readonly namespaces: ResilientInformer<V1Namespace>;
+  readonly namespaces: ResilientInformer<Namespace>;
   /** Every served kind's mirror cache has been listed. */
   mirrorsSynced(): boolean;
   /** Resolves once every served kind's mirror cache has been listed. */
@@ -134,7 +135,7 @@ interface ConnectionEntry {
   mirrors?: Map<string, ResilientInformer<KubeObject>>;
   capacity?: WorkerCapacity;
   /** Every namespace of the worker, with its labels (namespaceView), once the checks passed. */
-  namespaces?: ResilientInformer<V1Namespace>;
+  namespaces?: ResilientInformer<Namespace>;
   kubernetesVersion?: string;
   /** UID of the worker's kube-system namespace: two registrations of one cluster share it. */
   clusterUid?: string;
@@ -195,7 +196,7 @@ export interface WorkerClusterRegistryOptions {
   /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
   onCapacityChange?: (cluster: string) => void;
   /** A namespace changed on a worker (its Pod Security labels, or it was created). Must only enqueue. */
-  onNamespaceEvent?: (cluster: string, event: InformerEvent<V1Namespace>) => void;
+  onNamespaceEvent?: (cluster: string, event: InformerEvent<Namespace>) => void;
   /**
    * Runs when a cluster connects (again), with the mirror cache of every served kind synced,
    * before it is marked Active: the place to delete mirrors that went stale while it was away.
@@ -640,7 +641,6 @@ export class WorkerClusterRegistry {
         apiVersion: apiVersionOf(resource),
         kind: resource.kind,
         path: collectionPath(resource),
-        ...(resource.modelName ? { modelName: resource.modelName } : {}),
         labelSelector: this.mirrorSelector(),
         ...(adapter.mirrorCacheView
           ? { view: (mirror: KubeObject) => adapter.mirrorCacheView!(mirror) }
@@ -847,11 +847,14 @@ function isConnected(
   );
 }
 
+/** A namespace as plain JSON, as the namespace caches read it. */
+export type Namespace = PlainJson<V1Namespace>;
+
 /**
  * What the namespace caches keep of a namespace: its identity and labels (Pod Security levels,
  * and the origin label of those jobrelay created). A few hundred per worker at most.
  */
-export function namespaceView(namespace: V1Namespace): V1Namespace {
+export function namespaceView(namespace: Namespace): Namespace {
   const { name, uid, resourceVersion, labels } = namespace.metadata ?? {};
   return { metadata: { name, uid, resourceVersion, ...(labels ? { labels } : {}) } };
 }
@@ -864,14 +867,13 @@ export function namespaceInformer(options: {
   name: string;
   kubeConfig: KubeConfig;
   log: Logger;
-  onEvent: (event: InformerEvent<V1Namespace>) => void;
-}): ResilientInformer<V1Namespace> {
-  return new ResilientInformer<V1Namespace>({
+  onEvent: (event: InformerEvent<Namespace>) => void;
+}): ResilientInformer<Namespace> {
+  return new ResilientInformer<Namespace>({
     ...options,
     apiVersion: 'v1',
     kind: 'Namespace',
     path: '/api/v1/namespaces',
-    modelName: 'V1Namespace',
     view: namespaceView,
   });
 }

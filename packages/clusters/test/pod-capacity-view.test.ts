@@ -1,11 +1,16 @@
 // The capacity cache keeps a view of each pod on a worker (podCapacityView): what it computes
 // from a pod must come out the same from the view as from the whole pod.
+
+import type { PlainJson } from '@jobrelay/kube';
 import { podRequests } from '@jobrelay/placement';
 import type { V1Pod } from '@kubernetes/client-node';
+
+type Pod = PlainJson<V1Pod>;
+
 import { describe, expect, it } from 'vitest';
 import { podCapacityView } from '../src/worker-capacity.ts';
 
-function pod(spec: Partial<NonNullable<V1Pod['spec']>>, phase = 'Running'): V1Pod {
+function pod(spec: Partial<NonNullable<Pod['spec']>>, phase = 'Running'): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -41,7 +46,7 @@ function pod(spec: Partial<NonNullable<V1Pod['spec']>>, phase = 'Running'): V1Po
   };
 }
 
-const pods: Array<[string, V1Pod]> = [
+const pods: Array<[string, Pod]> = [
   ['plain containers', pod({})],
   [
     'a sidecar and an init container',

@@ -5,6 +5,7 @@ export {
   parseIndexIntervals,
   unionIndexIntervals,
 } from './batch-job/index-intervals.ts';
+export type { Job, JobCondition, JobSpec, JobStatus } from './batch-job/job-object.ts';
 export {
   jobStatusRuleIds,
   type StatusRuleViolation,

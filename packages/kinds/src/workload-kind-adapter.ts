@@ -3,15 +3,14 @@
 // like lives behind this interface, in the kind's own folder; the core only calls it. Each
 // adapter is declared `satisfies WorkloadKindAdapter<ItsType>` so a missing or mistyped
 // member fails the type check, not a test run.
-import type { ClusterApiClients } from '@jobrelay/kube';
+import type { ClusterApiClients, ObjectMeta } from '@jobrelay/kube';
 import type { PodGroup, WorkloadPodTemplate, WorkloadProgress } from '@jobrelay/placement';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
 
 /** Any namespaced Kubernetes object: the core reads only metadata; spec and status belong to the adapter. */
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta;
 }
 
 /** Where a kind lives in the API: group/version/kind and its collection's plural. */
@@ -22,11 +21,6 @@ export interface WorkloadResource {
   kind: string;
   /** The collection path segment: `/apis/<group>/<version>/namespaces/<ns>/<plural>`. */
   plural: string;
-  /**
-   * client-node's model name for typed deserialization (dates become Date objects). Only
-   * built-in kinds have one; custom resources stay plain JSON.
-   */
-  modelName?: string;
 }
 
 /** The claimed `spec.managedBy` value of a kind. */

@@ -1,13 +1,13 @@
 // The caches of mirrors keep only a view of each (mirrorCacheView): whatever the controller and
 // the API decide from a mirror must come out the same from the view as from the whole object.
-import type { V1Job } from '@kubernetes/client-node';
+import type { Job } from '@jobrelay/kinds';
 import { describe, expect, it } from 'vitest';
 import { batchJobAdapter } from '../src/batch-job/batch-job-adapter.ts';
 
 const noProgress = { succeeded: 0, failed: 0 };
 const now = new Date('2026-12-01T10:00:00Z');
 
-function origin(spec: Partial<V1Job['spec']> = {}): V1Job {
+function origin(spec: Partial<Job['spec']> = {}): Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -34,12 +34,12 @@ function origin(spec: Partial<V1Job['spec']> = {}): V1Job {
       },
       ...spec,
     },
-    status: { startTime: new Date('2026-12-01T09:59:00Z') },
+    status: { startTime: '2026-12-01T09:59:00Z' },
   };
 }
 
 /** A mirror as a worker returns it: built from the origin, with its own UID and a status. */
-function mirrorOf(job: V1Job, attempt: number, status: V1Job['status']): V1Job {
+function mirrorOf(job: Job, attempt: number, status: Job['status']): Job {
   // A second attempt continues from the first one's progress (carried in its annotations).
   const carried =
     attempt > 1 ? { succeeded: 2, failed: 1, completedIndexes: '0,2', failedIndexes: '1' } : noProgress;
@@ -47,8 +47,8 @@ function mirrorOf(job: V1Job, attempt: number, status: V1Job['status']): V1Job {
   return { ...mirror, metadata: { ...mirror.metadata, uid: 'mirror-uid', resourceVersion: '3' }, status };
 }
 
-const running: V1Job['status'] = {
-  startTime: new Date('2026-12-01T09:59:01Z'),
+const running: Job['status'] = {
+  startTime: '2026-12-01T09:59:01Z',
   active: 3,
   ready: 2,
   terminating: 0,
@@ -67,7 +67,7 @@ describe("the batch Job adapter's mirror cache view", () => {
     expect(view.metadata?.labels).toEqual(mirrorOf(origin(), 1, running).metadata?.labels);
   });
 
-  const cases: Array<[string, V1Job, number, V1Job['status']]> = [
+  const cases: Array<[string, Job, number, Job['status']]> = [
     ['a running mirror', origin(), 1, running],
     ['a re-placed mirror waiting for its seed', origin(), 2, {}],
     [
@@ -88,14 +88,14 @@ describe("the batch Job adapter's mirror cache view", () => {
         succeeded: 6,
         completedIndexes: '0-5',
         failedIndexes: '',
-        completionTime: new Date('2026-12-01T09:59:30Z'),
+        completionTime: '2026-12-01T09:59:30Z',
         conditions: [
           {
             type: 'SuccessCriteriaMet',
             status: 'True',
-            lastTransitionTime: new Date('2026-12-01T09:59:30Z'),
+            lastTransitionTime: '2026-12-01T09:59:30Z',
           },
-          { type: 'Complete', status: 'True', lastTransitionTime: new Date('2026-12-01T09:59:30Z') },
+          { type: 'Complete', status: 'True', lastTransitionTime: '2026-12-01T09:59:30Z' },
         ],
       },
     ],

@@ -1,7 +1,8 @@
 // Each kind's pod templates, as its controller will make pods from them, summarised as
 // placement reads them (podTemplateAsks): what a WorkerCluster's podRestrictions judge.
+
+import type { Job } from '@jobrelay/kinds';
 import { noPodTemplateAsks, type PodTemplateAsks, podTemplateAsks } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { batchJobAdapter } from '../src/batch-job/batch-job-adapter.ts';
 import { genericAdapter } from '../src/generic/generic-adapter.ts';
@@ -14,7 +15,7 @@ import { originRayCluster, originRayJob, rayClusterSpec } from './ray/ray-fixtur
 
 const asks = (more: Partial<PodTemplateAsks>): PodTemplateAsks => ({ ...noPodTemplateAsks, ...more });
 
-function job(podSpec: NonNullable<V1Job['spec']>['template']['spec']): V1Job {
+function job(podSpec: NonNullable<Job['spec']>['template']['spec']): Job {
   return {
     metadata: { name: 'train', namespace: 'team-a' },
     spec: { managedBy: 'jobrelay.dev/dispatcher', template: { spec: podSpec } },
@@ -22,7 +23,7 @@ function job(podSpec: NonNullable<V1Job['spec']>['template']['spec']): V1Job {
 }
 
 describe('batch/v1 Job: its one template', () => {
-  it.each<[string, V1Job, PodTemplateAsks]>([
+  it.each<[string, Job, PodTemplateAsks]>([
     [
       'a plain pod runs as default',
       job({ containers: [{ name: 'main' }] }),

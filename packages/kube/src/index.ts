@@ -22,6 +22,14 @@ export { mapWithConcurrency } from './map-with-concurrency.ts';
 export { microTime } from './micro-time.ts';
 export { defaultOriginId } from './origin-identity.ts';
 export { mergePatch } from './patch.ts';
+export {
+  type ObjectMeta,
+  type PlainJson,
+  type PodSpec,
+  type PodTemplateSpec,
+  rfc3339Seconds,
+} from './plain-json.ts';
+export { getPlainJson } from './plain-json-get.ts';
 export { requestVerb } from './request-verb.ts';
 export {
   type InformableObject,
@@ -32,7 +40,6 @@ export {
   stripManagedFields,
 } from './resilient-informer.ts';
 export { TokenBucket } from './token-bucket.ts';
-export { deserialize, serialize } from './typed-objects.ts';
 export { undiciHttpLibrary } from './undici-http-library.ts';
 export { LineSplitter, UndiciWatch } from './undici-watch.ts';
 export { unlessConflict, type WriteOutcome } from './unless-conflict.ts';

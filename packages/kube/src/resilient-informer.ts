@@ -1,9 +1,4 @@
-import {
-  type KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  type Watch,
-} from '@kubernetes/client-node';
+import type { Configuration, KubeConfig, Watch } from '@kubernetes/client-node';
 
 /** What an informer needs of an object: its identity and version. */
 export interface InformableObject {
@@ -13,7 +8,7 @@ export interface InformableObject {
 import type { Logger } from 'pino';
 import { statusCodeOf } from './api-errors.ts';
 import { sharedPoolConfiguration } from './cluster-api-clients.ts';
-import { deserialize } from './typed-objects.ts';
+import { getPlainJson } from './plain-json-get.ts';
 import { UndiciWatch } from './undici-watch.ts';
 
 export type InformerEvent<T> =
@@ -24,17 +19,18 @@ export interface ResilientInformerOptions<T extends InformableObject> {
   /** For logs: what this informer watches, e.g. `worker-1 mirror Jobs`. */
   name: string;
   kubeConfig: KubeConfig;
-  /** What to list: e.g. `ray.io/v1` `RayJob`, in every namespace unless one is given. */
+  /**
+   * The kind listed, e.g. `batch/v1` `Job`: set on each listed object, which a list's items
+   * carry no more than a watch's objects lack, so both read alike.
+   */
   apiVersion: string;
   kind: string;
-  namespace?: string;
-  /** The collection's URL path for watching, e.g. `/apis/ray.io/v1/rayjobs`. */
-  path: string;
   /**
-   * Model name for the client's deserialiser (a built-in kind's), so watched objects have the same
-   * types as listed ones. Omit for custom resources, which stay plain JSON either way.
+   * The collection's URL path, listed and watched, e.g. `/apis/batch/v1/jobs` (every
+   * namespace) or `/apis/batch/v1/namespaces/team-a/jobs`. Objects stay plain JSON, times as
+   * RFC 3339 strings (`PlainJson`), whatever the kind.
    */
-  modelName?: string;
+  path: string;
   labelSelector?: string;
   fieldSelector?: string;
   /**
@@ -70,12 +66,10 @@ const defaultListPageSize = 500;
 /** A page of 500 Jobs is a few MB: generous, but not the minutes undici would wait. */
 const listRequestTimeoutMs = 60_000;
 
-/** A list client over one reused connection pool and undici's `request`. */
-function listerFor(kubeConfig: KubeConfig): KubernetesObjectApi {
-  // No default namespace needed: a list without one is of every namespace.
-  return new KubernetesObjectApi(
-    sharedPoolConfiguration(kubeConfig, { requestTimeoutMs: listRequestTimeoutMs }),
-  );
+/** A page of a list, as the apiserver sends it. */
+interface ListPage<T> {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: T[];
 }
 
 /**
@@ -111,7 +105,8 @@ export class ResilientInformer<T extends InformableObject> {
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
   private lastListAt = 0;
-  private lister: KubernetesObjectApi | undefined;
+  /** Requests over one reused connection pool and undici's `request`. */
+  private lister: Configuration | undefined;
   /** One for the informer's life, so its watches reuse one connection pool. */
   private readonly watcher: Pick<Watch, 'watch'>;
 
@@ -175,8 +170,10 @@ export class ResilientInformer<T extends InformableObject> {
   }
 
   private async relist(): Promise<void> {
-    const { apiVersion, kind, namespace, labelSelector, fieldSelector } = this.options;
-    this.lister ??= listerFor(this.options.kubeConfig);
+    const { apiVersion, kind, path, labelSelector, fieldSelector } = this.options;
+    this.lister ??= sharedPoolConfiguration(this.options.kubeConfig, {
+      requestTimeoutMs: listRequestTimeoutMs,
+    });
     const seen = new Set<string>();
     let resourceVersion: string | undefined;
     let continueToken: string | undefined;
@@ -185,26 +182,24 @@ export class ResilientInformer<T extends InformableObject> {
     // as resident memory. The pages are one consistent snapshot; an expired continue token is
     // a 410, and the caller lists again from the start.
     do {
-      const page = await this.lister.list<T & KubernetesObject>(
-        apiVersion,
-        kind,
-        namespace,
-        undefined,
-        undefined,
-        undefined,
-        fieldSelector,
-        labelSelector,
-        this.options.listPageSize ?? defaultListPageSize,
-        continueToken,
+      const page: ListPage<T & { apiVersion?: string; kind?: string }> = await getPlainJson(
+        this.lister,
+        path,
+        {
+          labelSelector,
+          fieldSelector,
+          limit: this.options.listPageSize ?? defaultListPageSize,
+          continue: continueToken,
+        },
       );
       for (const object of page.items ?? []) {
+        object.apiVersion ??= apiVersion;
+        object.kind ??= kind;
         seen.add(objectKey(object));
         this.store(object);
       }
       resourceVersion ??= page.metadata?.resourceVersion;
-      // Typed lists name it `_continue`; custom resources' lists stay plain JSON (`continue`).
-      const listMeta = page.metadata as { _continue?: string; continue?: string } | undefined;
-      continueToken = listMeta?._continue || listMeta?.continue || undefined;
+      continueToken = page.metadata?.continue || undefined;
     } while (continueToken && !this.stopped);
     for (const [key, object] of this.cache) {
       if (!seen.has(key)) {
@@ -269,9 +264,7 @@ export class ResilientInformer<T extends InformableObject> {
             const version = (apiObject as InformableObject).metadata?.resourceVersion;
             if (version) this.resourceVersion = version;
             if (phase === 'BOOKMARK') return;
-            const object = this.options.modelName
-              ? deserialize<T>(apiObject, this.options.modelName)
-              : (apiObject as T);
+            const object = apiObject as T;
             if (phase === 'DELETED') {
               const key = objectKey(object);
               const previous = this.cache.get(key);

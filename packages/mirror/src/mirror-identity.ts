@@ -1,4 +1,4 @@
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObjectMeta } from '@jobrelay/kube';
 import {
   controllerOwnedAnnotations,
   controllerOwnedLabels,
@@ -27,10 +27,10 @@ const droppedAnnotations: readonly string[] = [
  * ownerReferences, finalizers, managedFields) crosses to the worker.
  */
 export function mirrorIdentityMetadata(
-  origin: V1ObjectMeta,
+  origin: ObjectMeta,
   identity: { originId: string; attempt: number },
   droppedLabels: readonly string[] = [],
-): V1ObjectMeta {
+): ObjectMeta {
   if (!origin.name || !origin.namespace || !origin.uid) {
     throw new Error('a mirror needs an origin read from the apiserver (name, namespace and uid)');
   }

@@ -1,4 +1,4 @@
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObjectMeta } from '@jobrelay/kube';
 import { originLabel, originUidLabel, placementAttemptAnnotation } from './jobrelay-names.ts';
 
 export type MirrorOwnership =
@@ -14,7 +14,7 @@ export type MirrorOwnership =
  * installation's mirror, or anybody's Job of the same name, is foreign (kueue #11849, #12404).
  */
 export function mirrorOwnership(
-  job: { metadata?: V1ObjectMeta },
+  job: { metadata?: ObjectMeta | undefined },
   originId: string,
   originUid: string,
 ): MirrorOwnership {

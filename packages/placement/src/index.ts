@@ -21,6 +21,7 @@ export {
   labelValueProblem,
   parseLabelSelector,
 } from './label-selector.ts';
+export { type PlacementPatcher, patchPlacement } from './patch-placement.ts';
 export type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
 export { PlacedLoadIndex } from './placed-load-index.ts';
 export {

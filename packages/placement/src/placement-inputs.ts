@@ -8,13 +8,13 @@
 // packages, and taking them as parameters would let a caller pass different ones than the
 // controller reads. What a workload is (finished, suspended, its pods) comes from its kind's
 // adapter, structurally as WorkloadFacts: @jobrelay/kinds depends on this package.
+import type { ObjectMeta } from '@jobrelay/kube';
 import {
   clusterPinAnnotation,
   clusterSelectorAnnotation,
   placementAnnotation,
   placementPolicyAnnotation,
 } from '@jobrelay/mirror';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type {
   ClusterCandidate,
   NamespaceLookup,
@@ -36,7 +36,7 @@ import { systemNamespaceProblem } from './system-namespaces.ts';
 
 /** Any workload object, as far as placement reads it: its metadata. */
 export interface Workload {
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta | undefined;
 }
 
 /**

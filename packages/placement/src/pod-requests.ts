@@ -1,4 +1,5 @@
-import type { V1Container, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { PodSpec } from '@jobrelay/kube';
+import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
 import { addResources, type Resources, resourceAmount } from './resource-quantity.ts';
 
 /**
@@ -13,7 +14,7 @@ import { addResources, type Resources, resourceAmount } from './resource-quantit
  * 4. plus spec.overhead.
  * Values that do not parse as quantities are skipped, as if they were not there.
  */
-export function podRequests(podSpec: V1PodSpec): Resources {
+export function podRequests(podSpec: PodSpec): Resources {
   let total: Resources = {};
   let sidecars: Resources = {};
   let initPeak: Resources = {};

@@ -2,7 +2,7 @@
 // identity its pods would run with. A WorkerCluster may refuse some of it (pod-restrictions.ts);
 // Pod Security admission on the worker judges the rest. Pure: the templates come from each
 // kind's adapter (`podTemplates`), with what its controller adds to the pods it creates.
-import type { V1PodSpec } from '@kubernetes/client-node';
+import type { PodSpec } from '@jobrelay/kube';
 
 /** One pod template of a workload, as the pods its controller creates from it will be. */
 export interface WorkloadPodTemplate {
@@ -11,7 +11,7 @@ export interface WorkloadPodTemplate {
    * workload (`head group`, `worker group gpu`, `submitter`).
    */
   role: string;
-  spec: V1PodSpec;
+  spec: PodSpec;
   /**
    * When the pods do not run as the template's serviceAccountName: the account their controller
    * gives them (`name`), or why it is not known before the pods exist (`unknown`).

@@ -1,4 +1,4 @@
-import type { V1Job } from '@kubernetes/client-node';
+import type { Job } from '@jobrelay/kinds';
 import { describe, expect, it } from 'vitest';
 import { chooseWorkerCluster } from '../src/choose-worker-cluster.ts';
 import type { PlacedWorkload } from '../src/placed-load.ts';
@@ -31,7 +31,7 @@ const Gi = 2 ** 30;
 const keys = new RecordKeyring(Buffer.alloc(32, 7));
 
 /** The facts placement reads of a Job, as the batch/v1 Job adapter in @jobrelay/kinds gives them. */
-const jobFacts: WorkloadFacts<V1Job> = {
+const jobFacts: WorkloadFacts<Job> = {
   name: 'job',
   resource: { kind: 'Job' },
   isFinished: (j) => (j.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True'),
@@ -58,7 +58,7 @@ const managementNamespaces = new Map<string, { metadata: { labels: Record<string
 function settings(defaultPolicy: 'spread' | 'binpack' = 'spread'): PlacementSettings {
   return { defaultPolicy, systemNamespace: 'jobrelay-system', namespaces: managementNamespaces };
 }
-const kinded = (jobs: V1Job[]) => jobs.map((workload) => ({ workload, facts: jobFacts }));
+const kinded = (jobs: Job[]) => jobs.map((workload) => ({ workload, facts: jobFacts }));
 
 /** A managed origin Job: one pod asking for `cpu` and 1Gi, `parallelism` at once. */
 function unsealedJob(
@@ -72,14 +72,14 @@ function unsealedJob(
     finished?: boolean;
     createdAt?: string;
   } = {},
-): V1Job {
+): Job {
   return {
     metadata: {
       name,
       namespace: 'team-a',
       uid: `uid-${name}`,
       annotations: options.annotations ?? {},
-      ...(options.createdAt ? { creationTimestamp: new Date(options.createdAt) } : {}),
+      ...(options.createdAt ? { creationTimestamp: options.createdAt } : {}),
     },
     spec: {
       managedBy: 'jobrelay.dev/dispatcher',
@@ -106,7 +106,7 @@ function unsealedJob(
 }
 
 /** A Job whose placement record (from `placedOn`) is sealed for it, as the controller writes them. */
-function job(name: string, options: Parameters<typeof unsealedJob>[1] = {}): V1Job {
+function job(name: string, options: Parameters<typeof unsealedJob>[1] = {}): Job {
   const made = unsealedJob(name, options);
   const annotations = made.metadata!.annotations!;
   const parsed = parsePlacementRecord(annotations['jobrelay.dev/placement']);
@@ -385,7 +385,7 @@ describe('placedWorkload', () => {
   const demand = [{ requests: { cpu: 1000, memory: Gi }, count: 2 }];
   const rows: Array<{
     name: string;
-    workload: V1Job;
+    workload: Job;
     assumedCluster?: string;
     expected: PlacedWorkload | undefined;
   }> = [
@@ -658,7 +658,7 @@ describe('waitingSince', () => {
 describe('several pod groups (a RayCluster: a head and a worker group)', () => {
   const head = { requests: { cpu: 2000, memory: 4 * Gi }, count: 1 };
   const workers = { requests: { cpu: 1000, memory: Gi }, count: 3 };
-  const rayFacts: WorkloadFacts<V1Job> = {
+  const rayFacts: WorkloadFacts<Job> = {
     ...jobFacts,
     name: 'raycluster',
     resource: { kind: 'RayCluster' },

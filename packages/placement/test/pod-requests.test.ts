@@ -1,4 +1,5 @@
-import type { V1Container, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { PodSpec } from '@jobrelay/kube';
+import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { podRequests } from '../src/pod-requests.ts';
@@ -18,7 +19,7 @@ const sidecar = (requests?: Quantities, limits?: Quantities): V1Container => ({
   ...container(requests, limits),
   restartPolicy: 'Always',
 });
-const pod = (containers: V1Container[], more: Partial<V1PodSpec> = {}): V1PodSpec => ({
+const pod = (containers: V1Container[], more: Partial<PodSpec> = {}): PodSpec => ({
   containers,
   ...more,
 });
@@ -30,7 +31,7 @@ const podLevel = (requests?: Quantities, limits?: Quantities): V1ResourceRequire
 // Expected values are what kube-scheduler computes for the pod the Job controller would
 // create: each spec went through SetDefaults_Pod and resource.PodRequests of Kubernetes
 // v1.35.4 (PodLevelResources on, as by default), cpu read with MilliValue, the rest with Value.
-const cases: { name: string; spec: V1PodSpec; expected: Resources }[] = [
+const cases: { name: string; spec: PodSpec; expected: Resources }[] = [
   { name: 'no containers asks for nothing', spec: pod([]), expected: {} },
   { name: 'a container without resources asks for nothing', spec: pod([{ name: 'bare' }]), expected: {} },
   {
@@ -194,7 +195,7 @@ describe('podRequests', () => {
   });
 
   it('tolerates a spec without containers, as a partial object from the API can be', () => {
-    expect(podRequests({} as V1PodSpec)).toEqual({});
+    expect(podRequests({} as PodSpec)).toEqual({});
   });
 
   const quantities = (resource: string) =>

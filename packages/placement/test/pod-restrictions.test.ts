@@ -1,4 +1,4 @@
-import type { V1PodSpec } from '@kubernetes/client-node';
+import type { PodSpec } from '@jobrelay/kube';
 import { describe, expect, it } from 'vitest';
 import {
   describeRefusal,
@@ -19,7 +19,7 @@ describe('podTemplateAsks', () => {
     });
   });
 
-  it.each<[string, V1PodSpec, Partial<PodTemplateAsks>]>([
+  it.each<[string, PodSpec, Partial<PodTemplateAsks>]>([
     [
       'a privileged container',
       { containers: [{ ...main, securityContext: { privileged: true } }] },

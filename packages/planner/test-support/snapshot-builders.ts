@@ -1,9 +1,10 @@
 // Builders for planner tests, in the shape of Kueue's workload_test.go: a snapshot and a
 // fixed clock in, actions out. Every builder returns a fresh object, so cases never share state.
+
+import type { Job, JobStatus } from '@jobrelay/kinds';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { defaultManagedBy, originLabel, originUidLabel, placementAttemptAnnotation } from '@jobrelay/mirror';
 import { nothingCarried, type ParsedPlacement, type PlacementRecord } from '@jobrelay/placement';
-import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import type { ClusterSnapshot, OriginSnapshot, PlannerConfig } from '../src/index.ts';
 
 export const now = Date.parse('2026-12-01T10:00:00Z');
@@ -11,11 +12,12 @@ export const originId = 'mgmt-1';
 export const config: PlannerConfig = { originId, workerLostTimeoutMs: 60_000, mirrorRetentionMs: 30_000 };
 export const adapter = batchJobAdapter;
 
-export function seconds(offset: number): Date {
-  return new Date(now + offset * 1000);
+/** `offset` seconds from now, as the RFC 3339 string a time field or a record holds. */
+export function seconds(offset: number): string {
+  return new Date(now + offset * 1000).toISOString();
 }
 
-export function originJob(options: { uid?: string; spec?: V1Job['spec']; status?: V1JobStatus } = {}): V1Job {
+export function originJob(options: { uid?: string; spec?: Job['spec']; status?: JobStatus } = {}): Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -51,15 +53,15 @@ export function record(overrides: Partial<PlacementRecord> = {}): PlacementRecor
 
 /** A mirror of `origin` as a worker holds it (our labels, attempt), with a worker UID. */
 export function mirrorOf(
-  origin: V1Job,
+  origin: Job,
   options: {
     attempt?: number;
     uid?: string;
     originUid?: string;
     originId?: string;
-    status?: V1JobStatus;
+    status?: JobStatus;
   } = {},
-): V1Job {
+): Job {
   const built = adapter.buildMirror(origin, {
     originId,
     attempt: options.attempt ?? 1,
@@ -75,17 +77,14 @@ export function mirrorOf(
 }
 
 /** A Job of the same name that jobrelay did not create. */
-export function foreignJob(origin: V1Job): V1Job {
+export function foreignJob(origin: Job): Job {
   return {
     ...structuredClone(origin),
     metadata: { name: origin.metadata!.name, namespace: origin.metadata!.namespace, uid: 'foreign-uid' },
   };
 }
 
-export function cluster(
-  name: string,
-  overrides: Partial<ClusterSnapshot<V1Job>> = {},
-): ClusterSnapshot<V1Job> {
+export function cluster(name: string, overrides: Partial<ClusterSnapshot<Job>> = {}): ClusterSnapshot<Job> {
   return {
     name,
     registered: true,
@@ -100,10 +99,10 @@ export function cluster(
 }
 
 export function present(
-  origin: V1Job,
+  origin: Job,
   placement: PlacementRecord | ParsedPlacement | undefined,
-  clusters: ClusterSnapshot<V1Job>[],
-): OriginSnapshot<V1Job> {
+  clusters: ClusterSnapshot<Job>[],
+): OriginSnapshot<Job> {
   const parsed: ParsedPlacement =
     placement === undefined
       ? { kind: 'none' }

@@ -1,6 +1,8 @@
 // A finished origin while its mirror is retained: the mirror's controller may go on writing
 // its status after the terminal condition (JobSet v0.9.1 counts its Jobs' pods down after
 // Failed), and the origin keeps taking it under the kind's rules until the mirror goes.
+
+import type { Job, JobStatus } from '@jobrelay/kinds';
 import {
   batchJobAdapter,
   type GenericWorkload,
@@ -9,7 +11,6 @@ import {
   jobSetKind,
 } from '@jobrelay/kinds';
 import { nothingCarried } from '@jobrelay/placement';
-import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { type OriginAction, planOrigin } from '../src/index.ts';
 import {
@@ -30,7 +31,7 @@ const jobSetAdapter = genericAdapter(parsed.configs[0]!);
 const types = (actions: OriginAction<object>[]) => actions.map((a) => a.type);
 
 describe('a finished JobSet (generic kind) whose mirror is retained', () => {
-  const failedAt = seconds(-10).toISOString();
+  const failedAt = seconds(-10);
   const failed = (workers: { active: number; ready: number }) => ({
     restarts: 1,
     terminalState: 'Failed',
@@ -120,7 +121,7 @@ describe('a finished JobSet (generic kind) whose mirror is retained', () => {
 
 describe('a finished Job whose mirror is retained: the Job API rules still guard the origin', () => {
   const completedAt = seconds(-10);
-  const complete = (overrides: V1JobStatus = {}): V1JobStatus => ({
+  const complete = (overrides: JobStatus = {}): JobStatus => ({
     succeeded: 3,
     failed: 0,
     ready: 0,
@@ -132,7 +133,7 @@ describe('a finished Job whose mirror is retained: the Job API rules still guard
     ],
     ...overrides,
   });
-  const plan = (origin: V1Job, mirror: V1Job) =>
+  const plan = (origin: Job, mirror: Job) =>
     planOrigin(present(origin, record(), [cluster('worker-1', { mirror })]), batchJobAdapter, config, now);
 
   it('takes a change the Job API allows after completion (no pod ready any more)', () => {
@@ -159,7 +160,7 @@ describe('a finished Job whose mirror is retained: the Job API rules still guard
     const [write, ...rest] = plan(origin, mirror);
     expect(rest).toEqual([{ type: 'requeue', afterMs: 20_000 }]);
     expect(write).toMatchObject({ type: 'write-status', purpose: 'sync' });
-    const written = (write as { status: V1JobStatus }).status;
+    const written = (write as { status: JobStatus }).status;
     expect(written.conditions!.map((c) => `${c.type}=${c.status}`)).toEqual([
       'SuccessCriteriaMet=True',
       'Complete=True',

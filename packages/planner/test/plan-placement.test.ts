@@ -1,9 +1,10 @@
 // placementNeed and planPlacement: every decision a placement task makes, as actions the
 // executor carries out (the same executor, and the same write bookkeeping, as a reconcile's).
+
+import type { Job } from '@jobrelay/kinds';
 import { type RayCluster, rayClusterAdapter } from '@jobrelay/kinds';
 import { defaultManagedBy, unschedulableAnnotation } from '@jobrelay/mirror';
 import { nothingCarried, type ParsedPlacement } from '@jobrelay/placement';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { eventReasons, placementNeed, planPlacement } from '../src/index.ts';
 import { adapter, now, originJob, record, seconds } from '../test-support/snapshot-builders.ts';
@@ -16,14 +17,14 @@ const ok = (overrides: Parameters<typeof record>[0] = {}): ParsedPlacement => ({
 const placedOn = { kind: 'placed' as const, cluster: 'worker-2', message: 'placed on worker-2 by spread' };
 const fitsNowhere = { kind: 'unschedulable' as const, message: '0/3 clusters available: 3 cordoned' };
 const waiting = (secondsWaited: number) =>
-  record({ cluster: undefined, attempt: 2, waitingSince: seconds(-secondsWaited).toISOString() });
+  record({ cluster: undefined, attempt: 2, waitingSince: seconds(-secondsWaited) });
 
-function created(job: V1Job, secondsAgo: number): V1Job {
+function created(job: Job, secondsAgo: number): Job {
   return { ...job, metadata: { ...job.metadata, creationTimestamp: seconds(-secondsAgo) } };
 }
 
 describe('placementNeed', () => {
-  const cases: { name: string; origin: V1Job; placement: ParsedPlacement; want: string }[] = [
+  const cases: { name: string; origin: Job; placement: ParsedPlacement; want: string }[] = [
     { name: 'a fresh workload', origin: originJob(), placement: { kind: 'none' }, want: 'needed' },
     {
       name: 'one waiting for a cluster again',
@@ -34,7 +35,7 @@ describe('placementNeed', () => {
     {
       name: 'one whose refusal delay is over',
       origin: originJob(),
-      placement: ok({ cluster: undefined, retryAfter: seconds(-1).toISOString() }),
+      placement: ok({ cluster: undefined, retryAfter: seconds(-1) }),
       want: 'needed',
     },
     {
@@ -89,7 +90,7 @@ describe('placementNeed', () => {
     {
       name: 'waiting out a refusal',
       origin: originJob(),
-      placement: ok({ cluster: undefined, retryAfter: seconds(5).toISOString() }),
+      placement: ok({ cluster: undefined, retryAfter: seconds(5) }),
       want: 'waiting out a refusal',
     },
   ];
@@ -121,7 +122,7 @@ describe('planPlacement', () => {
             carried: nothingCarried,
             excludedClusters: [],
             cluster: 'worker-2',
-            placedAt: seconds(0).toISOString(),
+            placedAt: seconds(0),
             decision: placedOn.message,
           },
         },
@@ -138,8 +139,8 @@ describe('planPlacement', () => {
       excludedClusters: ['worker-1'],
       refusals: 1,
       refusedBy: ['worker-3'],
-      waitingSince: seconds(-30).toISOString(),
-      retryAfter: seconds(-1).toISOString(),
+      waitingSince: seconds(-30),
+      retryAfter: seconds(-1),
       mirrorUid: 'old',
       lastReplacedBecause: 'drained',
     });
@@ -154,7 +155,7 @@ describe('planPlacement', () => {
         refusedBy: ['worker-3'],
         lastReplacedBecause: 'drained',
         cluster: 'worker-2',
-        placedAt: seconds(0).toISOString(),
+        placedAt: seconds(0),
         decision: placedOn.message,
       },
     });
@@ -221,7 +222,7 @@ describe('planPlacement', () => {
       ]);
       const write = plan.actions[1] as Extract<(typeof plan.actions)[number], { type: 'write-status' }>;
       expect(write.purpose).toBe('gave-up');
-      const failed = (write.status as V1Job['status'])!.conditions!.find((c) => c.type === 'Failed');
+      const failed = (write.status as Job['status'])!.conditions!.find((c) => c.type === 'Failed');
       expect(failed).toMatchObject({
         reason: eventReasons.placementTimeout,
         message: `no cluster fit for 60s: ${fitsNowhere.message}`,

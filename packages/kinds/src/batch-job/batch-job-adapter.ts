@@ -1,15 +1,16 @@
 // batch/v1 Job behind the kind seam. Every Job rule lives in this folder (building and
 // continuing mirrors, translating and validating status); this file only maps them onto
 // WorkloadKindAdapter, so the core never names a Job.
-import { mergePatch as mergePatchOptions } from '@jobrelay/kube';
+import { rfc3339Seconds } from '@jobrelay/kube';
 import { defaultManagedBy } from '@jobrelay/mirror';
 import { podRequests } from '@jobrelay/placement';
-import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
-import type { WorkloadKindAdapter } from '../workload-kind-adapter.ts';
+import { customObjectClient } from '../custom-object-client.ts';
+import type { WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
 import { buildMirrorJob } from './build-mirror-job.ts';
 import { continuationFor, continuationProblem, mirrorStatusSeed, seededProgress } from './continuation.ts';
 import { finishDecidedJob } from './finish-decided-job.ts';
 import { isJobFinished } from './job-finished.ts';
+import type { Job, JobCondition, JobStatus } from './job-object.ts';
 import { jobPodsAtOnce } from './job-pods-at-once.ts';
 import {
   carriedJob,
@@ -23,46 +24,24 @@ import { mirrorSpecUpdate } from './mirror-spec-update.ts';
 import { sameJobStatus } from './same-job-status.ts';
 import { translateMirrorStatus, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
-function trueCondition(job: V1Job, type: string): V1JobCondition | undefined {
-  return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
-}
+const resource: WorkloadResource = { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs' };
 
-/** The seconds the apiserver keeps: a finer time would never compare equal to what it stores. */
-function wholeSeconds(now: Date): Date {
-  return new Date(Math.floor(now.getTime() / 1000) * 1000);
+function trueCondition(job: Job, type: string): JobCondition | undefined {
+  return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 }
 
 export const batchJobAdapter = {
   name: 'job',
-  resource: { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', modelName: 'V1Job' },
+  resource,
   managedBy: { default: defaultManagedBy, followsInstallationValue: true },
   verification: 'real-controller',
 
   isManagedBy: (job, managedBy) => job.spec?.managedBy === managedBy,
 
-  client: ({ batch }) => ({
-    create: (namespace, body) => batch.createNamespacedJob({ namespace, body }),
-    read: (namespace, name) => batch.readNamespacedJob({ namespace, name }),
-    patch: (namespace, name, body) => batch.patchNamespacedJob({ namespace, name, body }, mergePatchOptions),
-    patchStatus: (namespace, name, body) =>
-      batch.patchNamespacedJobStatus({ namespace, name, body }, mergePatchOptions),
-    replaceStatus: (job) =>
-      batch.replaceNamespacedJobStatus({
-        name: job.metadata!.name!,
-        namespace: job.metadata!.namespace!,
-        body: job,
-      }),
-    delete: async (namespace, name, uid) => {
-      await batch.deleteNamespacedJob({
-        name,
-        namespace,
-        // In the body too: with a body the query parameter is not enough, and a Job's own
-        // default is to orphan its pods.
-        propagationPolicy: 'Background',
-        body: { propagationPolicy: 'Background', preconditions: { uid } },
-      });
-    },
-  }),
+  // Plain JSON, as every kind: `/apis/batch/v1/namespaces/NS/jobs/NAME` is a custom-object
+  // path in all but name, so the Job's client is the custom-object one (times stay strings,
+  // fields client-node does not know yet are kept).
+  client: (apis) => customObjectClient<Job>(resource, apis),
 
   buildMirror: (origin, { originId, attempt, carried, now }) =>
     buildMirrorJob(origin, {
@@ -79,13 +58,13 @@ export const batchJobAdapter = {
       seededProgress(mirror) === undefined ? carriedJob.read(carried) : noJobProgress,
       now,
     ),
-  sameStatus: (a, b) => sameJobStatus(a as V1JobStatus | undefined, b as V1JobStatus | undefined),
+  sameStatus: (a, b) => sameJobStatus(a as JobStatus | undefined, b as JobStatus | undefined),
   statusViolations: (origin, desired) =>
     validateJobStatusTransition({
       metadata: origin.metadata,
       spec: origin.spec!,
       oldStatus: origin.status ?? {},
-      newStatus: desired as V1JobStatus,
+      newStatus: desired as JobStatus,
     }),
   statusOf: (job) => job.status,
 
@@ -114,13 +93,14 @@ export const batchJobAdapter = {
   suspendedBeforePlacementStatus: (job, now) => {
     const conditions = job.status?.conditions ?? [];
     if (conditions.some((c) => c.type === 'Suspended' && c.status === 'True')) return undefined;
-    const suspended: V1JobCondition = {
+    const at = rfc3339Seconds(now);
+    const suspended: JobCondition = {
       type: 'Suspended',
       status: 'True',
       reason: 'JobSuspended',
       message: 'Job suspended',
-      lastProbeTime: now,
-      lastTransitionTime: now,
+      lastProbeTime: at,
+      lastTransitionTime: at,
     };
     // What the built-in controller writes for a Job created suspended, field for field.
     return {
@@ -153,8 +133,8 @@ export const batchJobAdapter = {
       : [];
   },
   gaveUpStatus: (job, now, reason, message) => {
-    const at = wholeSeconds(now);
-    const failure = (type: string): V1JobCondition => ({
+    const at = rfc3339Seconds(now);
+    const failure = (type: string): JobCondition => ({
       type,
       status: 'True',
       reason,
@@ -173,4 +153,4 @@ export const batchJobAdapter = {
       conditions: [...(status.conditions ?? []), failure('FailureTarget'), failure('Failed')],
     };
   },
-} satisfies WorkloadKindAdapter<V1Job>;
+} satisfies WorkloadKindAdapter<Job>;

@@ -4,8 +4,8 @@ import {
   deepCopy,
   mirrorIdentityMetadata,
 } from '@jobrelay/mirror';
-import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
+import type { Job, JobSpec } from './job-object.ts';
 
 /** Labels the origin's apiserver generated from the origin's UID; the worker generates its own. */
 const generatedSelectorLabels = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
@@ -35,7 +35,7 @@ function without(
  * Job's mirror is created suspended until its status holds the progress it continues from,
  * and gets only what is left of activeDeadlineSeconds.
  */
-export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
+export function buildMirrorJob(origin: Job, identity: MirrorIdentity): Job {
   const { metadata, spec } = origin;
   if (!metadata?.name || !metadata.namespace || !metadata.uid || !spec) {
     throw new Error(
@@ -54,7 +54,7 @@ export function buildMirrorJob(origin: V1Job, identity: MirrorIdentity): V1Job {
     ...copiedSpec
   } = spec;
   // One deep copy (the origin is the informer's cached object and must stay as it is).
-  const mirrorSpec: V1JobSpec = deepCopy(copiedSpec);
+  const mirrorSpec: JobSpec = deepCopy(copiedSpec);
   mirrorSpec.template.metadata = {
     ...mirrorSpec.template.metadata,
     labels: without(mirrorSpec.template.metadata?.labels, generatedSelectorLabels),

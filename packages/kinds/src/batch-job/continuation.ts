@@ -1,6 +1,6 @@
 import { continuesFromAnnotation, deadlineUsedAnnotation } from '@jobrelay/mirror';
-import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
+import type { Job, JobStatus } from './job-object.ts';
 import { hasJobProgress, type JobProgress, jobProgressSchema } from './job-progress.ts';
 import { usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
@@ -31,7 +31,7 @@ export interface MirrorContinuation {
  * or past `completions` are dropped: the mirror's status would be invalid.
  */
 export function continuationFor(
-  origin: V1Job,
+  origin: Job,
   attempt: number,
   carried: JobProgress,
   now: Date,
@@ -69,7 +69,7 @@ export function continuationFor(
   if (typeof spec?.activeDeadlineSeconds === 'number' && startTime && !suspended) {
     continuation.deadlineUsedSeconds = Math.max(
       0,
-      Math.floor((now.getTime() - new Date(startTime).getTime()) / 1000),
+      Math.floor((now.getTime() - Date.parse(startTime)) / 1000),
     );
   }
   return continuation.progress || continuation.deadlineUsedSeconds !== undefined ? continuation : undefined;
@@ -82,7 +82,7 @@ export function remainingDeadlineSeconds(originDeadline: number, usedSeconds: nu
 }
 
 /** The progress seeded into this mirror (its annotation), or undefined for a fresh mirror. */
-export function seededProgress(mirror: V1Job): JobProgress | undefined {
+export function seededProgress(mirror: Job): JobProgress | undefined {
   const text = mirror.metadata?.annotations?.[continuesFromAnnotation];
   if (!text) return undefined;
   try {
@@ -102,8 +102,8 @@ export function seededProgress(mirror: V1Job): JobProgress | undefined {
  * that was not carried, and present exactly when there was progress to carry.
  */
 export function continuationProblem(
-  origin: V1Job,
-  mirror: V1Job,
+  origin: Job,
+  mirror: Job,
   attempt: number,
   carried: JobProgress,
 ): string | undefined {
@@ -125,7 +125,7 @@ export function continuationProblem(
 }
 
 /** Seconds of the deadline that earlier attempts used, from this mirror's annotation. */
-export function deadlineUsedSeconds(mirror: V1Job): number | undefined {
+export function deadlineUsedSeconds(mirror: Job): number | undefined {
   const value = Number(mirror.metadata?.annotations?.[deadlineUsedAnnotation]);
   return Number.isInteger(value) && value >= 0 ? value : undefined;
 }
@@ -140,7 +140,7 @@ function includesAll(have: string | undefined, want: string | undefined): boolea
  * undefined when there is nothing to seed or its status already holds it (the worker's Job
  * controller only ever adds to the counters and index sets, so "holds" is "at least").
  */
-export function mirrorStatusSeed(mirror: V1Job): V1JobStatus | undefined {
+export function mirrorStatusSeed(mirror: Job): JobStatus | undefined {
   const progress = seededProgress(mirror);
   if (!progress) return undefined;
   const status = mirror.status ?? {};
@@ -159,6 +159,6 @@ export function mirrorStatusSeed(mirror: V1Job): V1JobStatus | undefined {
 }
 
 /** Whether the mirror may run: it has no progress to take over, or its status holds it. */
-export function isSeedApplied(mirror: V1Job): boolean {
+export function isSeedApplied(mirror: Job): boolean {
   return mirrorStatusSeed(mirror) === undefined;
 }

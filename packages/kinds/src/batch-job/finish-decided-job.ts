@@ -1,4 +1,5 @@
-import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
+import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
+import type { Job, JobCondition, JobStatus } from './job-object.ts';
 
 /**
  * The final status of a Job whose outcome was already decided (FailureTarget or
@@ -6,7 +7,7 @@ import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node
  * run again, as the built-in controller would once the last pod terminated. Undefined when
  * nothing was decided yet, or the Job is already finished.
  */
-export function finishDecidedJob(origin: V1Job, now: Date): V1JobStatus | undefined {
+export function finishDecidedJob(origin: Job, now: Date): JobStatus | undefined {
   const status = origin.status ?? {};
   const conditions = status.conditions ?? [];
   const isTrue = (type: string) => conditions.find((c) => c.type === type && c.status === 'True');
@@ -14,8 +15,8 @@ export function finishDecidedJob(origin: V1Job, now: Date): V1JobStatus | undefi
   const decided = isTrue('FailureTarget') ?? isTrue('SuccessCriteriaMet');
   if (!decided) return undefined;
   // Whole seconds: the apiserver keeps no more, and completionTime must not precede startTime.
-  const at = new Date(Math.max(Math.floor(now.getTime() / 1000) * 1000, status.startTime?.getTime() ?? 0));
-  const final: V1JobCondition = {
+  const at = rfc3339Seconds(Math.max(now.getTime(), status.startTime ? Date.parse(status.startTime) : 0));
+  const final: JobCondition = {
     type: decided.type === 'FailureTarget' ? 'Failed' : 'Complete',
     status: 'True',
     reason: decided.reason,

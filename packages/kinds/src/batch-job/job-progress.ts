@@ -1,9 +1,10 @@
 // A Job's progress: what the core carries across attempts as an opaque value (the placement
 // record's `carried`), and what a re-placed mirror is seeded with. Defined once, here.
-import type { V1Job } from '@kubernetes/client-node';
+
 import { z } from 'zod';
 import { carriedProgressReader } from '../carried-progress.ts';
 import { parseIndexIntervals } from './index-intervals.ts';
+import type { Job } from './job-object.ts';
 
 /** The Job's counters and index sets (as the apiserver writes them) when an attempt began. */
 export const jobProgressSchema = z.object({
@@ -19,7 +20,7 @@ export type JobProgress = z.infer<typeof jobProgressSchema>;
 export const noJobProgress: JobProgress = { succeeded: 0, failed: 0 };
 
 /** The Job's progress so far, from its status. */
-export function jobProgressOf(job: V1Job): JobProgress {
+export function jobProgressOf(job: Job): JobProgress {
   const status = job.status ?? {};
   return {
     succeeded: status.succeeded ?? 0,
@@ -48,7 +49,7 @@ export function hasJobProgress(progress: JobProgress): boolean {
  * list is progress too. Both lists are in the apiserver's canonical form, and `carried` was
  * taken from the origin when the attempt began.
  */
-export function jobProgressMovedPast(job: V1Job, carried: JobProgress): boolean {
+export function jobProgressMovedPast(job: Job, carried: JobProgress): boolean {
   const progress = jobProgressOf(job);
   return (
     progress.succeeded > carried.succeeded ||

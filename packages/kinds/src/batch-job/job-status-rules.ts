@@ -1,4 +1,5 @@
-import type { V1JobSpec, V1JobStatus, V1ObjectMeta } from '@kubernetes/client-node';
+import type { ObjectMeta } from '@jobrelay/kube/plain-json';
+import type { JobSpec, JobStatus } from './job-object.ts';
 import { decodeJobStatus, type JobStatusShape, kubeTimeToEpochNanoseconds } from './job-status-schema.ts';
 
 // The authority is kube-apiserver v1.35.4, where spec.managedBy is GA and locked on. A /status
@@ -88,16 +89,16 @@ export type JobStatusRuleId = (typeof jobStatusRuleIds)[number];
 
 export interface JobStatusTransition {
   /** Not read: the API server's metadata checks compare old and new metadata, which a transition does not carry. */
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta | undefined;
   /**
    * The Job's stored spec. A /status update cannot change the spec (the API server validates
    * against the stored one), so pass the spec as read from the API server.
    */
-  spec: V1JobSpec;
+  spec: JobSpec;
   /** The status currently stored, as read from the API server. */
-  oldStatus: V1JobStatus;
+  oldStatus: JobStatus;
   /** The status about to be written to /status. */
-  newStatus: V1JobStatus;
+  newStatus: JobStatus;
 }
 
 export interface StatusRuleViolation {
@@ -142,12 +143,12 @@ interface SpecView {
 
 const NANOSECONDS_PER_SECOND = 1_000_000_000n;
 
-function toEpochNanoseconds(time: Date | string | null | undefined): bigint | undefined {
+function toEpochNanoseconds(time: string | null | undefined): bigint | undefined {
   return time == null ? undefined : kubeTimeToEpochNanoseconds(time);
 }
 
 // etcd keeps metav1.Time in whole seconds (the protobuf encoding drops the nanoseconds), while a
-// new status is validated exactly as sent. So a Date with milliseconds re-sent unchanged is
+// new status is validated exactly as sent. So a time with a fraction of a second re-sent unchanged is
 // "changed" in the API server's eyes.
 function truncateToStoredSecond(nanoseconds: bigint | undefined): bigint | undefined {
   if (nanoseconds === undefined) return undefined;
@@ -183,7 +184,7 @@ function viewStatus(status: JobStatusShape, stored: boolean): StatusView {
 
 // Applies the batch/v1 defaults (SetDefaults_Job) the stored spec always has, so a spec built by
 // hand is judged like the one the API server holds.
-function viewSpec(spec: V1JobSpec): SpecView {
+function viewSpec(spec: JobSpec): SpecView {
   let completions = spec.completions ?? undefined;
   let parallelism = spec.parallelism ?? undefined;
   if (completions === undefined && parallelism === undefined) completions = 1;

@@ -1,5 +1,5 @@
-import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
 import { deadlineUsedSeconds, isSeedApplied, remainingDeadlineSeconds } from './continuation.ts';
+import type { Job, JobSpec } from './job-object.ts';
 
 /** Spec fields the apiserver lets change on a running Job, so we propagate them. */
 const mutableFields = [
@@ -16,7 +16,7 @@ const mutableFields = [
  * re-placed Job's mirror stays suspended until its status holds the progress it continues
  * from, and its deadline is what is left of the origin's.
  */
-export function mirrorSpecUpdate(origin: V1Job, mirror: V1Job): Partial<V1JobSpec> | undefined {
+export function mirrorSpecUpdate(origin: Job, mirror: Job): Partial<JobSpec> | undefined {
   const patch: Record<string, unknown> = {};
   const want = origin.spec;
   const have = mirror.spec;
@@ -41,5 +41,5 @@ export function mirrorSpecUpdate(origin: V1Job, mirror: V1Job): Partial<V1JobSpe
     patch.completions = want.completions;
     patch.parallelism = want.parallelism;
   }
-  return Object.keys(patch).length > 0 ? (patch as Partial<V1JobSpec>) : undefined;
+  return Object.keys(patch).length > 0 ? (patch as Partial<JobSpec>) : undefined;
 }

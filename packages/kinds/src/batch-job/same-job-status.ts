@@ -1,6 +1,6 @@
 // Whether a Job status write is needed at all. The write itself is the planner's
 // (`statusWrite`: refused when the Job's status rules break, else sent by the executor).
-import type { V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
+import type { JobCondition, JobStatus } from './job-object.ts';
 
 function time(value: Date | string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -8,12 +8,12 @@ function time(value: Date | string | undefined): number | undefined {
   return Math.floor(new Date(value).getTime() / 1000);
 }
 
-function conditionKey(c: V1JobCondition): string {
+function conditionKey(c: JobCondition): string {
   return JSON.stringify([c.type, c.status, c.reason ?? '', c.message ?? '']);
 }
 
 /** Equal as far as the Job API is concerned (absent counters are 0). */
-export function sameJobStatus(a: V1JobStatus | undefined, b: V1JobStatus | undefined): boolean {
+export function sameJobStatus(a: JobStatus | undefined, b: JobStatus | undefined): boolean {
   const x = a ?? {};
   const y = b ?? {};
   for (const counter of ['active', 'ready', 'terminating', 'succeeded', 'failed'] as const) {

@@ -1,5 +1,6 @@
-import type { V1Job, V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
+import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
+import type { Job, JobCondition, JobStatus } from './job-object.ts';
 import type { JobProgress } from './job-progress.ts';
 
 /** Conditions the built-in controller writes that mean something on the origin too. */
@@ -16,21 +17,16 @@ const failurePath = new Set(['FailureTarget', 'Failed']);
 const successPath = new Set(['SuccessCriteriaMet', 'Complete']);
 
 /** Whether the Job counts failures per index (spec.backoffLimitPerIndex set; 0 counts too). */
-export function usesBackoffLimitPerIndex(spec: V1Job['spec']): boolean {
+export function usesBackoffLimitPerIndex(spec: Job['spec']): boolean {
   return spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
 }
 
-function isTrue(conditions: V1JobCondition[] | undefined, type: string): boolean {
+function isTrue(conditions: JobCondition[] | undefined, type: string): boolean {
   return (conditions ?? []).some((c) => c.type === type && c.status === 'True');
 }
 
-function conditionOf(status: V1JobStatus | undefined, type: string): V1JobCondition | undefined {
+function conditionOf(status: JobStatus | undefined, type: string): JobCondition | undefined {
   return status?.conditions?.find((c) => c.type === type);
-}
-
-/** The API server keeps whole seconds; a time we make up ourselves is cut to them. */
-function wholeSeconds(date: Date): Date {
-  return new Date(Math.floor(date.getTime() / 1000) * 1000);
 }
 
 /**
@@ -40,7 +36,7 @@ function wholeSeconds(date: Date): Date {
  */
 function mergeIndexes(
   carried: JobProgress,
-  mirror: V1JobStatus,
+  mirror: JobStatus,
   perIndexBackoff: boolean,
 ): { completed: number[]; failed: number[] } {
   const carriedCompleted = new Set(parseIndexIntervals(carried.completedIndexes));
@@ -58,10 +54,10 @@ function mergeIndexes(
   return { completed: [...completed], failed: [...failed] };
 }
 
-function laterOf(a: Date | undefined, b: Date | undefined): Date | undefined {
+function laterOf(a: string | undefined, b: string | undefined): string | undefined {
   if (!a) return b;
   if (!b) return a;
-  return a.getTime() >= b.getTime() ? a : b;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
 }
 
 /**
@@ -72,11 +68,14 @@ function laterOf(a: Date | undefined, b: Date | undefined): Date | undefined {
  * conditions are never removed. The result is still validated before it is written.
  */
 export function translateMirrorStatus(
-  origin: V1Job,
-  mirror: V1Job,
+  origin: Job,
+  mirror: Job,
   carried: JobProgress,
   now: Date = new Date(),
-): V1JobStatus {
+): JobStatus {
+  // The API server keeps whole seconds: a time made up here is cut to them, so what is
+  // written compares equal to what is stored.
+  const at = rfc3339Seconds(now);
   const was = origin.status ?? {};
   const from = mirror.status ?? {};
   const indexed = origin.spec?.completionMode === 'Indexed';
@@ -108,8 +107,8 @@ export function translateMirrorStatus(
       status: 'False',
       reason: 'JobResumed',
       message: 'Job resumed',
-      lastProbeTime: now,
-      lastTransitionTime: now,
+      lastProbeTime: at,
+      lastTransitionTime: at,
     };
   }
   // A placement after the origin took a path (FailureTarget or SuccessCriteriaMet, from an
@@ -128,8 +127,8 @@ export function translateMirrorStatus(
           status: 'True',
           reason: chosen.reason,
           message: chosen.message,
-          lastProbeTime: now,
-          lastTransitionTime: now,
+          lastProbeTime: at,
+          lastTransitionTime: at,
         });
       }
     }
@@ -145,10 +144,10 @@ export function translateMirrorStatus(
   const startTime = resumedNow || !was.startTime ? (from.startTime ?? was.startTime) : was.startTime;
   // A mirror that failed has no completionTime: the origin completed (along its path) now.
   const completionTime = complete
-    ? (was.completionTime ?? laterOf(from.completionTime ?? wholeSeconds(now), startTime))
+    ? (was.completionTime ?? laterOf(from.completionTime ?? at, startTime))
     : undefined;
 
-  const status: V1JobStatus = {
+  const status: JobStatus = {
     active: finished ? 0 : (from.active ?? 0),
     ready: finished ? 0 : Math.min(from.ready ?? 0, from.active ?? 0),
     terminating: finished ? 0 : (from.terminating ?? 0),
@@ -176,10 +175,10 @@ export function translateMirrorStatus(
  * mirror's conditions of the other path are left out: the API refuses the two together.
  */
 function mergeConditions(
-  origin: V1JobCondition[],
-  mirror: V1JobCondition[],
+  origin: JobCondition[],
+  mirror: JobCondition[],
   originSuspended: boolean,
-): V1JobCondition[] {
+): JobCondition[] {
   const merged = origin.map((c) => ({ ...c }));
   const originHasSuspended = origin.some((c) => c.type === 'Suspended');
   const onFailurePath = [...failurePath].some((type) => isTrue(origin, type));

@@ -4,9 +4,9 @@
 // the kind's schema, so its support is labelled 'generic-untested' (its own controller was not
 // run against jobrelay here), unless it is exactly a configuration the e2e suite runs against
 // its kind's real controller (verifiedGenericKinds: JobSet).
+import type { PodTemplateSpec } from '@jobrelay/kube';
 import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
 import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
-import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { KubeObject, WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
 import { apiVersionOf } from '../workload-kind-adapter.ts';
@@ -160,7 +160,7 @@ export function genericAdapter(config: GenericKindConfig) {
           if (!isPlainObject(template) || !isPlainObject(template.spec)) continue;
           const pods = count(element, podSet.count);
           if (pods > 0)
-            groups.push({ requests: podRequests((template as V1PodTemplateSpec).spec!), count: pods });
+            groups.push({ requests: podRequests((template as PodTemplateSpec).spec!), count: pods });
         }
       }
       return groups;
@@ -181,7 +181,7 @@ export function genericAdapter(config: GenericKindConfig) {
           const template = valueAt(element, podSet.template);
           if (!isPlainObject(template) || !isPlainObject(template.spec)) continue;
           const role = single ? '' : podSet.each ? `${podSet.each}[${index}]` : podSet.template;
-          templates.push({ role, spec: (template as V1PodTemplateSpec).spec! });
+          templates.push({ role, spec: (template as PodTemplateSpec).spec! });
         }
       }
       return templates;

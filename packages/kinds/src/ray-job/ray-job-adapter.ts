@@ -2,19 +2,14 @@
 // minus managedBy; the worker's operator creates its RayCluster and submitter there, and the
 // mirror's status comes back field for field, with earlier attempts' counts added and the
 // origin's own observedGeneration.
+import { rfc3339Seconds } from '@jobrelay/kube';
 import { deepCopy } from '@jobrelay/mirror';
 import { z } from 'zod';
 import { carriedProgressReader } from '../carried-progress.ts';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
-import {
-  buildRayMirror,
-  rayClusterPods,
-  rayManagedByPolicy,
-  raySpecPatch,
-  rfc3339Seconds,
-} from '../ray/ray-mirror.ts';
+import { buildRayMirror, rayClusterPods, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
 import { rayJobPodGroups, usesExistingCluster } from '../ray/ray-pod-demand.ts';
 import { rayJobPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayJobStatusViolations } from '../ray/ray-status-schema.ts';

@@ -1,7 +1,8 @@
 // What RayCluster and RayJob mirrors share: the managedBy policy, the mirror's metadata and
 // spec, and the spec changes that flow down.
+
+import type { ObjectMeta } from '@jobrelay/kube';
 import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { mergePatchTowards } from '../generic/json-values.ts';
 import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../workload-kind-adapter.ts';
 import { multiKueueManagedBy } from './ray-types.ts';
@@ -32,7 +33,7 @@ export function specWithoutManagedBy<S extends { managedBy?: string }>(spec: S):
  * writes its own from scratch.
  */
 export function buildRayMirror<
-  T extends { metadata?: V1ObjectMeta; spec?: S },
+  T extends { metadata?: ObjectMeta; spec?: S },
   S extends { managedBy?: string },
 >(origin: T, apiVersion: string, kind: string, context: MirrorBuildContext): T {
   if (!origin.spec)
@@ -65,11 +66,6 @@ export function raySpecPatch<S extends { managedBy?: string; suspend?: boolean }
   const suspend = originSpec.suspend === true;
   if (suspend !== (mirrorSpec.suspend === true)) patch.suspend = suspend;
   return Object.keys(patch).length > 0 ? patch : undefined;
-}
-
-/** Whole seconds, RFC 3339 (metav1.Time's JSON form). */
-export function rfc3339Seconds(date: Date): string {
-  return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
 /** Every pod of a RayCluster (head and workers): the operator labels them `ray.io/cluster=<name>`. */

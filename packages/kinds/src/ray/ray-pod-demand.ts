@@ -2,8 +2,10 @@
 // builds them: its head pod template plus what the operator adds (the autoscaler sidecar,
 // RayJob's SidecarMode submitter), each worker group's template plus the injected
 // wait-gcs-ready init container, and RayJob's submitter pod in K8sJobMode.
+
+import type { PodSpec } from '@jobrelay/kube';
 import { type PodGroup, podRequests } from '@jobrelay/placement';
-import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Container } from '@kubernetes/client-node';
 import type { InjectedContainer, RayClusterSpec, RayJobSpec, RayWorkerGroupSpec } from './ray-types.ts';
 
 /** maxReplicas when the CRD default applies (math.MaxInt32). */
@@ -69,9 +71,9 @@ export const defaultSubmitterContainer: InjectedContainer = {
 };
 
 function withContainers(
-  podSpec: V1PodSpec | undefined,
+  podSpec: PodSpec | undefined,
   extra: { containers?: InjectedContainer[]; initContainers?: InjectedContainer[] },
-): V1PodSpec {
+): PodSpec {
   return {
     ...podSpec,
     containers: [...(podSpec?.containers ?? []), ...((extra.containers ?? []) as V1Container[])],
@@ -126,7 +128,7 @@ export function rayJobPodGroups(spec: RayJobSpec): PodGroup[] {
     );
   }
   if (mode === 'K8sJobMode') {
-    const submitter: V1PodSpec = spec.submitterPodTemplate?.spec ?? {
+    const submitter: PodSpec = spec.submitterPodTemplate?.spec ?? {
       containers: [defaultSubmitterContainer as V1Container],
       restartPolicy: 'Never',
     };

@@ -6,8 +6,10 @@
 // from autoscalerOptions (common.BuildHeadPodTemplate, utils.GetHeadGroupServiceAccountName).
 // The wait-gcs-ready init container copies the Ray container's securityContext, so it asks
 // nothing the templates do not already.
+
+import type { PodSpec } from '@jobrelay/kube';
 import type { WorkloadPodTemplate } from '@jobrelay/placement';
-import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Container } from '@kubernetes/client-node';
 import { defaultSubmitterContainer, usesExistingCluster } from './ray-pod-demand.ts';
 import type { RayClusterSpec, RayJobSpec } from './ray-types.ts';
 
@@ -39,7 +41,7 @@ export function rayClusterPodTemplates(
         ? { securityContext: spec.autoscalerOptions.securityContext }
         : {}),
     } as V1Container;
-    const headSpec: V1PodSpec = autoscaling
+    const headSpec: PodSpec = autoscaling
       ? { ...head, containers: [...(head.containers ?? []), autoscaler] }
       : head;
     templates.push({
@@ -71,7 +73,7 @@ export function rayJobPodTemplates(spec: RayJobSpec): WorkloadPodTemplate[] {
     );
   }
   if ((spec.submissionMode ?? 'K8sJobMode') === 'K8sJobMode') {
-    const submitter: V1PodSpec = spec.submitterPodTemplate?.spec ?? {
+    const submitter: PodSpec = spec.submitterPodTemplate?.spec ?? {
       containers: [{ name: defaultSubmitterContainer.name }],
       restartPolicy: 'Never',
     };

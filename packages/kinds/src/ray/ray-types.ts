@@ -4,12 +4,8 @@
 // (config/crd/bases/ray.io_rayclusters.yaml, ray.io_rayjobs.yaml). Fields the CRD defaults
 // (minReplicas, maxReplicas, replicas, numOfHosts, backoffLimit, submissionMode, ...) are
 // optional here: an object read back has them, one built by hand may not.
-import type {
-  V1Container,
-  V1ObjectMeta,
-  V1PodTemplateSpec,
-  V1ResourceRequirements,
-} from '@kubernetes/client-node';
+import type { ObjectMeta, PodTemplateSpec } from '@jobrelay/kube';
+import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
 
 /** The operator's own managedBy value: objects with it (or none) are reconciled by KubeRay itself. */
 export const kuberayOperatorManagedBy = 'ray.io/kuberay-operator';
@@ -17,7 +13,7 @@ export const kuberayOperatorManagedBy = 'ray.io/kuberay-operator';
 export const multiKueueManagedBy = 'kueue.x-k8s.io/multikueue';
 
 export interface RayHeadGroupSpec {
-  template: V1PodTemplateSpec;
+  template: PodTemplateSpec;
   /** A Service object (core/v1) the operator uses as the head Service's base. */
   headService?: Record<string, unknown>;
   enableIngress?: boolean;
@@ -41,7 +37,7 @@ export interface RayWorkerGroupSpec {
   resources?: Record<string, string>;
   labels?: Record<string, string>;
   rayStartParams?: Record<string, string>;
-  template: V1PodTemplateSpec;
+  template: PodTemplateSpec;
   /** Written by the Ray autoscaler when in-tree autoscaling is on. */
   scaleStrategy?: { workersToDelete?: string[] };
   /** Pods per replica (multi-host TPU slices); CRD default 1. */
@@ -130,8 +126,7 @@ export interface RayClusterStatus {
 export interface RayCluster {
   apiVersion?: string;
   kind?: string;
-  // V1ObjectMeta types its timestamps as Date; these objects carry the apiserver's strings there.
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta;
   spec?: RayClusterSpec;
   status?: RayClusterStatus;
 }
@@ -178,7 +173,7 @@ export interface RayJobSpec {
   backoffLimit?: number;
   /** The cluster to create; absent when clusterSelector names an existing one. */
   rayClusterSpec?: RayClusterSpec;
-  submitterPodTemplate?: V1PodTemplateSpec;
+  submitterPodTemplate?: PodTemplateSpec;
   metadata?: Record<string, string>;
   /** `ray.io/cluster: <name>` selects an existing RayCluster instead of creating one. */
   clusterSelector?: Record<string, string>;
@@ -226,7 +221,7 @@ export interface RayJobStatus {
 export interface RayJob {
   apiVersion?: string;
   kind?: string;
-  metadata?: V1ObjectMeta;
+  metadata?: ObjectMeta;
   spec?: RayJobSpec;
   status?: RayJobStatus;
 }

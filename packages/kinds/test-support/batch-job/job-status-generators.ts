@@ -7,8 +7,9 @@
 //
 // Each test composes its own weighted mix of moves and its own journeys from these pieces; the
 // pieces consume randomness exactly as the tests' former private copies did, so seeds replay.
-import type { V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
+import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
 import fc from 'fast-check';
+import type { JobCondition, JobSpec, JobStatus } from '../../src/batch-job/job-object.ts';
 
 // --- Times ---
 
@@ -18,24 +19,24 @@ const EPOCH_SECONDS = Date.parse('2025-03-01T10:00:00Z') / 1000;
  * `seconds` whole seconds after 2025-03-01T10:00:00Z. Whole seconds, as the API server stores
  * times: a controller re-sends what it read, and a time with milliseconds would differ from it.
  */
-export function secondsAfterEpoch(seconds: number): Date {
-  return new Date((EPOCH_SECONDS + seconds) * 1000);
+export function secondsAfterEpoch(seconds: number): string {
+  return rfc3339Seconds((EPOCH_SECONDS + seconds) * 1000);
 }
 
-/** `date` (the epoch when undefined) moved by `seconds`, which may be negative. */
-export function shiftedBy(date: Date | undefined, seconds: number): Date {
-  return new Date((date ?? secondsAfterEpoch(0)).getTime() + seconds * 1000);
+/** `time` (the epoch when undefined) moved by `seconds`, which may be negative. */
+export function shiftedBy(time: string | undefined, seconds: number): string {
+  return rfc3339Seconds(Date.parse(time ?? secondsAfterEpoch(0)) + seconds * 1000);
 }
 
 // --- Conditions ---
 
 /** Whether `conditions` hold a condition of `type` whose status is True. */
-export function hasTrueCondition(conditions: readonly V1JobCondition[] | undefined, type: string): boolean {
+export function hasTrueCondition(conditions: readonly JobCondition[] | undefined, type: string): boolean {
   return (conditions ?? []).some((condition) => condition.type === type && condition.status === 'True');
 }
 
 /** Whether `conditions` say the Job has finished: Complete or Failed is True. */
-export function isFinished(conditions: readonly V1JobCondition[] | undefined): boolean {
+export function isFinished(conditions: readonly JobCondition[] | undefined): boolean {
   return hasTrueCondition(conditions, 'Complete') || hasTrueCondition(conditions, 'Failed');
 }
 
@@ -43,7 +44,7 @@ export function isFinished(conditions: readonly V1JobCondition[] | undefined): b
  * Whether going from `oldStatus` to `newStatus` resumes the Job: Suspended was True and is now
  * False (the one update that may move startTime of a started Job).
  */
-export function isResume(oldStatus: V1JobStatus, newStatus: V1JobStatus): boolean {
+export function isResume(oldStatus: JobStatus, newStatus: JobStatus): boolean {
   return (
     hasTrueCondition(oldStatus.conditions, 'Suspended') &&
     (newStatus.conditions ?? []).some(
@@ -53,7 +54,7 @@ export function isResume(oldStatus: V1JobStatus, newStatus: V1JobStatus): boolea
 }
 
 /** The conditions of `status` without any of type `type`. */
-export function withoutCondition(status: V1JobStatus, type: string): V1JobCondition[] {
+export function withoutCondition(status: JobStatus, type: string): JobCondition[] {
   return (status.conditions ?? []).filter((condition) => condition.type !== type);
 }
 
@@ -62,10 +63,10 @@ export function withoutCondition(status: V1JobStatus, type: string): V1JobCondit
  * type, appended last), dated at its startTime or else the epoch: how an illegal edit adds them.
  */
 export function withTrueConditions(
-  status: V1JobStatus,
+  status: JobStatus,
   types: readonly string[],
   reason: string,
-): V1JobCondition[] {
+): JobCondition[] {
   let conditions = status.conditions ?? [];
   for (const type of types) {
     conditions = [
@@ -82,7 +83,7 @@ export function withTrueConditions(
  * A Job spec the way the API server stores one created with `overrides`: one NonIndexed
  * completion at a time, not suspended, unless `overrides` say otherwise.
  */
-export function jobSpec(overrides: Partial<V1JobSpec> = {}): V1JobSpec {
+export function jobSpec(overrides: Partial<JobSpec> = {}): JobSpec {
   return {
     template: {},
     completions: 1,
@@ -112,7 +113,7 @@ export function jobSpecArbitrary({
   maxCompletions,
   maxParallelism,
   elasticIndexed,
-}: JobSpecBounds): fc.Arbitrary<V1JobSpec> {
+}: JobSpecBounds): fc.Arbitrary<JobSpec> {
   const completions = fc.integer({ min: 1, max: maxCompletions });
   const parallelism = fc.integer({ min: 1, max: maxParallelism });
   return fc.oneof(
@@ -178,7 +179,7 @@ export interface ProgressMove {
 
 /** The fields of a Job spec the controller model reads. */
 export type ModelledJobSpec = Pick<
-  V1JobSpec,
+  JobSpec,
   'completionMode' | 'completions' | 'parallelism' | 'suspend' | 'backoffLimitPerIndex'
 >;
 
@@ -186,8 +187,8 @@ export type ModelledJobSpec = Pick<
 export interface ControllerState {
   /** Seconds after the epoch: the time of the update being made. */
   clock: number;
-  startTime?: Date;
-  completionTime?: Date;
+  startTime?: string;
+  completionTime?: string;
   active: number;
   ready: number;
   terminating: number;
@@ -198,7 +199,7 @@ export interface ControllerState {
   /** Names of ended pods not yet added to succeeded or failed. */
   uncountedSucceeded: readonly string[];
   uncountedFailed: readonly string[];
-  conditions: readonly V1JobCondition[];
+  conditions: readonly JobCondition[];
   /** Names new pods get from here on, so that no pod is recorded twice. */
   nextPodNumber: number;
 }
@@ -235,7 +236,7 @@ export function withControllerCondition(
   status: 'True' | 'False',
   reason: string,
   options: ControllerModelOptions = {},
-): V1JobCondition[] {
+): JobCondition[] {
   const others = state.conditions.filter((condition) => condition.type !== type);
   return [
     ...others,
@@ -399,7 +400,7 @@ function formatIndexes(indexes: readonly number[]): string {
  * The Job status the controller writes for `state`: every counter, the conditions, the uncounted
  * pods, completedIndexes for an Indexed Job and failedIndexes with backoffLimitPerIndex.
  */
-export function controllerJobStatus(state: ControllerState, spec: ModelledJobSpec): V1JobStatus {
+export function controllerJobStatus(state: ControllerState, spec: ModelledJobSpec): JobStatus {
   return {
     active: state.active,
     ready: state.ready,

@@ -6,13 +6,13 @@ import {
   placementAttemptAnnotation,
   unschedulableAnnotation,
 } from '@jobrelay/mirror';
-import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { buildMirrorJob } from '../../src/batch-job/build-mirror-job.ts';
+import type { Job } from '../../src/batch-job/job-object.ts';
 import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
 
 /** An origin Job as the management cluster's apiserver returns it: defaulted and generated fields set. */
-function originJob(overrides: Partial<V1Job['spec']> = {}): V1Job {
+function originJob(overrides: Partial<Job['spec']> = {}): Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -22,7 +22,7 @@ function originJob(overrides: Partial<V1Job['spec']> = {}): V1Job {
       uid: 'origin-uid-1',
       resourceVersion: '42',
       generation: 3,
-      creationTimestamp: new Date('2026-01-01T00:00:00Z'),
+      creationTimestamp: '2026-01-01T00:00:00Z',
       managedFields: [{ manager: 'kubectl' }],
       finalizers: ['example.com/keep'],
       ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'cron-uid' }],
@@ -63,7 +63,7 @@ function originJob(overrides: Partial<V1Job['spec']> = {}): V1Job {
       },
       ...overrides,
     },
-    status: { active: 2, startTime: new Date('2026-01-01T00:00:01Z') },
+    status: { active: 2, startTime: '2026-01-01T00:00:01Z' },
   };
 }
 
@@ -155,7 +155,7 @@ describe('mirrorOwnership', () => {
   });
 
   it('treats a Job without our labels as foreign', () => {
-    const foreign: V1Job = { metadata: { name: 'train', namespace: 'team-a', labels: { app: 'train' } } };
+    const foreign: Job = { metadata: { name: 'train', namespace: 'team-a', labels: { app: 'train' } } };
     expect(mirrorOwnership(foreign, 'mgmt-1', 'origin-uid-1')).toEqual({
       kind: 'foreign',
       owner: 'not created by jobrelay',

@@ -1,5 +1,5 @@
+import { rfc3339Seconds } from '@jobrelay/kube';
 import { continuesFromAnnotation, deadlineUsedAnnotation } from '@jobrelay/mirror';
-import type { V1Job, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildMirrorJob } from '../../src/batch-job/build-mirror-job.ts';
@@ -12,15 +12,19 @@ import {
   seededProgress,
 } from '../../src/batch-job/continuation.ts';
 import { formatIndexIntervals, parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
+import type { Job, JobSpec, JobStatus } from '../../src/batch-job/job-object.ts';
 import type { JobProgress } from '../../src/batch-job/job-progress.ts';
 import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
 import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
 import { translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
 
-const startedAt = new Date('2026-01-01T00:00:00Z');
-const secondsLater = (s: number) => new Date(startedAt.getTime() + s * 1000);
+const startedAt = '2026-01-01T00:00:00Z';
+/** The clock `s` seconds after the origin started. */
+const secondsLater = (s: number) => new Date(Date.parse(startedAt) + s * 1000);
+/** The same instant as a status time: whole seconds, as the apiserver stores it. */
+const timeLater = (s: number) => rfc3339Seconds(secondsLater(s));
 
-function origin(spec: Partial<V1JobSpec>, status: V1JobStatus = { startTime: startedAt }): V1Job {
+function origin(spec: Partial<JobSpec>, status: JobStatus = { startTime: startedAt }): Job {
   return {
     metadata: { name: 'train', namespace: 'team-a', uid: 'origin-uid' },
     spec: {
@@ -38,7 +42,7 @@ function origin(spec: Partial<V1JobSpec>, status: V1JobStatus = { startTime: sta
 }
 
 /** The mirror as the worker's apiserver returns it right after creation: no status yet. */
-function created(origin: V1Job, attempt: number, carried: JobProgress, now: Date): V1Job {
+function created(origin: Job, attempt: number, carried: JobProgress, now: Date): Job {
   const continuation = continuationFor(origin, attempt, carried, now);
   return buildMirrorJob(origin, { originId: 'mgmt', attempt, continuation });
 }
@@ -197,7 +201,7 @@ const reachedProgress = fc
     // Not yet finished: at least one index (or completion) is still open.
     if (indexed && done.length + failedIndexes.length >= r.completions) done.pop();
     const succeeded = indexed ? done.length : Math.min(r.nonIndexedSucceeded, r.completions - 1);
-    const spec: Partial<V1JobSpec> = {
+    const spec: Partial<JobSpec> = {
       completionMode: indexed ? 'Indexed' : 'NonIndexed',
       completions: r.completions,
       parallelism: Math.max(1, Math.ceil(r.completions / 2)),
@@ -230,7 +234,7 @@ describe('re-placement keeps the limits of one cluster (properties)', () => {
         const seed = mirrorStatusSeed(mirror);
         if (!seed) return;
         // The worker's controller has just marked the new Job suspended.
-        const oldStatus: V1JobStatus = {
+        const oldStatus: JobStatus = {
           conditions: [
             { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' },
           ],
@@ -272,12 +276,12 @@ describe('re-placement keeps the limits of one cluster (properties)', () => {
           spec.completionMode === 'Indexed' ? open.length : completions - (seed.succeeded ?? 0);
         expect(remaining).toBeGreaterThanOrEqual(0);
         expect(remaining).toBeLessThanOrEqual(completions - carried.succeeded);
-        const finalMirror: V1Job = {
+        const finalMirror: Job = {
           ...mirror,
           spec: { ...mirror.spec!, suspend: false },
           status: {
-            startTime: secondsLater(2),
-            completionTime: secondsLater(3),
+            startTime: timeLater(2),
+            completionTime: timeLater(3),
             succeeded: (seed.succeeded ?? 0) + remaining,
             failed: (seed.failed ?? 0) + extraFailures,
             ...(spec.completionMode === 'Indexed'

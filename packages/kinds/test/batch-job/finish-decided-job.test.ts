@@ -1,16 +1,17 @@
-import type { V1Job, V1JobCondition } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { finishDecidedJob } from '../../src/batch-job/finish-decided-job.ts';
+import type { Job, JobCondition } from '../../src/batch-job/job-object.ts';
 import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
 
-const start = new Date('2026-01-01T00:00:00Z');
-const later = new Date('2026-01-01T00:05:00.700Z');
+const start = '2026-01-01T00:00:00Z';
+/** The clock, a fraction of a second past a whole one. */
+const later = '2026-01-01T00:05:00.700Z';
 
-function condition(type: string, reason: string): V1JobCondition {
+function condition(type: string, reason: string): JobCondition {
   return { type, status: 'True', reason, message: `${reason} happened`, lastTransitionTime: start };
 }
 
-function job(conditions: V1JobCondition[], extra: Partial<V1Job['status']> = {}): V1Job {
+function job(conditions: JobCondition[], extra: Partial<Job['status']> = {}): Job {
   return {
     metadata: { name: 'j', namespace: 'n', uid: 'u' },
     spec: { completions: 2, parallelism: 2, template: { spec: { containers: [] } } },
@@ -27,7 +28,7 @@ function job(conditions: V1JobCondition[], extra: Partial<V1Job['status']> = {})
   };
 }
 
-function expectValidFrom(origin: V1Job, next: NonNullable<ReturnType<typeof finishDecidedJob>>): void {
+function expectValidFrom(origin: Job, next: NonNullable<ReturnType<typeof finishDecidedJob>>): void {
   expect(
     validateJobStatusTransition({ spec: origin.spec!, oldStatus: origin.status!, newStatus: next }),
   ).toEqual([]);
@@ -36,7 +37,7 @@ function expectValidFrom(origin: V1Job, next: NonNullable<ReturnType<typeof fini
 describe('finishDecidedJob', () => {
   it('fails a Job that already had FailureTarget, with the same reason, in a valid update', () => {
     const origin = job([condition('FailureTarget', 'BackoffLimitExceeded')]);
-    const next = finishDecidedJob(origin, later)!;
+    const next = finishDecidedJob(origin, new Date(later))!;
     expect(next.conditions?.map((c) => `${c.type}/${c.reason}`)).toEqual([
       'FailureTarget/BackoffLimitExceeded',
       'Failed/BackoffLimitExceeded',
@@ -55,9 +56,9 @@ describe('finishDecidedJob', () => {
 
   it('completes a Job that already met its success criteria, with a whole-second completionTime', () => {
     const origin = job([condition('SuccessCriteriaMet', 'SuccessPolicy')]);
-    const next = finishDecidedJob(origin, later)!;
+    const next = finishDecidedJob(origin, new Date(later))!;
     expect(next.conditions?.at(-1)).toMatchObject({ type: 'Complete', reason: 'SuccessPolicy' });
-    expect(next.completionTime).toEqual(new Date('2026-01-01T00:05:00Z'));
+    expect(next.completionTime).toEqual('2026-01-01T00:05:00Z');
     expectValidFrom(origin, next);
   });
 
@@ -69,11 +70,11 @@ describe('finishDecidedJob', () => {
   });
 
   it('leaves undecided and finished Jobs alone', () => {
-    expect(finishDecidedJob(job([]), later)).toBeUndefined();
+    expect(finishDecidedJob(job([]), new Date(later))).toBeUndefined();
     expect(
       finishDecidedJob(
         job([condition('FailureTarget', 'X'), condition('Failed', 'X')], { active: 0 }),
-        later,
+        new Date(later),
       ),
     ).toBeUndefined();
   });

@@ -1,11 +1,11 @@
-import type { V1JobSpec } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { JobSpec } from '../../src/batch-job/job-object.ts';
 import { jobPodsAtOnce } from '../../src/batch-job/job-pods-at-once.ts';
 
 describe('jobPodsAtOnce', () => {
   const template = { spec: { containers: [] } };
-  const cases: [Partial<V1JobSpec>, number][] = [
+  const cases: [Partial<JobSpec>, number][] = [
     [{}, 1],
     [{ parallelism: 3 }, 3],
     [{ completions: 5 }, 1],
@@ -27,7 +27,7 @@ describe('jobPodsAtOnce', () => {
   });
 
   it('treats null (as JSON can carry) like unset', () => {
-    const spec = { template, parallelism: null, completions: null } as unknown as V1JobSpec;
+    const spec = { template, parallelism: null, completions: null } as unknown as JobSpec;
     expect(jobPodsAtOnce(spec)).toBe(1);
   });
 
@@ -37,7 +37,7 @@ describe('jobPodsAtOnce', () => {
         fc.option(fc.integer({ min: -5, max: 50 })),
         fc.option(fc.integer({ min: -5, max: 50 })),
         (p, c) => {
-          const spec: V1JobSpec = {
+          const spec: JobSpec = {
             template,
             ...(p !== null && { parallelism: p }),
             ...(c !== null && { completions: c }),

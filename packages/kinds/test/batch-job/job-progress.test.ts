@@ -1,12 +1,12 @@
 // A Job's progress rules: the core hands the Job adapter an opaque value (the placement record's
 // `carried`) and asks these questions about it; the shape and every check are the Job's own.
 import type { WorkloadProgress } from '@jobrelay/placement';
-import type { V1Job, V1JobStatus } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { batchJobAdapter } from '../../src/batch-job/batch-job-adapter.ts';
+import type { Job, JobStatus } from '../../src/batch-job/job-object.ts';
 
 const rules = batchJobAdapter.progress;
-const job = (status?: V1JobStatus): V1Job => ({
+const job = (status?: JobStatus): Job => ({
   metadata: { name: 'train', namespace: 'team-a', uid: 'uid-1' },
   spec: { completions: 4, completionMode: 'Indexed', template: {} },
   ...(status ? { status } : {}),
@@ -79,7 +79,7 @@ describe('whether carried progress holds any work done', () => {
 });
 
 describe('whether the origin moved past what its attempt carried', () => {
-  it.each<[string, V1JobStatus | undefined, WorkloadProgress, boolean]>([
+  it.each<[string, JobStatus | undefined, WorkloadProgress, boolean]>([
     ['nothing ran, nothing carried', undefined, null, false],
     ['counts equal to those carried', { succeeded: 2, failed: 1 }, { succeeded: 2, failed: 1 }, false],
     ['a success more', { succeeded: 3, failed: 1 }, { succeeded: 2, failed: 1 }, true],

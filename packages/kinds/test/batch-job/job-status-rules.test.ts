@@ -1,5 +1,5 @@
-import type { V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import type { JobCondition, JobSpec, JobStatus } from '../../src/batch-job/job-object.ts';
 import {
   type JobStatusRuleId,
   type JobStatusTransition,
@@ -8,12 +8,12 @@ import {
 } from '../../src/batch-job/job-status-rules.ts';
 import { parseJobStatus } from '../../src/batch-job/job-status-schema.ts';
 
-const STARTED = new Date('2025-03-01T10:00:00Z');
-const FINISHED = new Date('2025-03-01T10:05:00Z');
-const LATER = new Date('2025-03-01T10:09:00Z');
-const ONE_SECOND_BEFORE_START = new Date('2025-03-01T09:59:59Z');
+const STARTED = '2025-03-01T10:00:00Z';
+const FINISHED = '2025-03-01T10:05:00Z';
+const LATER = '2025-03-01T10:09:00Z';
+const ONE_SECOND_BEFORE_START = '2025-03-01T09:59:59Z';
 
-function jobSpec(overrides: Partial<V1JobSpec> = {}): V1JobSpec {
+function jobSpec(overrides: Partial<JobSpec> = {}): JobSpec {
   return {
     template: {},
     completions: 1,
@@ -25,7 +25,7 @@ function jobSpec(overrides: Partial<V1JobSpec> = {}): V1JobSpec {
   };
 }
 
-function indexedSpec(overrides: Partial<V1JobSpec> = {}): V1JobSpec {
+function indexedSpec(overrides: Partial<JobSpec> = {}): JobSpec {
   return jobSpec({ completionMode: 'Indexed', completions: 4, parallelism: 2, ...overrides });
 }
 
@@ -37,20 +37,20 @@ const REASONS: Record<string, string> = {
   Suspended: 'JobSuspended',
 };
 
-function condition(type: string, status: 'True' | 'False' | 'Unknown' = 'True'): V1JobCondition {
+function condition(type: string, status: 'True' | 'False' | 'Unknown' = 'True'): JobCondition {
   return { type, status, reason: REASONS[type] ?? 'Test', lastTransitionTime: FINISHED };
 }
 
-function conditions(...types: string[]): V1JobCondition[] {
+function conditions(...types: string[]): JobCondition[] {
   return types.map((type) => condition(type));
 }
 
-function running(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
+function running(overrides: Partial<JobStatus> = {}): JobStatus {
   return { startTime: STARTED, active: 1, ready: 1, terminating: 0, ...overrides };
 }
 
 /** Success criteria met, pods gone, not yet Complete. */
-function succeeding(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
+function succeeding(overrides: Partial<JobStatus> = {}): JobStatus {
   return running({
     active: 0,
     ready: 0,
@@ -60,7 +60,7 @@ function succeeding(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
   });
 }
 
-function complete(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
+function complete(overrides: Partial<JobStatus> = {}): JobStatus {
   return succeeding({
     conditions: conditions('SuccessCriteriaMet', 'Complete'),
     completionTime: FINISHED,
@@ -69,23 +69,19 @@ function complete(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
 }
 
 /** Complete without SuccessCriteriaMet: what an API server before v1.32 could store. */
-function legacyComplete(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
+function legacyComplete(overrides: Partial<JobStatus> = {}): JobStatus {
   return complete({ conditions: conditions('Complete'), ...overrides });
 }
 
-function failing(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
+function failing(overrides: Partial<JobStatus> = {}): JobStatus {
   return running({ active: 0, ready: 0, failed: 1, conditions: conditions('FailureTarget'), ...overrides });
 }
 
-function failed(overrides: Partial<V1JobStatus> = {}): V1JobStatus {
+function failed(overrides: Partial<JobStatus> = {}): JobStatus {
   return failing({ conditions: conditions('FailureTarget', 'Failed'), ...overrides });
 }
 
-function update(
-  oldStatus: V1JobStatus,
-  newStatus: V1JobStatus,
-  spec: V1JobSpec = jobSpec(),
-): JobStatusTransition {
+function update(oldStatus: JobStatus, newStatus: JobStatus, spec: JobSpec = jobSpec()): JobStatusTransition {
   return { spec, oldStatus, newStatus };
 }
 
@@ -122,7 +118,7 @@ const ruleCases: RuleCase[] = [
   {
     rule: 'status-shape',
     name: 'a startTime that is not RFC 3339',
-    transition: update({}, running({ startTime: 'yesterday' as unknown as Date })),
+    transition: update({}, running({ startTime: 'yesterday' })),
     expected: ['status-shape'],
   },
   {
@@ -133,10 +129,10 @@ const ruleCases: RuleCase[] = [
   },
   {
     rule: 'status-shape',
-    name: 'RFC 3339 strings are as good as Dates',
+    name: 'a time with an offset is as good as one in UTC',
     transition: update(
-      running({ startTime: '2025-03-01T10:00:00Z' as unknown as Date }),
-      complete({ startTime: '2025-03-01T11:00:00+01:00' as unknown as Date }),
+      running({ startTime: '2025-03-01T10:00:00Z' }),
+      complete({ startTime: '2025-03-01T11:00:00+01:00' }),
     ),
     expected: [],
   },
@@ -694,20 +690,17 @@ const ruleCases: RuleCase[] = [
   },
   {
     rule: 'completion-time-immutable',
-    name: 'a Date with milliseconds re-sent unchanged (etcd stored whole seconds)',
+    name: 'a time with milliseconds re-sent unchanged (etcd stored whole seconds)',
     transition: update(
-      complete({ completionTime: new Date('2025-03-01T10:05:00.250Z') }),
-      complete({ completionTime: new Date('2025-03-01T10:05:00.250Z') }),
+      complete({ completionTime: '2025-03-01T10:05:00.250Z' }),
+      complete({ completionTime: '2025-03-01T10:05:00.250Z' }),
     ),
     expected: ['completion-time-immutable'],
   },
   {
     rule: 'completion-time-immutable',
-    name: 'the same instant as a Date and as a string with an offset',
-    transition: update(
-      complete(),
-      complete({ completionTime: '2025-03-01T12:05:00+02:00' as unknown as Date }),
-    ),
+    name: 'the same instant in UTC and with an offset',
+    transition: update(complete(), complete({ completionTime: '2025-03-01T12:05:00+02:00' })),
     expected: [],
   },
 
@@ -726,10 +719,10 @@ const ruleCases: RuleCase[] = [
   },
   {
     rule: 'start-time-immutable-unless-suspended',
-    name: 'a Date with milliseconds re-sent unchanged (etcd stored whole seconds)',
+    name: 'a time with milliseconds re-sent unchanged (etcd stored whole seconds)',
     transition: update(
-      running({ startTime: new Date('2025-03-01T10:00:00.400Z') }),
-      running({ startTime: new Date('2025-03-01T10:00:00.400Z') }),
+      running({ startTime: '2025-03-01T10:00:00.400Z' }),
+      running({ startTime: '2025-03-01T10:00:00.400Z' }),
     ),
     expected: ['start-time-immutable-unless-suspended'],
   },
@@ -829,8 +822,8 @@ describe('validateJobStatusTransition', () => {
   it('shows a stored time at the whole-second precision the API server compares against', () => {
     const [violation] = validateJobStatusTransition(
       update(
-        running({ startTime: new Date('2025-03-01T10:00:00.400Z') }),
-        running({ startTime: new Date('2025-03-01T10:00:00.400Z') }),
+        running({ startTime: '2025-03-01T10:00:00.400Z' }),
+        running({ startTime: '2025-03-01T10:00:00.400Z' }),
       ),
     );
     expect(violation?.message).toContain('stored as 2025-03-01T10:00:00Z');
@@ -869,13 +862,13 @@ describe('validateJobStatusTransition', () => {
   });
 
   it('treats a missing status as empty', () => {
-    const missing = undefined as unknown as V1JobStatus;
+    const missing = undefined as unknown as JobStatus;
     expect(validateJobStatusTransition(update(missing, missing))).toEqual([]);
   });
 });
 
 describe('parseJobStatus', () => {
-  it('accepts a full status with Dates or RFC 3339 strings', () => {
+  it('accepts a full status with RFC 3339 times, fractions included', () => {
     const result = parseJobStatus({
       ...complete(),
       startTime: '2025-03-01T10:00:00.123456789Z',
@@ -905,11 +898,11 @@ describe('parseJobStatus', () => {
     ],
     [
       { startTime: '2025-02-30T00:00:00Z' },
-      'status.startTime: must be an RFC 3339 date-time such as 2025-01-31T12:00:00Z, or a valid Date, got "2025-02-30T00:00:00Z"',
+      'status.startTime: must be an RFC 3339 date-time such as 2025-01-31T12:00:00Z, got "2025-02-30T00:00:00Z"',
     ],
     [
-      { completionTime: new Date(Number.NaN) },
-      'status.completionTime: must be an RFC 3339 date-time such as 2025-01-31T12:00:00Z, or a valid Date, got an invalid Date',
+      { completionTime: 1764756000 },
+      'status.completionTime: must be an RFC 3339 date-time such as 2025-01-31T12:00:00Z, got 1764756000',
     ],
     [
       { uncountedTerminatedPods: { succeeded: 'uid-a' } },

@@ -1,15 +1,15 @@
-import type { V1JobCondition, V1JobStatus } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import type { JobCondition, JobStatus } from '../../src/batch-job/job-object.ts';
 import { sameJobStatus } from '../../src/batch-job/same-job-status.ts';
 
 // sameJobStatus decides whether a write is needed at all: "same" means the API server would store
 // nothing new. A false "same" loses an update; a false "different" costs a write (and, for times,
 // a write the validator refuses, since a sub-second change counts as a change there).
 
-const START = new Date('2025-03-01T10:00:00Z');
-const DONE = new Date('2025-03-01T10:05:00Z');
+const START = '2025-03-01T10:00:00Z';
+const DONE = '2025-03-01T10:05:00Z';
 
-function condition(type: string, overrides: Partial<V1JobCondition> = {}): V1JobCondition {
+function condition(type: string, overrides: Partial<JobCondition> = {}): JobCondition {
   return {
     type,
     status: 'True',
@@ -20,7 +20,7 @@ function condition(type: string, overrides: Partial<V1JobCondition> = {}): V1Job
   };
 }
 
-const complete: V1JobStatus = {
+const complete: JobStatus = {
   active: 0,
   ready: 0,
   terminating: 0,
@@ -35,8 +35,8 @@ const complete: V1JobStatus = {
 
 interface SameCase {
   name: string;
-  a: V1JobStatus | undefined;
-  b: V1JobStatus | undefined;
+  a: JobStatus | undefined;
+  b: JobStatus | undefined;
 }
 
 const same: SameCase[] = [
@@ -51,12 +51,12 @@ const same: SameCase[] = [
   {
     name: 'times that differ below a second (the API server keeps whole seconds)',
     a: { startTime: START, completionTime: DONE },
-    b: { startTime: new Date(START.getTime() + 999), completionTime: new Date(DONE.getTime() + 1) },
+    b: { startTime: '2025-03-01T10:00:00.999Z', completionTime: '2025-03-01T10:05:00.001Z' },
   },
   {
-    name: 'a Date and the RFC 3339 string of the same second',
+    name: 'the same second in UTC and with an offset',
     a: { startTime: START },
-    b: { startTime: '2025-03-01T10:00:00Z' as unknown as Date },
+    b: { startTime: '2025-03-01T11:00:00+01:00' },
   },
   { name: 'completedIndexes "" and absent', a: { completedIndexes: '' }, b: {} },
   { name: 'failedIndexes null and absent', a: { failedIndexes: null as unknown as string }, b: {} },
@@ -83,14 +83,14 @@ const different: SameCase[] = [
   {
     name: 'startTime one second later',
     a: complete,
-    b: { ...complete, startTime: new Date(START.getTime() + 1000) },
+    b: { ...complete, startTime: '2025-03-01T10:00:01Z' },
   },
   { name: 'startTime set and absent', a: { startTime: START }, b: {} },
   { name: 'completionTime set and absent', a: complete, b: { ...complete, completionTime: undefined } },
   {
     name: 'completionTime one second earlier',
     a: complete,
-    b: { ...complete, completionTime: new Date(DONE.getTime() - 1000) },
+    b: { ...complete, completionTime: '2025-03-01T10:04:59Z' },
   },
   { name: 'completedIndexes differ', a: complete, b: { ...complete, completedIndexes: '0-1' } },
   // "" is a value for failedIndexes: the API refuses it without backoffLimitPerIndex, so it must be written.

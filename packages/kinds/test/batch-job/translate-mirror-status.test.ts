@@ -1,7 +1,7 @@
-import type { V1Job, V1JobCondition, V1JobSpec, V1JobStatus } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
+import type { Job, JobCondition, JobSpec, JobStatus } from '../../src/batch-job/job-object.ts';
 import type { JobProgress } from '../../src/batch-job/job-progress.ts';
 import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
 import { translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
@@ -26,6 +26,8 @@ import {
 // --- Builders (times: `at(seconds)`, whole seconds as the API servers store them) ---
 
 const NOW = at(1_000);
+/** The clock at NOW, as the translation is given it. */
+const NOW_DATE = new Date(NOW);
 
 const REASONS: Record<string, string> = {
   Suspended: 'JobSuspended',
@@ -40,17 +42,17 @@ function condition(
   status: 'True' | 'False' = 'True',
   transitionAt = 0,
   reason = REASONS[type] ?? 'Test',
-): V1JobCondition {
+): JobCondition {
   return { type, status, reason, message: `${type} ${status}`, lastTransitionTime: at(transitionAt) };
 }
 
 const resumed = (transitionAt = 0) => condition('Suspended', 'False', transitionAt, 'JobResumed');
 
-const nonIndexed: V1JobSpec = { template: {}, completionMode: 'NonIndexed', completions: 3, parallelism: 2 };
-const indexed: V1JobSpec = { template: {}, completionMode: 'Indexed', completions: 5, parallelism: 2 };
-const perIndex: V1JobSpec = { ...indexed, backoffLimitPerIndex: 1 };
+const nonIndexed: JobSpec = { template: {}, completionMode: 'NonIndexed', completions: 3, parallelism: 2 };
+const indexed: JobSpec = { template: {}, completionMode: 'Indexed', completions: 5, parallelism: 2 };
+const perIndex: JobSpec = { ...indexed, backoffLimitPerIndex: 1 };
 
-function job(spec: V1JobSpec, status?: V1JobStatus): V1Job {
+function job(spec: JobSpec, status?: JobStatus): Job {
   return {
     metadata: { name: 'train', namespace: 'ml' },
     spec,
@@ -59,11 +61,11 @@ function job(spec: V1JobSpec, status?: V1JobStatus): V1Job {
 }
 
 const origin = job;
-const mirror = (status?: V1JobStatus, spec: V1JobSpec = nonIndexed) => job(spec, status);
+const mirror = (status?: JobStatus, spec: JobSpec = nonIndexed) => job(spec, status);
 const firstAttempt: JobProgress = { succeeded: 0, failed: 0 };
 
 /** Conditions as "Type=Status/Reason", in order. */
-function conditionSummary(status: V1JobStatus): string[] {
+function conditionSummary(status: JobStatus): string[] {
   return (status.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
 }
 
@@ -74,14 +76,14 @@ interface Expected {
   succeeded?: number;
   failed?: number;
   /** null: the field must be absent. */
-  startTime?: Date | null;
-  completionTime?: Date | null;
+  startTime?: string | null;
+  completionTime?: string | null;
   completedIndexes?: string | null;
   failedIndexes?: string | null;
   conditions?: string[];
 }
 
-function observed(status: V1JobStatus, keys: ReadonlyArray<keyof Expected>): Expected {
+function observed(status: JobStatus, keys: ReadonlyArray<keyof Expected>): Expected {
   const view: Expected = {};
   for (const key of keys) {
     if (key === 'conditions') view.conditions = conditionSummary(status);
@@ -92,8 +94,8 @@ function observed(status: V1JobStatus, keys: ReadonlyArray<keyof Expected>): Exp
 
 interface TranslationCase {
   name: string;
-  origin: V1Job;
-  mirror: V1Job;
+  origin: Job;
+  mirror: Job;
   carried?: JobProgress;
   expected: Expected;
 }
@@ -524,7 +526,7 @@ describe('translateMirrorStatus', () => {
   for (const [group, groupCases] of Object.entries(cases)) {
     describe(group, () => {
       it.each(groupCases)('$name', ({ origin: originJob, mirror: mirrorJob, carried, expected }) => {
-        const translated = translateMirrorStatus(originJob, mirrorJob, carried ?? firstAttempt, NOW);
+        const translated = translateMirrorStatus(originJob, mirrorJob, carried ?? firstAttempt, NOW_DATE);
         const keys = Object.keys(expected) as Array<keyof Expected>;
         expect(observed(translated, keys)).toEqual(expected);
         expect(
@@ -543,7 +545,7 @@ describe('translateMirrorStatus', () => {
       origin(nonIndexed, { conditions: [condition('Suspended', 'True', 0)] }),
       mirror({ startTime: at(300), active: 1 }),
       firstAttempt,
-      NOW,
+      NOW_DATE,
     );
     expect(translated.conditions).toEqual([
       expect.objectContaining({
@@ -561,7 +563,7 @@ describe('translateMirrorStatus', () => {
       origin(nonIndexed, { startTime: at(0) }),
       mirror({ startTime: at(0), conditions: [failureTarget] }),
       firstAttempt,
-      NOW,
+      NOW_DATE,
     );
     expect(translated.conditions).toEqual([failureTarget]);
   });
@@ -575,7 +577,7 @@ describe('translateMirrorStatus', () => {
         uncountedTerminatedPods: { succeeded: ['pod-a'], failed: ['pod-b'] },
       }),
       firstAttempt,
-      NOW,
+      NOW_DATE,
     );
     expect(translated.uncountedTerminatedPods).toEqual({});
     expect(translated).toMatchObject({ succeeded: 0, failed: 0 });
@@ -599,7 +601,7 @@ describe('translateMirrorStatus', () => {
       perIndex,
     );
     const before = structuredClone({ originJob, mirrorJob });
-    translateMirrorStatus(originJob, mirrorJob, { succeeded: 1, failed: 0, completedIndexes: '0' }, NOW);
+    translateMirrorStatus(originJob, mirrorJob, { succeeded: 1, failed: 0, completedIndexes: '0' }, NOW_DATE);
     expect({ originJob, mirrorJob }).toEqual(before);
   });
 });
@@ -611,8 +613,8 @@ describe('translateMirrorStatus', () => {
  * (active, succeeded, failed), an empty completedIndexes and no conditions; ready,
  * terminating, failedIndexes and uncountedTerminatedPods are pointers and stay.
  */
-function asStored(status: V1JobStatus): V1JobStatus {
-  const stored: V1JobStatus = { ...status };
+function asStored(status: JobStatus): JobStatus {
+  const stored: JobStatus = { ...status };
   for (const counter of ['active', 'succeeded', 'failed'] as const)
     if (!stored[counter]) delete stored[counter];
   if (!stored.completedIndexes) delete stored.completedIndexes;
@@ -635,7 +637,7 @@ function finishedAt(seconds: number, type: 'Failed' | 'Complete', reason: string
 // Final statuses the worker's built-in Job controller wrote for Jobs of seed 20261130 (times
 // shifted to the epoch). Run directly, the Job ends with exactly this status; through jobrelay
 // the origin must end with it too. Before the fix the origin had no uncountedTerminatedPods.
-const finalStatuses: Array<{ name: string; spec: V1JobSpec; running: V1JobStatus; final: V1JobStatus }> = [
+const finalStatuses: Array<{ name: string; spec: JobSpec; running: JobStatus; final: JobStatus }> = [
   {
     name: 'Indexed, backoffLimitPerIndex 1, indexes 0 and 4 failing (j009)',
     spec: { ...indexed, completions: 5, parallelism: 4, backoffLimitPerIndex: 1, maxFailedIndexes: 4 },
@@ -700,12 +702,12 @@ const finalStatuses: Array<{ name: string; spec: V1JobSpec; running: V1JobStatus
 describe('translateMirrorStatus ends the origin with the mirror’s final status, whole', () => {
   it.each(finalStatuses)('$name', ({ spec, running, final }) => {
     // The origin as jobrelay wrote it while the mirror ran, then the mirror's final status.
-    const runningOrigin = translateMirrorStatus(origin(spec), mirror(running, spec), firstAttempt, NOW);
+    const runningOrigin = translateMirrorStatus(origin(spec), mirror(running, spec), firstAttempt, NOW_DATE);
     const translated = translateMirrorStatus(
       origin(spec, runningOrigin),
       mirror(final, spec),
       firstAttempt,
-      NOW,
+      NOW_DATE,
     );
     expect(asStored(translated)).toEqual(final);
     expect(validateJobStatusTransition({ spec, oldStatus: runningOrigin, newStatus: translated })).toEqual(
@@ -752,7 +754,7 @@ type Beginning =
 
 interface OriginJourney {
   /** Each origin /status update: the origin's spec then, its stored status, the translated one. */
-  updates: Array<{ spec: V1JobSpec; oldStatus: V1JobStatus; newStatus: V1JobStatus; replaced: boolean }>;
+  updates: Array<{ spec: JobSpec; oldStatus: JobStatus; newStatus: JobStatus; replaced: boolean }>;
   replaced: boolean;
 }
 
@@ -772,9 +774,9 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
     replaceAt: fc.nat(45),
   })
   .map(({ spec: chosen, beginning, steps, ending, replaceAt }) => {
-    let spec: V1JobSpec = { ...chosen, suspend: beginning === 'placed-suspended' };
+    let spec: JobSpec = { ...chosen, suspend: beginning === 'placed-suspended' };
     let clock = 0;
-    let originStatus: V1JobStatus =
+    let originStatus: JobStatus =
       beginning === 'running'
         ? {}
         : { conditions: [{ ...condition('Suspended', 'True', 0), message: 'created suspended' }] };
@@ -817,7 +819,7 @@ const journeyArbitrary: fc.Arbitrary<OriginJourney> = fc
           status: controllerJobStatus(mirrorState, spec),
         },
         carried,
-        at(clock),
+        new Date(at(clock)),
       );
       updates.push({ spec, oldStatus: originStatus, newStatus, replaced: replacedNow });
       originStatus = newStatus;
@@ -842,7 +844,7 @@ describe('translateMirrorStatus over a model of the worker and re-placement', { 
   it('keeps the counts and the first startTime across a re-placement', () => {
     fc.assert(
       fc.property(journeyArbitrary, ({ updates }) => {
-        let firstStart: Date | undefined;
+        let firstStart: string | undefined;
         for (const { oldStatus, newStatus } of updates) {
           if (isResume(oldStatus, newStatus)) firstStart = newStatus.startTime;
           firstStart ??= newStatus.startTime;

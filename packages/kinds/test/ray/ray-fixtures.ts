@@ -55,7 +55,7 @@ const originMetadata = (kind: string) => ({
   uid: `origin-${kind}-uid`,
   resourceVersion: '812',
   generation: 3,
-  creationTimestamp: '2026-01-05T09:59:00Z' as unknown as Date,
+  creationTimestamp: '2026-01-05T09:59:00Z',
   managedFields: [{ manager: 'kubectl', operation: 'Apply' }],
   finalizers: ['example.com/audit'],
   labels: { app: 'demo', 'kueue.x-k8s.io/queue-name': 'team-a' },

@@ -5,6 +5,7 @@
 // (409, reason AlreadyExists), NotFound for a missing object or namespace, a UID precondition
 // on delete. Failures to inject are queued per verb. Every call is logged, in order.
 import type { KubeObject, WorkloadClient } from '@jobrelay/kinds';
+import { applyMergePatch } from '@jobrelay/mirror';
 import type { CoreV1Api } from '@kubernetes/client-node';
 
 /** An error shaped like client-node's ApiException: `code` and a Status `body`. */
@@ -16,20 +17,6 @@ export function apiError(code: number, reason: string, message = reason): Error 
 }
 
 type Verb = 'create' | 'read' | 'patch' | 'patchStatus' | 'replaceStatus' | 'delete' | 'createNamespace';
-
-/** RFC 7386 JSON merge patch. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
-  }
-  return result;
-}
 
 export class InMemoryCluster<T extends KubeObject = KubeObject> implements WorkloadClient<T> {
   readonly objects = new Map<string, T>();
@@ -105,7 +92,7 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
     const precondition = (body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
     if (precondition !== undefined && precondition !== current.metadata!.resourceVersion)
       throw apiError(409, 'Conflict', 'the object has been modified');
-    return this.put(mergePatch(current, body) as T);
+    return this.put(applyMergePatch(current, body) as T);
   }
 
   async patchStatus(namespace: string, name: string, body: object): Promise<T> {
@@ -113,7 +100,10 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
     this.fail('patchStatus');
     const current = this.existing(namespace, name);
     const { status } = body as { status?: unknown };
-    return this.put({ ...current, status: mergePatch((current as { status?: unknown }).status, status) });
+    return this.put({
+      ...current,
+      status: applyMergePatch((current as { status?: unknown }).status, status),
+    });
   }
 
   async replaceStatus(object: T): Promise<T> {

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
+import { applyMergePatch } from '@jobrelay/mirror';
 
 interface StoredObject {
   apiVersion?: string;
@@ -25,19 +26,6 @@ interface Collection {
   namespaced: boolean;
   /** By namespace/name (or name). */
   objects: Map<string, StoredObject>;
-}
-
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
-  }
-  return result;
 }
 
 function groupPath(apiVersion: string): string {
@@ -238,7 +226,7 @@ export class InProcessApiServer {
       if (!found) return status(404, 'NotFound', `${collection.plural} "${name}" not found`);
       if (req.method === 'GET') return send(200, found);
       if (req.method === 'PATCH') {
-        const patched = mergePatch(found, subresource ? { status: body?.status } : body) as StoredObject;
+        const patched = applyMergePatch(found, subresource ? { status: body?.status } : body) as StoredObject;
         return send(200, this.put(collection.apiVersion, collection.plural, patched));
       }
       return status(405, 'MethodNotAllowed', 'not served here');

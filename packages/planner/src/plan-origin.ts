@@ -1,5 +1,5 @@
 import type { KubeObject, WorkloadKindAdapter } from '@jobrelay/kinds';
-import { mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import { applyMergePatch, mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
 import {
   describeRefusal,
   newlyRefusedAsks,
@@ -302,20 +302,6 @@ function nextAttemptAfter<T extends KubeObject>(
     if (ownership.kind === 'this-origin') highest = Math.max(highest, ownership.attempt ?? 0);
   }
   return highest + 1;
-}
-
-/** RFC 7386 JSON merge patch: `patch`'s fields replace `target`'s, objects are merged, null removes. */
-function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = applyMergePatch(result[key], value);
-  }
-  return result;
 }
 
 /**

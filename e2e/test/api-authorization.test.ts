@@ -258,7 +258,7 @@ const requests: Record<string, RequestSpec> = {
       missing: clustersPermission('update', { subresource: 'drain', name: target }),
     },
     answer: async (response) => {
-      expect(response.json()).toEqual({ cluster: target, draining: true, remaining: 0, hidden: 0, jobs: [] });
+      expect(response.json()).toEqual({ cluster: target, draining: true, remaining: 0, hidden: 0, workloads: [] });
       expect((await readTarget()).spec.drain).toBe(true);
     },
   },
@@ -269,7 +269,7 @@ const requests: Record<string, RequestSpec> = {
       missing: clustersPermission('get', { name: target }),
     },
     answer: (response) => {
-      expect(response.json()).toMatchObject({ cluster: target, remaining: 0, hidden: 0, jobs: [] });
+      expect(response.json()).toMatchObject({ cluster: target, remaining: 0, hidden: 0, workloads: [] });
     },
   },
   'DELETE /api/v1/clusters/matrix-target': {

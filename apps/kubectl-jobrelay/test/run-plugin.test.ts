@@ -733,7 +733,7 @@ describe('commands', () => {
     let remaining = 2;
     const url = await startApi((req, res) => {
       if (req.method === 'GET') remaining -= 1;
-      json(res, 200, { cluster: 'w1', draining: true, remaining, jobs: [] });
+      json(res, 200, { cluster: 'w1', draining: true, remaining, hidden: 0, workloads: [] });
     });
     const result = await run([
       'drain',
@@ -755,7 +755,7 @@ describe('commands', () => {
 
   it('drain --wait gives up after --timeout with exit 1', async () => {
     const url = await startApi((_req, res) =>
-      json(res, 200, { cluster: 'w1', draining: true, remaining: 1, jobs: [] }),
+      json(res, 200, { cluster: 'w1', draining: true, remaining: 1, hidden: 0, workloads: [] }),
     );
     const stdout = new Collect();
     const stderr = new Collect();

@@ -315,7 +315,7 @@ describe('the Active condition of a WorkerCluster', () => {
 });
 
 describe('kubectl get workerclusters', () => {
-  it('shows ACTIVE, JOBS, FREE-CPU, FREE-MEMORY and AGE, with capacity from the workers', async () => {
+  it('shows ACTIVE, WORKLOADS, FREE-CPU, FREE-MEMORY and AGE, with capacity from the workers', async () => {
     const worker = fleet.sandbox.workers[0]!.name;
     const table = await eventually('capacity in the status', async () => {
       const out = execFileSync(
@@ -332,7 +332,7 @@ describe('kubectl get workerclusters', () => {
       return (out.split('\n')[1] ?? '').includes('<none>') ? undefined : out;
     });
     const [header, row] = table.trim().split('\n');
-    expect(header!.split(/\s+/)).toEqual(['NAME', 'ACTIVE', 'JOBS', 'FREE-CPU', 'FREE-MEMORY', 'AGE']);
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'ACTIVE', 'WORKLOADS', 'FREE-CPU', 'FREE-MEMORY', 'AGE']);
     expect(row).toMatch(new RegExp(`^${worker}\\s+True\\s+\\d+\\s+\\d+(m)?\\s+\\d+(Gi|Mi|Ki)?\\s+`));
   });
 });

@@ -258,7 +258,13 @@ const requests: Record<string, RequestSpec> = {
       missing: clustersPermission('update', { subresource: 'drain', name: target }),
     },
     answer: async (response) => {
-      expect(response.json()).toEqual({ cluster: target, draining: true, remaining: 0, hidden: 0, workloads: [] });
+      expect(response.json()).toEqual({
+        cluster: target,
+        draining: true,
+        remaining: 0,
+        hidden: 0,
+        workloads: [],
+      });
       expect((await readTarget()).spec.drain).toBe(true);
     },
   },

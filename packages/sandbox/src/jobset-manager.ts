@@ -15,9 +15,9 @@ import {
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
-import { httpOk, waitFor } from './health-probes.ts';
+import { httpOk } from './health-probes.ts';
 import { jobrelayCacheDir, withBuildLock } from './kube-binaries.ts';
-import { type KubeTarget, kubeRequest } from './kube-http.ts';
+import { type KubeTarget, serverSideApply, waitForServedResources } from './kube-http.ts';
 import { jobSetModuleSum, pinnedVersions } from './pinned-versions.ts';
 import type { SandboxPki } from './pki.ts';
 import type { SandboxLayout } from './sandbox-layout.ts';
@@ -208,18 +208,6 @@ function plural(kind: string): string {
     : 'validatingwebhookconfigurations';
 }
 
-async function serverSideApply(target: KubeTarget, path: string, data: string | Buffer): Promise<void> {
-  const applied = await kubeRequest(target, 'PATCH', `${path}?fieldManager=jobrelay-sandbox&force=true`, {
-    contentType: 'application/apply-patch+yaml',
-    data,
-  });
-  if (applied.status !== 200 && applied.status !== 201) {
-    throw new Error(
-      `applying ${path} to ${target.server}: HTTP ${applied.status} ${applied.body.slice(0, 500)}`,
-    );
-  }
-}
-
 /**
  * What a cluster needs before its manager starts: the CRD (server-side applied, waited for
  * until served: the manager exits on a kind it cannot watch), the certificate directory and
@@ -251,18 +239,7 @@ export async function installJobSet(
       JSON.stringify(configuration),
     );
   }
-  // Discovery lists the resource once the CRD is Established, in a few hundred bytes.
-  await waitFor(
-    `the JobSet CRD to be established on ${target.server}`,
-    async () => {
-      const discovery = await kubeRequest(target, 'GET', '/apis/jobset.x-k8s.io/v1alpha2');
-      if (discovery.status !== 200) return false;
-      return (JSON.parse(discovery.body) as { resources: { name: string }[] }).resources.some(
-        (r) => r.name === 'jobsets',
-      );
-    },
-    { timeoutMs: 90_000, intervalMs: 500 },
-  );
+  await waitForServedResources(target, 'jobset.x-k8s.io/v1alpha2', ['jobsets'], 'the JobSet CRD');
 }
 
 export interface JobSetProcessSpec {

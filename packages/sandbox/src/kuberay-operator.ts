@@ -6,9 +6,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { httpOk, waitFor } from './health-probes.ts';
+import { httpOk } from './health-probes.ts';
 import { jobrelayCacheDir, withBuildLock } from './kube-binaries.ts';
-import { type KubeTarget, kubeGetJson, kubeRequest } from './kube-http.ts';
+import { type KubeTarget, kubeGetJson, serverSideApply, waitForServedResources } from './kube-http.ts';
 import { isOurProcess } from './local-process.ts';
 import { pinnedVersions } from './pinned-versions.ts';
 import type { SandboxLayout } from './sandbox-layout.ts';
@@ -147,31 +147,13 @@ export async function installKuberayCrds(target: KubeTarget, crdDir: string): Pr
     return { file, plural, path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${plural}.ray.io` };
   });
   await Promise.all(
-    crds.map(async ({ file, path }) => {
-      const applied = await kubeRequest(target, 'PATCH', `${path}?fieldManager=jobrelay-sandbox&force=true`, {
-        contentType: 'application/apply-patch+yaml',
-        data: readFileSync(join(crdDir, file)),
-      });
-      if (applied.status !== 200 && applied.status !== 201) {
-        throw new Error(
-          `applying ${path} to ${target.server}: HTTP ${applied.status} ${applied.body.slice(0, 500)}`,
-        );
-      }
-    }),
+    crds.map(({ file, path }) => serverSideApply(target, path, readFileSync(join(crdDir, file)))),
   );
-  // Discovery lists a CRD's resource only once it is Established (apiextensions' discovery
-  // controller), and answers in a few hundred bytes where a CRD is a megabyte: poll that.
-  await waitFor(
-    `KubeRay's CRDs to be established on ${target.server}`,
-    async () => {
-      const discovery = await kubeRequest(target, 'GET', '/apis/ray.io/v1');
-      if (discovery.status !== 200) return false;
-      const served = new Set(
-        (JSON.parse(discovery.body) as { resources: { name: string }[] }).resources.map((r) => r.name),
-      );
-      return crds.every(({ plural }) => served.has(plural));
-    },
-    { timeoutMs: 90_000, intervalMs: 500 },
+  await waitForServedResources(
+    target,
+    'ray.io/v1',
+    crds.map(({ plural }) => plural),
+    "KubeRay's CRDs",
   );
   for (const { path } of crds) {
     const crd = await kubeGetJson<{ status?: { conditions?: { type: string; status: string }[] } }>(

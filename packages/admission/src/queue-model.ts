@@ -60,6 +60,11 @@ export interface QueuedWorkload {
 export interface AdmittedWorkload extends QueuedWorkload {
   cluster: string;
   admittedAt: number;
+  /**
+   * Already chosen for eviction (its mirror is being deleted): it still holds quota until it is
+   * gone, but a new preemption counts it as freed rather than choosing more victims.
+   */
+  evicting?: boolean;
 }
 
 /**
@@ -165,3 +170,43 @@ export interface DispatchQueueStatus {
   }>;
   observedGeneration?: number;
 }
+
+// The functions of this package, and where they live (each with its tests):
+//
+// decide-admission.ts   decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision
+// dispatch-queue.ts     parseDispatchQueue(object: unknown): ParsedQueue
+// queue-selection.ts    queueFor(workload, namespaceLabels, queues): QueueChoice
+// workload-priority.ts  workloadPriority(templates, classes): WorkloadPriority
+
+/** A DispatchQueue object read from the apiserver: its spec usable, or why not (every problem, for its Active condition). */
+export type ParsedQueue =
+  | { kind: 'ok'; spec: QueueSpec }
+  | { kind: 'invalid'; name: string; problems: string[] };
+
+/**
+ * Which queue takes a workload: none (no queue selects its namespace and it names none: it is
+ * placed as without queues), one, or a refusal the workload waits on (it names a queue that does
+ * not exist or does not take its namespace; two queues select its namespace and it names neither).
+ */
+export type QueueChoice =
+  | { kind: 'unqueued' }
+  | { kind: 'queued'; queue: string }
+  | { kind: 'refused'; message: string };
+
+/** The workload as queue selection reads it. */
+export interface QueueSelectionInput {
+  namespace: string;
+  labels?: Record<string, string>;
+}
+
+/** PriorityClasses (scheduling.k8s.io/v1) as the controller caches them. */
+export interface PriorityClassLookup {
+  get(name: string): { value: number } | undefined;
+  /** The class with globalDefault: true (the highest value if several), if any. */
+  globalDefault(): { name: string; value: number } | undefined;
+}
+
+/** A workload's priority, or why it cannot be known (a PriorityClass that does not exist). */
+export type WorkloadPriority =
+  | { kind: 'ok'; priority: number; className?: string }
+  | { kind: 'refused'; message: string };

@@ -40,6 +40,18 @@ const placementRecordSchema = z.object({
    * more is done for it. Removing the annotation lets it be placed afresh.
    */
   gaveUp: z.string().optional(),
+  /**
+   * The DispatchQueue that admitted this attempt: its quota counts the workload while it is
+   * placed and unfinished (kept here so usage is recomputed from Kubernetes after a restart, and
+   * so a namespace relabelled meanwhile does not move the usage to another queue).
+   */
+  queue: z.string().min(1).optional(),
+  /**
+   * Its queue's admission evicted this attempt (preempted for a higher-priority workload of its
+   * queue, or to reclaim nominal quota it borrowed) and says why: the mirror is deleted, the
+   * progress carried, and the workload waits in its queue again (as a re-placement).
+   */
+  preempted: z.string().optional(),
 });
 
 /** A kind's progress as the core holds it: any JSON value, read only by the kind's adapter. */

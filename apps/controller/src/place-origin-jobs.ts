@@ -3,6 +3,7 @@ import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
 import {
+  addResources,
   type ClusterCandidate,
   type ClusterLoad,
   chooseWorkerCluster,
@@ -16,12 +17,11 @@ import {
   type PlacementRecord,
   type PlacementTask,
   type PodGroup,
-  type Resources,
-  addResources,
   placedWorkload,
   placementRecordOf,
   placementRequestFor,
   type RecordKeyring,
+  type Resources,
 } from '@jobrelay/placement';
 import { type OriginAction, type PlacementChoice, placementNeed, planPlacement } from '@jobrelay/planner';
 import type { Logger } from 'pino';
@@ -201,7 +201,12 @@ export class OriginPlacer {
    * through a task): the record names the cluster and the queue (whose quota it holds while it is
    * placed and unfinished). `not-needed` when the cache shows nothing to place any longer.
    */
-  async placeAdmitted(kindName: string, key: string, uid: string, admission: Admission): Promise<PlacementOutcome> {
+  async placeAdmitted(
+    kindName: string,
+    key: string,
+    uid: string,
+    admission: Admission,
+  ): Promise<PlacementOutcome> {
     if (!this.options.leading()) throw new Error('not the leader: placement left to the leader');
     const kind = this.options.kinds.get(kindName);
     const origin = kind?.origins.get(key);

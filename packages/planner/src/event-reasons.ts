@@ -52,8 +52,13 @@ export const eventReasons = {
    * ask for something its cluster's podRestrictions refuse that the mirror does not have yet.
    */
   specChangeRefused: 'SpecChangeRefused',
-  /** Warning: the workload leaves its cluster (drain, lost worker, vanished mirror, collision). */
+  /** Warning: the workload leaves its cluster (drain, lost worker, vanished mirror, collision, preemption). */
   replacing: 'Replacing',
+  /**
+   * Warning: its queue's admission evicted it (for a higher-priority workload of its queue, or to
+   * reclaim nominal quota it borrowed); it goes back to its queue keeping its progress.
+   */
+  preempted: 'Preempted',
   /** Normal: an outcome decided before the mirror was lost was made final without it. */
   finishedWithoutMirror: 'FinishedWithoutMirror',
   /**
@@ -68,4 +73,4 @@ export const eventReasons = {
 export type EventReason = (typeof eventReasons)[keyof typeof eventReasons];
 
 /** The `action` of an Event (events.k8s.io/v1): what jobrelay was doing. */
-export type EventAction = 'Place' | 'Create' | 'Sync';
+export type EventAction = 'Place' | 'Create' | 'Sync' | 'Preempt';

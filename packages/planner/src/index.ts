@@ -8,6 +8,7 @@ export {
   deletionRetryMs,
   mirrorRecorded,
   type PlannerConfig,
+  planEviction,
   planOrigin,
   replace,
   statusWrite,

@@ -162,6 +162,9 @@ export function planOrigin<T extends KubeObject>(
 
   // 5. Placed: the mirror must exist on that cluster, unless the cluster is being drained or
   //    has been lost for longer than the timeout: then the workload moves.
+  // Evicted by its queue's admission: back to its queue with its progress, like a drain.
+  if (record.preempted !== undefined)
+    return [...actions, ...replace(adapter, origin, record, `preempted: ${record.preempted}`, [], now)];
   const here = clusters.find((c) => c.name === record.cluster);
   if (here?.registered && here.drain) {
     return [
@@ -655,5 +658,19 @@ function retire<T extends KubeObject>(
   return [
     ...sync,
     { type: 'delete-mirror', cluster: here.name, mirror, why: `its ${adapter.resource.kind} finished` },
+  ];
+}
+
+/**
+ * Its queue's admission evicts a placed workload: the record says so (sealed, so usage stays
+ * counted until the reconcile acts on it, and a restart finds it), with a `Preempted` Event. The
+ * reconcile then places it again from its progress (replace): the mirror of the old attempt is
+ * deleted as stale, and the new attempt waits in its queue to be admitted again.
+ */
+export function planEviction<T extends KubeObject>(record: PlacementRecord, message: string): Action<T>[] {
+  if (!record.cluster || record.preempted !== undefined) return [];
+  return [
+    { type: 'patch-placement', record: { ...record, preempted: message } },
+    event('Warning', eventReasons.preempted, 'Preempt', message),
   ];
 }

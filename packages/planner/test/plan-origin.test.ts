@@ -9,7 +9,7 @@ import {
 } from '@jobrelay/mirror';
 import { nothingCarried, type PlacementRecord } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
-import { mirrorRecorded, type OriginAction, planOrigin } from '../src/index.ts';
+import { mirrorRecorded, type OriginAction, planEviction, planOrigin } from '../src/index.ts';
 import {
   adapter,
   cluster,
@@ -315,6 +315,32 @@ describe('5. placed, its cluster unusable', () => {
       waitingSince: new Date(now).toISOString(),
     });
     expect(reasons(actions)).toEqual(['Replacing']);
+  });
+
+  it('evicted by its queue: back to its queue carrying its counts, the queue and the eviction cleared', () => {
+    const actions = plan(
+      present(origin, record({ queue: 'research', preempted: 'preempted to admit team-a/urgent' }), [
+        cluster('worker-1', { mirror: mirrorOf(origin) }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
+    expect(only(actions, 'patch-placement')[0]!.record).toEqual({
+      attempt: 2,
+      carried: { succeeded: 1, failed: 2 },
+      excludedClusters: [],
+      lastReplacedBecause: 'preempted: preempted to admit team-a/urgent',
+      waitingSince: new Date(now).toISOString(),
+    });
+    expect(reasons(actions)).toEqual(['Replacing']);
+  });
+
+  it('evicted while its cluster is lost: moves at once, without waiting for the cluster', () => {
+    const actions = plan(
+      present(origin, record({ queue: 'research', preempted: 'reclaimed' }), [
+        cluster('worker-1', { active: false, reason: 'Unreachable', inactiveSince: now - 1_000 }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
   });
 
   it('waits for a lost cluster until the timeout, looking again at most every 5 s', () => {
@@ -839,5 +865,36 @@ describe('determinism', () => {
     const first = plan(snapshot);
     expect(plan(snapshot)).toEqual(first);
     expect(snapshot).toEqual(before);
+  });
+});
+
+describe('planEviction', () => {
+  it('marks a placed record preempted, sealed in one write, with a Preempted Event', () => {
+    const placed = record({ queue: 'research' });
+    const actions = planEviction<Job>(
+      placed,
+      'preempted to admit team-a/urgent (priority 1000) of queue research',
+    );
+    expect(actions).toEqual([
+      {
+        type: 'patch-placement',
+        record: {
+          ...placed,
+          preempted: 'preempted to admit team-a/urgent (priority 1000) of queue research',
+        },
+      },
+      {
+        type: 'record-event',
+        eventType: 'Warning',
+        reason: 'Preempted',
+        action: 'Preempt',
+        note: 'preempted to admit team-a/urgent (priority 1000) of queue research',
+      },
+    ]);
+  });
+
+  it('does nothing for a workload not placed, or already evicted (no second Event)', () => {
+    expect(planEviction<Job>(record({ cluster: undefined }), 'x')).toEqual([]);
+    expect(planEviction<Job>(record({ preempted: 'earlier' }), 'x')).toEqual([]);
   });
 });

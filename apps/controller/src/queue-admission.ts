@@ -47,10 +47,10 @@ export interface AdmissionFunctions {
     templates: readonly WorkloadPodTemplate[] | undefined,
     classes: PriorityClassLookup,
   ): WorkloadPriority;
-  /** The actions that mark the record `preempted` and record a `Preempted` Event (its reconcile deletes the mirror). */
-  planEviction(origin: KubeObject, record: PlacementRecord, message: string): OriginAction[];
+  /** The actions that mark the record `preempted` and record a `Preempted` Event (its reconcile re-places it). */
+  planEviction(record: PlacementRecord, message: string): OriginAction[];
   /** `used/nominal` of cpu, memory and GPUs for `kubectl get dispatchqueues`. */
-  queueStatusColumns?(spec: QueueSpec, used: Resources): DispatchQueueStatus['columns'];
+  queueStatusColumns?(nominal: Resources, used: Resources): DispatchQueueStatus['columns'];
 }
 
 /** A dispatched kind as admission reads it: placement's view, and its whole origin cache. */
@@ -78,6 +78,8 @@ export interface QueueAdmissionOptions {
   debounceMs?: number;
   /** A queue's status is written at most this often (default 2 s). */
   statusIntervalMs?: number;
+  /** False: cycles run only when called (tests drive them); nothing is scheduled on a timer. */
+  scheduleCycles?: boolean;
 }
 
 /** What admission knows of one origin, kept up to date from its cache's events. */
@@ -312,6 +314,7 @@ export class QueueAdmission {
 
   /** Asks for a cycle soon (changes within the debounce cost one). */
   cycleSoon(delayMs = this.options.debounceMs ?? 200): void {
+    if (this.options.scheduleCycles === false) return;
     if (this.stopped || this.timer || !this.options.leading() || !this.wasActive) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -444,7 +447,7 @@ export class QueueAdmission {
       const kind = this.options.kinds.get(entry.kindName)!;
       writes.push(
         this.options.placer
-          .writeOn(kind, entry.origin, functions.planEviction(entry.origin, record, eviction.message))
+          .writeOn(kind, entry.origin, functions.planEviction(record, eviction.message))
           .then((result) => {
             if (result.conflicted) {
               this.assumedEvictions.delete(eviction.uid);
@@ -559,7 +562,7 @@ export class QueueAdmission {
       usage: quantities(used, Object.keys(spec.nominalQuota)),
       borrowed: quantities(usage?.borrowed ?? {}, borrowedNames),
       share: String(Math.round((usage?.share ?? 0) * 1000) / 1000),
-      columns: this.options.functions.queueStatusColumns?.(spec, used) ?? columnsOf(spec, used),
+      columns: this.options.functions.queueStatusColumns?.(spec.nominalQuota, used) ?? columnsOf(spec, used),
       conditions: [
         condition(object, 'True', 'Active', 'the queue admits workloads', this.options.clock.now()),
       ],

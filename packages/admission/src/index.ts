@@ -1,1 +1,2 @@
+export { comparePendingOrder, decideAdmission } from './decide-admission.ts';
 export * from './queue-model.ts';

@@ -4,8 +4,8 @@
 // completes without running a completed index again; after the controller is killed and
 // restarted, the queue's usage is what the placement records say.
 
-import type { PlacementRecord } from '@jobrelay/placement';
 import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
+import type { PlacementRecord } from '@jobrelay/placement';
 import { CustomObjectsApi, SchedulingV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -57,7 +57,9 @@ async function deleteQueue(name: string): Promise<void> {
 }
 
 async function queueStatus(name: string): Promise<Record<string, unknown> | undefined> {
-  const queue = (await custom().getClusterCustomObject({ ...queueApi, name })) as { status?: Record<string, unknown> };
+  const queue = (await custom().getClusterCustomObject({ ...queueApi, name })) as {
+    status?: Record<string, unknown>;
+  };
   return queue.status;
 }
 
@@ -94,7 +96,10 @@ function sampleAdmitted(): { stop(): Promise<number> } {
   };
 }
 
-async function createJob(name: string, options: { runSeconds: number; spec?: V1Job['spec']; priority?: boolean }) {
+async function createJob(
+  name: string,
+  options: { runSeconds: number; spec?: V1Job['spec']; priority?: boolean },
+) {
   const body = sandboxJob({
     name,
     managedBy: dispatcherManagedBy,
@@ -143,7 +148,9 @@ describe('DispatchQueue admission', () => {
       const jobs = (await fleet.management.batch.listNamespacedJob({ namespace })).items.filter((j) =>
         names.includes(j.metadata!.name!),
       );
-      const held = jobs.filter((j) => j.metadata?.annotations?.[unschedulableAnnotation]?.includes(`queue ${queue}`));
+      const held = jobs.filter((j) =>
+        j.metadata?.annotations?.[unschedulableAnnotation]?.includes(`queue ${queue}`),
+      );
       return held.length >= 2 ? held : undefined;
     });
     expect(waiting.every((j) => recordOf(j)?.cluster === undefined)).toBe(true);
@@ -173,7 +180,9 @@ describe('DispatchQueue admission', () => {
     const preempted = await eventually('the low Job preempted', async () => {
       const job = await fleet.management.batch.readNamespacedJob({ name: lowName, namespace });
       const record = recordOf(job);
-      return (record as { lastReplacedBecause?: string } | undefined)?.lastReplacedBecause?.startsWith('preempted')
+      return (record as { lastReplacedBecause?: string } | undefined)?.lastReplacedBecause?.startsWith(
+        'preempted',
+      )
         ? job
         : undefined;
     });

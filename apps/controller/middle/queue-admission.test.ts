@@ -4,10 +4,11 @@
 // preempted, the Event), and notes as the reason a workload waits; the queue's status; that an
 // install without DispatchQueues places as it always did; and that usage after a restart is what
 // the records say. The clock is injected; a cycle is run by the test, not by a timer.
+
+import type { DispatchQueueStatus } from '@jobrelay/admission';
 import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
-import type { DispatchQueueStatus } from '@jobrelay/admission';
 import { defaultManagedBy, unschedulableAnnotation } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import { eventReasons } from '@jobrelay/planner';
@@ -39,7 +40,11 @@ function view(name: string, cores = 8): WorkerClusterView {
 }
 
 /** A DispatchQueue as the apiserver returns it. */
-function dispatchQueue(name: string, spec: Record<string, unknown>, status?: DispatchQueueStatus): KubeObject {
+function dispatchQueue(
+  name: string,
+  spec: Record<string, unknown>,
+  status?: DispatchQueueStatus,
+): KubeObject {
   return {
     apiVersion: 'jobrelay.dev/v1alpha1',
     kind: 'DispatchQueue',
@@ -210,12 +215,20 @@ describe('QueueAdmission', () => {
       expect(recordOf(a, name)).toBeUndefined();
       expect(a.stored(name).metadata?.annotations?.[unschedulableAnnotation]).toMatch(/queue research/);
     }
-    // Admitted but not yet in the cache: assumed, so a second cycle admits nothing more and
-    // writes no reason again.
-    const calls = a.world.management.calls.length;
+    // Admitted but not yet in the cache: assumed, so a second cycle admits nothing more (their
+    // positions in the queue moved up: that reason is written).
     const again = await a.admission.cycle();
     expect(again?.admitted).toEqual([]);
-    expect(again?.noted).toEqual([]);
+    expect(again?.noted.map((n) => n.message)).toEqual([
+      'queue research: cpu 1/1 in use; position 1 of 2',
+      'queue research: cpu 1/1 in use; position 2 of 2',
+    ]);
+    // Nothing changed since: nothing written.
+    a.sync();
+    const calls = a.world.management.calls.length;
+    const still = await a.admission.cycle();
+    expect(still?.admitted).toEqual([]);
+    expect(still?.noted).toEqual([]);
     expect(a.world.management.calls.length).toBe(calls);
     // The queue's status says so.
     const status = a.statuses.at(-1)!;
@@ -227,7 +240,9 @@ describe('QueueAdmission', () => {
       columns: { cpu: '1/1' },
     });
     expect(status.status.conditions[0]).toMatchObject({ type: 'Active', status: 'True' });
-    expect(await counted(a.world.metrics, 'jobrelay_queue_admitted_workloads', { queue: 'research' })).toBe(2);
+    expect(await counted(a.world.metrics, 'jobrelay_queue_admitted_workloads', { queue: 'research' })).toBe(
+      2,
+    );
     expect(await counted(a.world.metrics, 'jobrelay_queue_pending_workloads', { queue: 'research' })).toBe(2);
     expect(
       await counted(a.world.metrics, 'jobrelay_queue_usage', { queue: 'research', resource: 'cpu' }),
@@ -300,7 +315,8 @@ describe('QueueAdmission', () => {
       value: 1000,
     } as KubeObject);
     a.admission.factsChanged();
-    for (const [index, name] of ['one', 'two'].entries()) a.world.management.put(job(name, clock, 100 - index));
+    for (const [index, name] of ['one', 'two'].entries())
+      a.world.management.put(job(name, clock, 100 - index));
     a.sync();
     await a.admission.cycle();
     a.sync();
@@ -309,14 +325,23 @@ describe('QueueAdmission', () => {
       ...base,
       spec: {
         ...base.spec!,
-        template: { ...base.spec!.template, spec: { ...base.spec!.template.spec!, priorityClassName: 'urgent' } },
+        template: {
+          ...base.spec!.template,
+          spec: { ...base.spec!.template.spec!, priorityClassName: 'urgent' },
+        },
       },
     });
     a.sync();
     const report = await a.admission.cycle();
-    expect(report?.evicted).toEqual([{ uid: 'uid-two', reason: 'InQueuePreemption' }]);
-    expect(recordOf(a, 'two')?.preempted).toMatch(/urgent/);
-    expect(recordOf(a, 'two')?.cluster).toMatch(/^worker-/);
+    expect(report?.evicted).toHaveLength(1);
+    const [evicted] = report!.evicted;
+    expect(evicted!.reason).toBe('InQueuePreemption');
+    const victim = evicted!.uid.replace(/^uid-/, '');
+    const spared = victim === 'one' ? 'two' : 'one';
+    expect(['one', 'two']).toContain(victim);
+    expect(recordOf(a, victim)?.preempted).toMatch(/urgent/);
+    // Still on its cluster: its reconcile deletes the mirror and places it again.
+    expect(recordOf(a, victim)?.cluster).toMatch(/^worker-/);
     expect(a.world.events.map((e) => e.reason)).toContain(eventReasons.preempted);
     expect(
       await counted(a.world.metrics, 'jobrelay_queue_evictions_total', {
@@ -327,7 +352,8 @@ describe('QueueAdmission', () => {
     // Chosen once: the next cycle (the cache showing it evicting) does not evict more.
     a.sync();
     expect((await a.admission.cycle())?.evicted).toEqual([]);
-    expect(recordOf(a, 'one')?.preempted).toBeUndefined();
+    expect(recordOf(a, spared)?.preempted).toBeUndefined();
+    expect(recordOf(a, 'urgent')).toBeUndefined();
   });
 
   it('after a restart, usage is what the records say: nothing admitted past the quota', async () => {
@@ -350,7 +376,12 @@ describe('QueueAdmission', () => {
   it('a queue whose spec cannot be used: Active False, InvalidSpec, with the problems', async () => {
     const clock = new TestClock();
     const a = admissionWorld({
-      queues: [dispatchQueue('broken', { namespaceSelector: {}, resources: [{ name: 'cpu', nominalQuota: 'lots' }] })],
+      queues: [
+        dispatchQueue('broken', {
+          namespaceSelector: {},
+          resources: [{ name: 'cpu', nominalQuota: 'lots' }],
+        }),
+      ],
       clock,
     });
     await a.admission.cycle();

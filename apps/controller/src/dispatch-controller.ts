@@ -22,18 +22,17 @@ import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay
 import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { admissionFunctions, cachedPriorityClasses } from './admission-functions.ts';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, originKey } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue } from './keyed-work-queue.ts';
 import { LeaderElector } from './leader-election.ts';
-
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginReconciler } from './origin-reconciler.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
-import { admissionFunctions, cachedPriorityClasses } from './admission-functions.ts';
 import { QueueAdmission } from './queue-admission.ts';
 import { createdNamespaceLabels, WorkerNamespaceLabels } from './worker-namespace-labels.ts';
 

@@ -11,6 +11,7 @@ import {
   type Clock,
   EventRecorder,
   makeClusterApiClients,
+  mergePatch,
   objectKey,
   ResilientInformer,
   systemClock,
@@ -307,13 +308,16 @@ export class DispatchController {
       namespaces: this.namespaces,
       functions: admissionFunctions,
       writeQueueStatus: async (name, status) => {
-        await managementApis.custom.patchClusterCustomObjectStatus({
-          group: 'jobrelay.dev',
-          version: 'v1alpha1',
-          plural: 'dispatchqueues',
-          name,
-          body: { status },
-        });
+        await managementApis.custom.patchClusterCustomObjectStatus(
+          {
+            group: 'jobrelay.dev',
+            version: 'v1alpha1',
+            plural: 'dispatchqueues',
+            name,
+            body: { status },
+          },
+          mergePatch,
+        );
       },
       leading: () => this.leading,
       recordKeys: options.recordKeys,

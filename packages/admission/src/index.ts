@@ -1,2 +1,3 @@
 export * from './dispatch-queue.ts';
 export * from './queue-model.ts';
+export * from './queue-selection.ts';

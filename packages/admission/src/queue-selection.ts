@@ -35,6 +35,10 @@ function list(names: readonly string[]): string {
  *   without queues: an install without queues behaves as before).
  * A queue without a namespaceSelector selects no namespace, so it takes no workload.
  *
+ * `namespaceLabels` are the namespace's labels as the caller's cache holds them. A caller that
+ * does not know the namespace yet (its cache not synced) must wait rather than pass undefined:
+ * undefined reads as a namespace without labels, which the queues fencing it may not select.
+ *
  * `queues` are the usable ones (parseDispatchQueue's `ok` specs). An invalid queue must not
  * open its fence: were it simply left out, its namespaces' workloads would run unqueued, past
  * the quota an admin meant to set, because of a typo. So the caller passes the invalid ones as

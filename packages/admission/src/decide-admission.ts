@@ -500,7 +500,9 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
 
   const evict: Eviction[] = [];
   const taken = new Set<string>();
-  for (const queue of queues.values()) {
+  // Queues take their turn by name, whatever order the snapshot listed them in.
+  const byName = [...queues.values()].sort((a, b) => compareText(a.spec.name, b.spec.name));
+  for (const queue of byName) {
     const { withinQueue, reclaimWithinCohort } = queue.spec.preemption;
     if (withinQueue === 'Never' && (reclaimWithinCohort === 'Never' || !queue.cohort.inCohort)) continue;
     const simulation = simulations.get(queue.cohort)!;

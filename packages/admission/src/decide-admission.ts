@@ -519,6 +519,8 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
       }
       for (const victim of found.victims) {
         taken.add(victim.workload.uid);
+        // Another workload of the cohort may find room in what this one's victims free beyond its need.
+        evictingByCohort.set(queue.cohort, (evictingByCohort.get(queue.cohort) ?? 0) + 1);
         evict.push({
           uid: victim.workload.uid,
           reason: found.reason,

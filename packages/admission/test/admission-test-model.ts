@@ -139,7 +139,8 @@ export function quotaHolds(queues: readonly QueueSpec[], usage: Map<string, Reso
 }
 
 /**
- * Whether the workload could be added to `usage` with every rule kept. Only the queue's own
+ * Whether the workload could be added to `usage` with every rule kept (never, when it asks for
+ * a resource its queue does not name). Only the queue's own
  * resources and its cohort's pool change, so a rule broken elsewhere already does not count.
  */
 export function fitsQuota(
@@ -149,6 +150,13 @@ export function fitsQuota(
 ): boolean {
   const spec = queues.find((queue) => queue.name === workload.queue);
   if (!spec) return false;
+  const unnamed = Object.keys(workload.demand).some(
+    (resource) =>
+      resource !== workloadCountResource &&
+      get(workload.demand, resource) > 0 &&
+      !(resource in spec.nominalQuota),
+  );
+  if (unnamed) return false;
   const relevant = queues.filter(
     (queue) => queue === spec || (spec.cohort !== undefined && queue.cohort === spec.cohort),
   );

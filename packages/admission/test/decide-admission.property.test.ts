@@ -322,6 +322,15 @@ describe('decideAdmission properties', () => {
               expect(spec.preemption.reclaimWithinCohort).not.toBe('Never');
               expect(victim.queue).not.toBe(workload.queue);
               expect(specOf(victim.queue).cohort).toBe(spec.cohort);
+              // Only from a queue above its nominal quota in something the workload asks for.
+              const victimSpec = specOf(victim.queue);
+              const held = heldBy(workload);
+              const borrowing = Object.keys(victimSpec.nominalQuota).some(
+                (r) =>
+                  (held[r] ?? 0) > 0 &&
+                  (usage.get(victim.queue)?.[r] ?? 0) > (victimSpec.nominalQuota[r] ?? 0),
+              );
+              expect(borrowing).toBe(true);
               if (spec.preemption.reclaimWithinCohort === 'LowerPriority') {
                 expect(victim.priority).toBeLessThan(workload.priority);
               }

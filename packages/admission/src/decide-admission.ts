@@ -90,16 +90,22 @@ export function decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision 
 
   const admit: Array<{ uid: string; cluster: string; queue: string; borrowed: Resources }> = [];
   const assumed = new Map<string, Resources>();
-  const active = [...queues.values()].filter((queue) => queue.order.length > 0);
+  let active = [...queues.values()].filter((queue) => queue.order.length > 0);
 
   for (;;) {
     let best: { entry: PendingEntry; key: HeadKey } | undefined;
+    let finished = false;
     for (const queue of active) {
-      const head = nextFittingHead(queue, waiting);
-      if (!head) continue;
+      const head = nextFittingHead(queue);
+      // Usage only grows: a queue with nothing that fits now has nothing that fits later.
+      if (!head) {
+        finished = true;
+        continue;
+      }
       const key = headKey(queue, head);
       if (!best || compareHeads(key, best.key) < 0) best = { entry: head, key };
     }
+    if (finished) active = active.filter((queue) => !queue.blockedBy && queue.cursor < queue.order.length);
     if (!best) break;
     const { entry } = best;
     const queue = entry.queue!;
@@ -203,14 +209,17 @@ function amount(resources: Resources, name: string): number {
   return Object.hasOwn(resources, name) ? (resources[name] ?? 0) : 0;
 }
 
-/** What a workload holds while admitted: its demand plus one of the count resource. */
-function heldResources(workload: QueuedWorkload): Resources {
-  return { ...workload.demand, [workloadCountResource]: amount(workload.demand, workloadCountResource) + 1 };
-}
-
+/** What a workload holds while admitted, per cohort resource: its demand plus one of the count resource. */
 function heldVector(cohort: CohortState, workload: QueuedWorkload): number[] {
-  const held = heldResources(workload);
-  return cohort.resources.map((name) => amount(held, name));
+  // Straight into the vector, without the intermediate map: this runs for every workload.
+  const held = new Array<number>(cohort.resources.length).fill(0);
+  for (const [name, value] of Object.entries(workload.demand)) {
+    const i = cohort.resourceIndex.get(name);
+    if (i !== undefined) held[i]! += value;
+  }
+  const count = cohort.resourceIndex.get(workloadCountResource);
+  if (count !== undefined) held[count]! += 1;
+  return held;
 }
 
 function holdAdmitted(
@@ -296,11 +305,14 @@ function orderPending(
 /** Why the queue can never admit it as it stands, if so. */
 function neverAdmissible(queue: QueueState, workload: QueuedWorkload, held: number[]): string | undefined {
   const name = queue.spec.name;
-  for (const resource of Object.keys(workload.demand).sort()) {
+  // The first missing resource by name, so the message does not depend on the demand's key order.
+  let missing: string | undefined;
+  for (const resource of Object.keys(workload.demand)) {
     if (resource === workloadCountResource || amount(workload.demand, resource) <= 0) continue;
-    if (!Object.hasOwn(queue.spec.nominalQuota, resource))
-      return `queue ${name}: has no quota for ${resource}`;
+    if (Object.hasOwn(queue.spec.nominalQuota, resource)) continue;
+    if (missing === undefined || resource < missing) missing = resource;
   }
+  if (missing !== undefined) return `queue ${name}: has no quota for ${missing}`;
   const { cohort } = queue;
   for (let i = 0; i < held.length; i += 1) {
     if (!queue.named[i] || held[i]! <= 0) continue;
@@ -388,14 +400,13 @@ function compareHeads(a: HeadKey, b: HeadKey): number {
  * The queue's next undecided workload that fits its quota now, setting aside those that do not
  * (BestEffortFIFO) or stopping at the first (StrictFIFO: all behind wait for it).
  */
-function nextFittingHead(queue: QueueState, waiting: Verdicts): PendingEntry | undefined {
+function nextFittingHead(queue: QueueState): PendingEntry | undefined {
   if (queue.blockedBy) return undefined;
   while (queue.cursor < queue.order.length) {
     const entry = queue.order[queue.cursor]!;
     if (blockingResource(queue, queue.used, queue.cohort.aboveGuaranteed, entry.held) < 0) return entry;
+    // Explained after the loop (unless preemption makes room), against the usage everyone then sees.
     queue.outOfQuota.push(entry);
-    // Explained after the loop, against the usage everyone then sees.
-    waiting.set(entry.workload.uid, verdict(entry, 'quota', ''));
     queue.cursor += 1;
     if (queue.spec.queueingStrategy === 'StrictFIFO') {
       queue.blockedBy = entry;
@@ -440,7 +451,7 @@ function markOrderWaits(queue: QueueState, waiting: Verdicts): void {
 function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
   const { cohort, spec } = queue;
   for (const entry of queue.outOfQuota) {
-    if (waiting.get(entry.workload.uid)?.gate !== 'quota') continue;
+    if (waiting.has(entry.workload.uid)) continue;
     const i = Math.max(0, blockingResource(queue, queue.used, cohort.aboveGuaranteed, entry.held));
     const resource = cohort.resources[i]!;
     const format = (value: number) => formatResourceAmount(resource, value);
@@ -500,7 +511,9 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
 
   const evict: Eviction[] = [];
   const taken = new Set<string>();
-  for (const queue of queues.values()) {
+  // Queues take their turn by name, whatever order the snapshot listed them in.
+  const byName = [...queues.values()].sort((a, b) => compareText(a.spec.name, b.spec.name));
+  for (const queue of byName) {
     const { withinQueue, reclaimWithinCohort } = queue.spec.preemption;
     if (withinQueue === 'Never' && (reclaimWithinCohort === 'Never' || !queue.cohort.inCohort)) continue;
     const simulation = simulations.get(queue.cohort)!;
@@ -517,6 +530,8 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
       }
       for (const victim of found.victims) {
         taken.add(victim.workload.uid);
+        // Another workload of the cohort may find room in what this one's victims free beyond its need.
+        evictingByCohort.set(queue.cohort, (evictingByCohort.get(queue.cohort) ?? 0) + 1);
         evict.push({
           uid: victim.workload.uid,
           reason: found.reason,
@@ -666,8 +681,8 @@ function usageOf(
   const add = (workload: QueuedWorkload) => {
     const total = used.get(workload.queue);
     if (!total) return;
-    for (const [name, value] of Object.entries(heldResources(workload)))
-      total[name] = amount(total, name) + value;
+    for (const [name, value] of Object.entries(workload.demand)) total[name] = amount(total, name) + value;
+    total[workloadCountResource] = amount(total, workloadCountResource) + 1;
   };
   for (const name of queues.keys()) used.set(name, {});
   for (const workload of snapshot.admitted) add(workload);

@@ -14,7 +14,7 @@ import { placementRecordOf } from '@jobrelay/placement';
 import { eventReasons } from '@jobrelay/planner';
 import { describe, expect, it } from 'vitest';
 import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
-import { admissionFunctions, cachedPriorityClasses } from '../src/admission-functions.ts';
+import { admissionFunctions, CachedPriorityClasses } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission } from '../src/queue-admission.ts';
 import { counted, type ExecutorWorld, executorWorld, silentLog, TestClock } from './executor-harness.ts';
@@ -80,6 +80,8 @@ interface AdmissionWorld {
   clock: TestClock;
   queues: KubeObject[];
   priorityClasses: KubeObject[];
+  /** A PriorityClass was added or changed (as the cache's event says). */
+  priorityClassesChanged(): void;
   placer: OriginPlacer;
   admission: QueueAdmission;
   kind: AdmittedKind;
@@ -97,6 +99,7 @@ function admissionWorld(
   const cache = new Map<string, Job>();
   const queues = options.queues ?? [];
   const priorityClasses: KubeObject[] = [];
+  const priorityLookup = new CachedPriorityClasses(() => priorityClasses);
   const statuses: AdmissionWorld['statuses'] = [];
   const kind: AdmittedKind = {
     adapter: batchJobAdapter,
@@ -133,7 +136,7 @@ function admissionWorld(
     kinds,
     placer,
     queues: { list: () => queues },
-    priorityClasses: cachedPriorityClasses(() => priorityClasses),
+    priorityClasses: priorityLookup,
     namespaces,
     functions: admissionFunctions,
     writeQueueStatus: async (name, status) => void statuses.push({ name, status }),
@@ -166,6 +169,10 @@ function admissionWorld(
     clock,
     queues,
     priorityClasses,
+    priorityClassesChanged: () => {
+      priorityLookup.changed();
+      admission!.factsChanged();
+    },
     placer,
     admission,
     kind,
@@ -314,7 +321,7 @@ describe('QueueAdmission', () => {
       metadata: { name: 'urgent' },
       value: 1000,
     } as KubeObject);
-    a.admission.factsChanged();
+    a.priorityClassesChanged();
     for (const [index, name] of ['one', 'two'].entries())
       a.world.management.put(job(name, clock, 100 - index));
     a.sync();

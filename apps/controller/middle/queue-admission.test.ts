@@ -256,6 +256,37 @@ describe('QueueAdmission', () => {
     ).toBe(1000);
   });
 
+  it('the index follows the cache: pending, admitted (the record), gone when finished; cleared when the last queue goes', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    const state = () =>
+      [...a.admission.entries()].map((e) => ({
+        uid: e.uid,
+        pending: e.pending,
+        queue: e.admitted?.queue,
+        evicting: e.admitted?.evicting,
+      }));
+    expect(state()).toEqual([{ uid: 'uid-one', pending: true, queue: undefined, evicting: undefined }]);
+    await a.admission.cycle();
+    // Not in the cache yet: still pending there (admission assumes it meanwhile).
+    expect(state()[0]?.pending).toBe(true);
+    a.sync();
+    expect(state()).toEqual([{ uid: 'uid-one', pending: false, queue: 'research', evicting: false }]);
+    expect(a.admission.isQueued(a.kind, a.stored('one'))).toBe(true);
+    finish(a, 'one');
+    a.sync();
+    expect(state()).toEqual([]);
+    a.world.management.put(job('two', clock, 5));
+    a.sync();
+    expect(state()).toHaveLength(1);
+    a.queues.length = 0;
+    a.admission.factsChanged();
+    expect(state()).toEqual([]);
+    expect(a.admission.isQueued(a.kind, a.stored('two'))).toBe(false);
+  });
+
   it('a finished workload frees its quota: the next in order is admitted', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
@@ -295,6 +326,22 @@ describe('QueueAdmission', () => {
     expect(record?.decision).toMatch(/^placed on worker-/);
     expect(a.statuses).toEqual([]);
     expect([...a.admission.entries()]).toEqual([]);
+  });
+
+  it('a queue for other namespaces only: this one is placed by its task, as without queues', async () => {
+    const clock = new TestClock();
+    const elsewhere = dispatchQueue('team-b', {
+      namespaceSelector: { matchLabels: { team: 'b' } },
+      resources: [{ name: 'cpu', nominalQuota: '1' }],
+    });
+    const a = admissionWorld({ queues: [elsewhere], clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    expect((await a.admission.cycle())?.admitted).toEqual([]);
+    const task = { namespace: 'team-a', name: 'one', uid: 'uid-one', kind: 'job' };
+    expect(await a.placer.place(task, 0)).toBe('placed');
+    expect(recordOf(a, 'one')?.queue).toBeUndefined();
+    expect(a.stored('one').metadata?.annotations?.[unschedulableAnnotation]).toBeUndefined();
   });
 
   it('a refused queue choice is the reason it waits (noted once)', async () => {

@@ -110,6 +110,7 @@ export function decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision 
     const { entry } = best;
     const queue = entry.queue!;
     queue.cursor += 1;
+    // Quota and cluster together: the quota is held only once a cluster takes the workload.
     const choice = snapshot.chooseCluster(entry.workload, assumed);
     if (choice.kind === 'no-cluster') {
       waiting.set(entry.workload.uid, verdict(entry, 'clusters', choice.message));
@@ -143,7 +144,7 @@ function buildQueues(specs: readonly QueueSpec[]): Map<string, QueueState> {
     else pushTo(byCohort, spec.cohort, spec);
   }
   const queues = new Map<string, QueueState>();
-  const groups = [...[...byCohort.values()].map((members) => ({ members, inCohort: true }))];
+  const groups = [...byCohort.values()].map((members) => ({ members, inCohort: true }));
   for (const spec of alone) groups.push({ members: [spec], inCohort: false });
   for (const { members, inCohort } of groups) {
     const resources = [...new Set(members.flatMap((spec) => Object.keys(spec.nominalQuota)))].sort();

@@ -462,7 +462,13 @@ function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
     const borrowing = cohort.inCohort
       ? ` (borrowing ${format(Math.max(0, used - nominal))} of ${Number.isFinite(ceiling) ? format(ceiling - nominal) : 'unlimited'} allowed)`
       : '';
-    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}; position ${entry.position} of ${entry.of}`;
+    // Under its own ceiling, what holds it is the cohort: its lenders have nothing left to lend.
+    const held = entry.held[i]!;
+    const pooled =
+      cohort.inCohort && used + held <= ceiling
+        ? `; cohort ${spec.cohort} has ${format(Math.max(0, cohort.pool[i]! - cohort.aboveGuaranteed[i]!))} of ${format(cohort.pool[i]!)} left to lend`
+        : '';
+    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}${pooled}; position ${entry.position} of ${entry.of}`;
     waiting.set(entry.workload.uid, verdict(entry, 'quota', message));
   }
 }

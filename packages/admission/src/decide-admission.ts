@@ -110,6 +110,7 @@ export function decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision 
     const { entry } = best;
     const queue = entry.queue!;
     queue.cursor += 1;
+    // Quota and cluster together: the quota is held only once a cluster takes the workload.
     const choice = snapshot.chooseCluster(entry.workload, assumed);
     if (choice.kind === 'no-cluster') {
       waiting.set(entry.workload.uid, verdict(entry, 'clusters', choice.message));
@@ -143,7 +144,7 @@ function buildQueues(specs: readonly QueueSpec[]): Map<string, QueueState> {
     else pushTo(byCohort, spec.cohort, spec);
   }
   const queues = new Map<string, QueueState>();
-  const groups = [...[...byCohort.values()].map((members) => ({ members, inCohort: true }))];
+  const groups = [...byCohort.values()].map((members) => ({ members, inCohort: true }));
   for (const spec of alone) groups.push({ members: [spec], inCohort: false });
   for (const { members, inCohort } of groups) {
     const resources = [...new Set(members.flatMap((spec) => Object.keys(spec.nominalQuota)))].sort();
@@ -461,7 +462,13 @@ function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
     const borrowing = cohort.inCohort
       ? ` (borrowing ${format(Math.max(0, used - nominal))} of ${Number.isFinite(ceiling) ? format(ceiling - nominal) : 'unlimited'} allowed)`
       : '';
-    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}; position ${entry.position} of ${entry.of}`;
+    // Under its own ceiling, what holds it is the cohort: its lenders have nothing left to lend.
+    const held = entry.held[i]!;
+    const pooled =
+      cohort.inCohort && used + held <= ceiling
+        ? `; cohort ${spec.cohort} has ${format(Math.max(0, cohort.pool[i]! - cohort.aboveGuaranteed[i]!))} of ${format(cohort.pool[i]!)} left to lend`
+        : '';
+    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}${pooled}; position ${entry.position} of ${entry.of}`;
     waiting.set(entry.workload.uid, verdict(entry, 'quota', message));
   }
 }
@@ -502,12 +509,14 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
       b.workload.admittedAt - a.workload.admittedAt ||
       compareText(a.workload.uid, b.workload.uid),
   );
-  const byQueue = new Map<QueueState, AdmittedEntry[]>();
-  const byCohort = new Map<CohortState, AdmittedEntry[]>();
+  const groupedByQueue = new Map<QueueState, AdmittedEntry[]>();
+  const groupedByCohort = new Map<CohortState, AdmittedEntry[]>();
   for (const entry of candidates) {
-    pushTo(byQueue, entry.queue, entry);
-    pushTo(byCohort, entry.queue.cohort, entry);
+    pushTo(groupedByQueue, entry.queue, entry);
+    pushTo(groupedByCohort, entry.queue.cohort, entry);
   }
+  const byQueue = new Map([...groupedByQueue].map(([queue, entries]) => [queue, indexVictims(entries)]));
+  const byCohort = new Map([...groupedByCohort].map(([cohort, entries]) => [cohort, indexVictims(entries)]));
 
   const evict: Eviction[] = [];
   const taken = new Set<string>();
@@ -548,6 +557,39 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
   return evict;
 }
 
+/** Candidate victims in eviction order, with running sums of what they hold for a quick bound. */
+interface VictimIndex {
+  entries: AdmittedEntry[];
+  /** prefix[k]: what the first k entries hold together. */
+  prefix: number[][];
+}
+
+function indexVictims(entries: AdmittedEntry[]): VictimIndex {
+  const width = entries[0]?.held.length ?? 0;
+  const prefix: number[][] = [new Array<number>(width).fill(0)];
+  for (const entry of entries) prefix.push(prefix.at(-1)!.map((sum, i) => sum + entry.held[i]!));
+  return { entries, prefix };
+}
+
+const noVictims: VictimIndex = { entries: [], prefix: [[]] };
+
+/** What all candidates of priority below `priority` (all when undefined) hold together. */
+function heldBelow(index: VictimIndex, priority: number | undefined, width: number): number[] {
+  let count = index.entries.length;
+  if (priority !== undefined) {
+    // Entries are sorted by priority ascending: binary search for the first at or above it.
+    let low = 0;
+    let high = index.entries.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (index.entries[middle]!.workload.priority < priority) low = middle + 1;
+      else high = middle;
+    }
+    count = low;
+  }
+  return count === 0 ? new Array<number>(width).fill(0) : index.prefix[count]!;
+}
+
 function dominates(a: number[], b: number[]): boolean {
   return a.every((value, i) => value >= b[i]!);
 }
@@ -562,8 +604,8 @@ function preemptFor(
   entry: PendingEntry,
   queue: QueueState,
   simulation: CohortSimulation,
-  byQueue: Map<QueueState, AdmittedEntry[]>,
-  byCohort: Map<CohortState, AdmittedEntry[]>,
+  byQueue: Map<QueueState, VictimIndex>,
+  byCohort: Map<CohortState, VictimIndex>,
   taken: Set<string>,
   evictingByCohort: Map<CohortState, number>,
 ): Preemption | undefined {
@@ -583,8 +625,27 @@ function preemptFor(
     queue.cohort.inCohort &&
     reclaimWithinCohort !== 'Never' &&
     entry.held.every((wanted, i) => wanted <= 0 || !queue.named[i] || own[i]! + wanted <= queue.nominal[i]!);
-  if (reclaimable) {
-    const victims = greedyVictims(entry, queue, simulation, byCohort.get(queue.cohort) ?? [], (victim) => {
+  const width = entry.held.length;
+  const below = reclaimWithinCohort === 'LowerPriority' ? priority : undefined;
+  const cohortVictims = byCohort.get(queue.cohort) ?? noVictims;
+  const ownVictims = byQueue.get(queue) ?? noVictims;
+  // Quick bounds before any search (most workloads that do not fit find no room either): even
+  // if every candidate left, would it fit? Victims already taken count as candidates here, so
+  // the bound only ever errs on the side of searching.
+  const reclaimBound = () => {
+    const others = heldBelow(cohortVictims, below, width);
+    const mine = heldBelow(ownVictims, below, width);
+    const relaxed = simulation.aboveGuaranteed.map((sum, i) => sum - (others[i]! - mine[i]!));
+    return blockingResource(queue, own, relaxed, entry.held) < 0;
+  };
+  const inQueueBound = () => {
+    const ownAfter = [...own];
+    const aboveAfter = [...simulation.aboveGuaranteed];
+    hold(queue, ownAfter, aboveAfter, heldBelow(ownVictims, priority, width), -1);
+    return blockingResource(queue, ownAfter, aboveAfter, entry.held) < 0;
+  };
+  if (reclaimable && reclaimBound()) {
+    const victims = greedyVictims(entry, queue, simulation, cohortVictims.entries, (victim) => {
       if (victim.queue === queue || taken.has(victim.workload.uid)) return false;
       if (reclaimWithinCohort === 'LowerPriority' && victim.workload.priority >= priority) return false;
       // Only while its queue is above nominal in something this workload needs: a lender is
@@ -603,12 +664,12 @@ function preemptFor(
       };
     }
   }
-  if (withinQueue === 'LowerPriority') {
+  if (withinQueue === 'LowerPriority' && inQueueBound()) {
     const victims = greedyVictims(
       entry,
       queue,
       simulation,
-      byQueue.get(queue) ?? [],
+      ownVictims.entries,
       (victim) => victim.workload.priority < priority && !taken.has(victim.workload.uid),
     );
     if (victims) {

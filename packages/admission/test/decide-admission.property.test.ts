@@ -362,6 +362,41 @@ describe('decideAdmission properties', () => {
     expect(victimsByReason.ReclaimNominalQuota).toBeGreaterThan(4);
   });
 
+  it('preempts within a queue whenever evicting all its lower-priority workloads would make room', () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(snapshotArbitrary, (snapshot) => {
+        const decision = decideAdmission(snapshot);
+        // Where no workload of the queue's cohort (or of the queue, alone) preempts, every search
+        // there saw the same state: final usage with the evicting gone.
+        const specOf = (queue: string) => snapshot.queues.find((q) => q.name === queue);
+        const together = (a: QueueSpec, b: QueueSpec) =>
+          a === b || (a.cohort !== undefined && a.cohort === b.cohort);
+        const preemptingIn = snapshot.pending
+          .filter((w) => decision.waiting.get(w.uid)?.gate === 'preempting')
+          .map((w) => specOf(w.queue)!);
+        const holders = finalHolders(snapshot, decision).filter((w) => !(w as AdmittedWorkload).evicting);
+        for (const workload of snapshot.pending) {
+          const spec = specOf(workload.queue);
+          if (spec?.preemption.withinQueue !== 'LowerPriority') continue;
+          if (preemptingIn.some((other) => together(other, spec))) continue;
+          if (decision.waiting.get(workload.uid)?.gate !== 'quota') continue;
+          const lower = new Set(
+            snapshot.admitted
+              .filter((a) => a.queue === workload.queue && a.priority < workload.priority)
+              .map((a) => a.uid),
+          );
+          if (lower.size > 0) checked += 1;
+          const usage = usageByQueue(holders.filter((w) => !lower.has(w.uid)));
+          expect(fitsQuota(snapshot.queues, usage, workload)).toBe(false);
+        }
+      }),
+      // Rarer than the others by nature (a search that found nothing): more runs.
+      { ...runs, numRuns: 1000 },
+    );
+    expect(checked).toBeGreaterThan(10);
+  });
+
   it('is deterministic: the same snapshot, in any order, gives the same decision', () => {
     fc.assert(
       fc.property(snapshotArbitrary, fc.integer({ min: 0, max: 1000 }), (snapshot, rotation) => {

@@ -218,7 +218,7 @@ describe('decideAdmission: cohorts', () => {
     );
     expect(admittedUids(decision)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(decision.waiting.get('f')?.message).toBe(
-      'queue research: cpu 5/2 in use (borrowing 3 of unlimited allowed); position 6 of 6',
+      'queue research: cpu 5/2 in use (borrowing 3 of unlimited allowed); cohort lab has 0 of 5 left to lend; position 6 of 6',
     );
   });
 

@@ -1,3 +1,4 @@
+import { workloadCountResource } from '@jobrelay/admission';
 import type { WorkerClusterRegistry } from '@jobrelay/clusters';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
@@ -246,9 +247,12 @@ export class OriginPlacer {
     );
     if (request.kind === 'invalid') return { kind: 'no-cluster', message: request.message };
     const load = this.loadByCluster();
-    for (const [cluster, requests] of extra) {
+    for (const [cluster, { [workloadCountResource]: admitted = 0, ...requests }] of extra) {
       const here = load.get(cluster) ?? { workloads: 0, assumed: {} };
-      load.set(cluster, { workloads: here.workloads, assumed: addResources(here.assumed, requests) });
+      load.set(cluster, {
+        workloads: here.workloads + admitted,
+        assumed: addResources(here.assumed, requests),
+      });
     }
     const decision = chooseWorkerCluster(
       clusterCandidates(this.options.registry.clusters(), load),

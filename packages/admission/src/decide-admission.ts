@@ -120,7 +120,14 @@ export function decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision 
     const borrowed = borrowedBy(queue, entry.held);
     hold(queue, queue.used, queue.cohort.aboveGuaranteed, entry.held, 1);
     queue.admittedCount += 1;
-    assumed.set(choice.cluster, addResources(assumed.get(choice.cluster) ?? {}, entry.workload.demand));
+    // Its count too: a cluster's maxActiveWorkloads holds within one decision.
+    assumed.set(
+      choice.cluster,
+      addResources(assumed.get(choice.cluster) ?? {}, {
+        ...entry.workload.demand,
+        [workloadCountResource]: 1,
+      }),
+    );
     admit.push({ uid: entry.workload.uid, cluster: choice.cluster, queue: queue.spec.name, borrowed });
   }
 

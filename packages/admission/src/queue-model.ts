@@ -72,7 +72,8 @@ export interface AdmittedWorkload extends QueuedWorkload {
 
 /**
  * Where a pending workload could go now, given what this decision already admitted (the
- * `assumed` requests per cluster, on top of what the clusters' capacity already counts): a
+ * `assumed` requests per cluster, with their count as `workloads`, on top of what the clusters'
+ * capacity already counts): a
  * cluster, or why none. The caller wraps chooseWorkerCluster; property tests pass a model.
  */
 export type ChooseCluster = (

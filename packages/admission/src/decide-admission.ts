@@ -436,6 +436,15 @@ function borrowedBy(queue: QueueState, held: number[]): Resources {
   return borrowed;
 }
 
+/**
+ * A waiting workload's one line with its place in its queue (`...; position 3 of 17`), for
+ * explain. The message alone is what is written on the workload: positions move with every
+ * admission, and writing them would rewrite every waiting workload's note each time.
+ */
+export function waitingLine(verdict: WaitingVerdict): string {
+  return `${verdict.message}; position ${verdict.position} of ${verdict.of}`;
+}
+
 function verdict(entry: PendingEntry, gate: WaitingVerdict['gate'], message: string): WaitingVerdict {
   return { gate, message, position: entry.position, of: entry.of };
 }
@@ -451,7 +460,7 @@ function markOrderWaits(queue: QueueState, waiting: Verdicts): void {
   if (!head) return;
   for (let i = queue.cursor; i < queue.order.length; i += 1) {
     const entry = queue.order[i]!;
-    const message = `queue ${queue.spec.name}: StrictFIFO, behind ${displayName(head.workload)} (position ${entry.position} of ${entry.of})`;
+    const message = `queue ${queue.spec.name}: StrictFIFO, behind ${displayName(head.workload)}`;
     waiting.set(entry.workload.uid, verdict(entry, 'order', message));
   }
 }
@@ -475,7 +484,7 @@ function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
       cohort.inCohort && used + held <= ceiling
         ? `; cohort ${spec.cohort} has ${format(Math.max(0, cohort.pool[i]! - cohort.aboveGuaranteed[i]!))} of ${format(cohort.pool[i]!)} left to lend`
         : '';
-    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}${pooled}; position ${entry.position} of ${entry.of}`;
+    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}${pooled}`;
     waiting.set(entry.workload.uid, verdict(entry, 'quota', message));
   }
 }

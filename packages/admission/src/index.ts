@@ -1,4 +1,4 @@
-export { comparePendingOrder, decideAdmission } from './decide-admission.ts';
+export { comparePendingOrder, decideAdmission, waitingLine } from './decide-admission.ts';
 export * from './dispatch-queue.ts';
 export * from './queue-model.ts';
 export * from './queue-selection.ts';

@@ -92,9 +92,9 @@ export interface AdmissionSnapshot {
 
 /** The gate that holds a waiting workload, with its one-line explanation. */
 export type WaitingGate =
-  /** Its queue's quota (and what the cohort may lend) is used: `queue research: cpu 40/40 in use (borrowing 0 of 8 allowed); position 3 of 17`. */
+  /** Its queue's quota (and what the cohort may lend) is used: `queue research: cpu 40/40 in use (borrowing 0 of 8 allowed)`. */
   | 'quota'
-  /** StrictFIFO: behind its queue's head (`queue research: StrictFIFO, behind team-a/big (position 2 of 5)`). */
+  /** StrictFIFO: behind its queue's head (`queue research: StrictFIFO, behind team-a/big`). */
   | 'order'
   /** Its quota has room, no cluster does: the cluster's message (`0/3 clusters available: ...`). */
   | 'clusters'
@@ -105,6 +105,7 @@ export type WaitingGate =
 
 export interface WaitingVerdict {
   gate: WaitingGate;
+  /** The gate in one line, without the position (which moves with every admission): what is written on the workload. */
   message: string;
   /** 1-based place in its queue's order, and the queue's pending count. */
   position: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAdmission } from '../src/decide-admission.ts';
+import { decideAdmission, waitingLine } from '../src/decide-admission.ts';
 import type { AdmissionSnapshot, QueueSpec } from '../src/queue-model.ts';
 import {
   admittedWorkload,
@@ -33,10 +33,12 @@ describe('decideAdmission: quota of a queue alone', () => {
     expect(admittedUids(decision)).toEqual(['a', 'c']);
     expect(decision.waiting.get('b')).toEqual({
       gate: 'quota',
-      message: 'queue research: cpu 40/40 in use; position 2 of 3',
+      message: 'queue research: cpu 40/40 in use',
       position: 2,
       of: 3,
     });
+    // Explain adds the place in the queue; the note written on the workload does not carry it.
+    expect(waitingLine(decision.waiting.get('b')!)).toBe('queue research: cpu 40/40 in use; position 2 of 3');
     expect(decision.usage.get('research')).toEqual({
       used: { cpu: cores(40), memory: gibibytes(8), workloads: 3 },
       borrowed: {},
@@ -54,7 +56,7 @@ describe('decideAdmission: quota of a queue alone', () => {
       snapshot({ queues: [queueSpec('q', { nominalQuota: { cpu: cores(8), workloads: 2 } })], pending }),
     );
     expect(admittedUids(limited)).toEqual(['a', 'b']);
-    expect(limited.waiting.get('c')?.message).toBe('queue q: workloads 2/2 in use; position 3 of 3');
+    expect(limited.waiting.get('c')?.message).toBe('queue q: workloads 2/2 in use');
     const unlimited = decideAdmission(snapshot({ queues: [queueSpec('q')], pending }));
     expect(admittedUids(unlimited)).toEqual(['a', 'b', 'c']);
   });
@@ -127,7 +129,7 @@ describe('decideAdmission: queueing strategy', () => {
     expect(decision.waiting.get('big')?.gate).toBe('quota');
     expect(decision.waiting.get('small')).toEqual({
       gate: 'order',
-      message: 'queue q: StrictFIFO, behind team/big (position 2 of 3)',
+      message: 'queue q: StrictFIFO, behind team/big',
       position: 2,
       of: 3,
     });
@@ -191,7 +193,7 @@ describe('decideAdmission: cohorts', () => {
     expect(admittedUids(decision)).toEqual(['a', 'b', 'c']);
     expect(decision.admit.map((a) => a.borrowed)).toEqual([{}, { cpu: cores(4) }, { cpu: cores(4) }]);
     expect(decision.waiting.get('d')?.message).toBe(
-      'queue research: cpu 12/4 in use (borrowing 8 of 8 allowed); position 4 of 4',
+      'queue research: cpu 12/4 in use (borrowing 8 of 8 allowed)',
     );
     expect(decision.usage.get('research')).toMatchObject({
       borrowed: { cpu: cores(8) },
@@ -218,7 +220,7 @@ describe('decideAdmission: cohorts', () => {
     );
     expect(admittedUids(decision)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(decision.waiting.get('f')?.message).toBe(
-      'queue research: cpu 5/2 in use (borrowing 3 of unlimited allowed); cohort lab has 0 of 5 left to lend; position 6 of 6',
+      'queue research: cpu 5/2 in use (borrowing 3 of unlimited allowed); cohort lab has 0 of 5 left to lend',
     );
   });
 

@@ -2,8 +2,8 @@
 // cached queue objects (parsed as the controller parses them) and the cached workloads. Nothing
 // here knows a workload kind.
 
-import type { DispatchQueue, QueuedWorkload, QueueResource, WorkloadQueue } from '@jobrelay/api-types';
 import type { DispatchQueueStatus, ParsedQueue } from '@jobrelay/admission';
+import type { DispatchQueue, QueuedWorkload, QueueResource, WorkloadQueue } from '@jobrelay/api-types';
 import type { KubeObject } from '@jobrelay/kinds';
 import { formatResourceAmount, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
 

@@ -10,8 +10,8 @@ import type { AnyWorkloadKindAdapter, KubeObject } from '@jobrelay/kinds';
 import type { PlacementRecord } from '@jobrelay/placement';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { MirrorLookup } from './fleet-view.ts';
-import { workloadQueue } from './queue-views.ts';
 import { placementOf } from './placement-trust.ts';
+import { workloadQueue } from './queue-views.ts';
 import { workloadSummary } from './workload-views.ts';
 
 /** Events of a workload that tell its placement story, oldest first. */
@@ -156,7 +156,8 @@ export function workloadDetail(
     status: plain(adapter.statusOf(object)),
     events,
     waiting,
-    queue: summary.phase === 'finished' ? null : workloadQueue({ record, reason: summary.reason }, selectQueue),
+    queue:
+      summary.phase === 'finished' ? null : workloadQueue({ record, reason: summary.reason }, selectQueue),
     podSelectors: found.kind === 'found' ? (adapter.podsOf?.(found.mirror) ?? []) : [],
   };
 }

@@ -57,9 +57,9 @@ const status = {
 
 describe('statedPlace', () => {
   it('reads the queue and position of a quota gate', () => {
-    expect(statedPlace('queue research: cpu 40/40 in use (borrowing 0 of 8 allowed); position 3 of 17')).toEqual(
-      { queue: 'research', position: 3, of: 17 },
-    );
+    expect(
+      statedPlace('queue research: cpu 40/40 in use (borrowing 0 of 8 allowed); position 3 of 17'),
+    ).toEqual({ queue: 'research', position: 3, of: 17 });
   });
 
   it('reads a StrictFIFO gate, whose position is in parentheses', () => {
@@ -126,14 +126,21 @@ describe('queueView', () => {
         borrowingLimitAmount: null,
       },
     ]);
-    expect(view.status).toMatchObject({ pendingWorkloads: 17, admittedWorkloads: 5, share: '0.55', observedGeneration: 3 });
+    expect(view.status).toMatchObject({
+      pendingWorkloads: 17,
+      admittedWorkloads: 5,
+      share: '0.55',
+      observedGeneration: 3,
+    });
     expect(view.status?.conditions[0]?.reason).toBe('Ready');
   });
 
   it('shows no status before the controller wrote one, and no usage then', () => {
     const view = queueView(queueObject(), { kind: 'ok', spec });
     expect(view.status).toBeNull();
-    expect(view.resources.every((resource) => resource.used === null && resource.usedAmount === null)).toBe(true);
+    expect(view.resources.every((resource) => resource.used === null && resource.usedAmount === null)).toBe(
+      true,
+    );
   });
 
   it('shows an invalid spec’s problems and nothing of its quota', () => {
@@ -143,7 +150,11 @@ describe('queueView', () => {
       problems: ['spec.weight must be greater than 0'],
     };
     const view = queueView(queueObject({ ...status, usage: {} }), parsed);
-    expect(view).toMatchObject({ valid: false, problems: ['spec.weight must be greater than 0'], cohort: null });
+    expect(view).toMatchObject({
+      valid: false,
+      problems: ['spec.weight must be greater than 0'],
+      cohort: null,
+    });
     expect(view.resources).toEqual([]);
   });
 
@@ -185,9 +196,9 @@ describe('memberQueue', () => {
   });
 
   it('takes a pending workload’s queue from its reason, else from the selection', () => {
-    expect(memberQueue({ record: undefined, reason: 'queue a: cpu 1/1 in use; position 1 of 1' }, () => 'b')).toBe(
-      'a',
-    );
+    expect(
+      memberQueue({ record: undefined, reason: 'queue a: cpu 1/1 in use; position 1 of 1' }, () => 'b'),
+    ).toBe('a');
     expect(memberQueue({ record: undefined, reason: '0/2 clusters available' }, () => 'b')).toBe('b');
   });
 });
@@ -244,7 +255,10 @@ describe('queueMembers', () => {
 describe('workloadQueue', () => {
   it('names the queue and the stated place of a pending workload', () => {
     expect(
-      workloadQueue({ record: undefined, reason: 'queue research: cpu 40/40 in use; position 3 of 17' }, () => undefined),
+      workloadQueue(
+        { record: undefined, reason: 'queue research: cpu 40/40 in use; position 3 of 17' },
+        () => undefined,
+      ),
     ).toEqual({ name: 'research', position: 3, of: 17 });
   });
 

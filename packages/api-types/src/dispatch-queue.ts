@@ -14,12 +14,20 @@ export const queueResourceSchema = z
       .string()
       .nullable()
       .describe('At most this much of nominal lent to the cohort; null: all of it.'),
-    used: z.string().nullable().describe('What its admitted workloads hold (status.usage); null before any status.'),
-    borrowed: z.string().nullable().describe('The part of used above nominal (status.borrowed); null when none.'),
+    used: z
+      .string()
+      .nullable()
+      .describe('What its admitted workloads hold (status.usage); null before any status.'),
+    borrowed: z
+      .string()
+      .nullable()
+      .describe('The part of used above nominal (status.borrowed); null when none.'),
     usedAmount: z
       .number()
       .nullable()
-      .describe('used as placement counts it (cpu in millicores, memory in bytes, others in units), for bars; null when not a quantity.'),
+      .describe(
+        'used as placement counts it (cpu in millicores, memory in bytes, others in units), for bars; null when not a quantity.',
+      ),
     nominalAmount: z.number().nullable(),
     borrowingLimitAmount: z.number().nullable(),
   })
@@ -85,7 +93,9 @@ export const queuedWorkloadSchema = z
       .number()
       .int()
       .nullable()
-      .describe('Pending: 1-based place in the queue’s order (among every pending workload of it); null when admitted.'),
+      .describe(
+        'Pending: 1-based place in the queue’s order (among every pending workload of it); null when admitted.',
+      ),
     reason: z.string().nullable().describe('Pending: why it waits, as the controller wrote it.'),
     waitingSince: z.string().nullable(),
     cluster: z.string().nullable().describe('Admitted: where it runs.'),
@@ -98,7 +108,9 @@ export type QueuedWorkload = z.infer<typeof queuedWorkloadSchema>;
 
 export const dispatchQueueDetailSchema = dispatchQueueSchema
   .extend({
-    pending: z.array(queuedWorkloadSchema).describe('Its pending workloads the caller may list, in queue order.'),
+    pending: z
+      .array(queuedWorkloadSchema)
+      .describe('Its pending workloads the caller may list, in queue order.'),
     admitted: z.array(queuedWorkloadSchema).describe('Its admitted workloads the caller may list, by name.'),
     hidden: z
       .object({ pending: z.number().int(), admitted: z.number().int() })
@@ -112,7 +124,11 @@ export type DispatchQueueDetail = z.infer<typeof dispatchQueueDetailSchema>;
 export const workloadQueueSchema = z
   .object({
     name: z.string(),
-    position: z.number().int().nullable().describe('While pending: its place in the queue; null when admitted or unknown.'),
+    position: z
+      .number()
+      .int()
+      .nullable()
+      .describe('While pending: its place in the queue; null when admitted or unknown.'),
     of: z.number().int().nullable().describe('While pending: how many wait in the queue.'),
   })
   .meta({ id: 'WorkloadQueue' });

@@ -11,8 +11,8 @@ import { dispatchQueueResource, type FleetView } from '../fleet-view.ts';
 import { placementOf } from '../placement-trust.ts';
 import { ApiProblem } from '../problems.ts';
 import { type QueueMemberInput, queueMembers, queueView } from '../queue-views.ts';
-import { listableKindNamespaces } from '../workload-visibility.ts';
 import { podCount, waitingReason, waitingSince } from '../workload-views.ts';
+import { listableKindNamespaces } from '../workload-visibility.ts';
 import { rawParams } from './permissions.ts';
 import { errors } from './route-schemas.ts';
 
@@ -88,7 +88,8 @@ export function registerDispatchQueueRoutes(app: ApiApp, deps: ApiDependencies):
     {
       schema: {
         tags: ['queues'],
-        summary: 'One DispatchQueue, its pending workloads in order with their reasons, and its admitted ones',
+        summary:
+          'One DispatchQueue, its pending workloads in order with their reasons, and its admitted ones',
         description:
           'Needs get on the dispatchqueue. Its workloads (every kind) are named only where the caller may list their kind (everywhere, or in their namespace), as /api/v1/workloads decides; `hidden` counts the others. A pending workload’s position is its place among all of the queue’s pending workloads, in the order the controller stated in their waiting reasons.',
         params: z.object({ name: queueName }),

@@ -295,12 +295,14 @@ describe('the chart, offline', () => {
     expect(rules('Role', objects)).toEqual(rules('Role', shipped));
   });
 
-  it('ships the CRD of deploy/crds unchanged', () => {
-    const file = 'workerclusters.jobrelay.dev.yaml';
-    expect(parse(readFileSync(join(chartDir, 'crds', file), 'utf8'))).toEqual(
-      parse(readFileSync(join(repositoryRoot, 'deploy/crds', file), 'utf8')),
-    );
-  });
+  it.each(['workerclusters.jobrelay.dev.yaml', 'dispatchqueues.jobrelay.dev.yaml'])(
+    'ships the CRD %s of deploy/crds unchanged',
+    (file) => {
+      expect(parse(readFileSync(join(chartDir, 'crds', file), 'utf8'))).toEqual(
+        parse(readFileSync(join(repositoryRoot, 'deploy/crds', file), 'utf8')),
+      );
+    },
+  );
 
   it('holds deploy/controller’s bookkeeping policy, exempting the release’s own controller', () => {
     const specOf = (object: Rendered) => (object as unknown as { spec: PolicySpec }).spec;

@@ -38,6 +38,22 @@ describe('the controller’s ClusterRole', () => {
     },
   );
 
+  it('lets it read DispatchQueues and PriorityClasses and write queues’ status, and nothing more on queues', () => {
+    for (const verb of ['get', 'list', 'watch']) {
+      expect(granted('jobrelay.dev', 'dispatchqueues', verb), `${verb} dispatchqueues`).toBe(true);
+      expect(granted('scheduling.k8s.io', 'priorityclasses', verb), `${verb} priorityclasses`).toBe(true);
+    }
+    for (const verb of ['update', 'patch'])
+      expect(granted('jobrelay.dev', 'dispatchqueues/status', verb), `${verb} dispatchqueues/status`).toBe(
+        true,
+      );
+    // Queues are the admins' to write: the controller only reports on them.
+    for (const verb of ['create', 'update', 'patch', 'delete'])
+      expect(granted('jobrelay.dev', 'dispatchqueues', verb), `${verb} dispatchqueues`).toBe(false);
+    for (const verb of ['create', 'update', 'patch', 'delete'])
+      expect(granted('scheduling.k8s.io', 'priorityclasses', verb), `${verb} priorityclasses`).toBe(false);
+  });
+
   it('lets it look for Kueue’s MultiKueue, and holds no wildcard', () => {
     expect(granted('kueue.x-k8s.io', 'admissionchecks', 'list')).toBe(true);
     const wildcards = (role.rules ?? []).filter((r) =>

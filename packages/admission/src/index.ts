@@ -1,1 +1,2 @@
+export * from './dispatch-queue.ts';
 export * from './queue-model.ts';

@@ -20,11 +20,14 @@ export type ReclaimPreemption = 'Never' | 'LowerPriority' | 'Any';
 /** A DispatchQueue's spec once parsed: every default filled in, every limit checked. */
 export interface QueueSpec {
   name: string;
-  /** Namespaces whose workloads it takes; undefined: only workloads that name it by label. */
+  /**
+   * Namespaces whose workloads it takes; undefined: none, not even a workload that names it by
+   * label (a label only picks among the queues that select the workload's namespace).
+   */
   namespaceSelector?: LabelSelector;
   /**
-   * Across the whole fleet, per resource (cpu in cores, memory in bytes, extended resources
-   * in units, `workloads` a count). A resource a workload asks for that is not named here
+   * Across the whole fleet, per resource, in the units of Resources (cpu in millicores, memory
+   * in bytes, extended resources in units, `workloads` a count). A resource a workload asks for that is not named here
    * cannot be admitted by this queue.
    */
   nominalQuota: Resources;
@@ -181,7 +184,16 @@ export interface DispatchQueueStatus {
 /** A DispatchQueue object read from the apiserver: its spec usable, or why not (every problem, for its Active condition). */
 export type ParsedQueue =
   | { kind: 'ok'; spec: QueueSpec }
-  | { kind: 'invalid'; name: string; problems: string[] };
+  | {
+      kind: 'invalid';
+      name: string;
+      problems: string[];
+      /**
+       * Its namespaceSelector when that part parsed: the namespaces it was meant to fence, whose
+       * workloads queueFor holds (rather than letting them run unqueued) until it is fixed.
+       */
+      namespaceSelector?: LabelSelector;
+    };
 
 /**
  * Which queue takes a workload: none (no queue selects its namespace and it names none: it is

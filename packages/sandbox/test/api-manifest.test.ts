@@ -63,6 +63,8 @@ describe('deploy/api', () => {
       [
         ...expand(['jobrelay.dev'], ['workerclusters'], all),
         ...expand(['jobrelay.dev'], ['workerclusters/cordon', 'workerclusters/drain'], ['update']),
+        // Queues are the admins' to write; nobody but the controller writes their status.
+        ...expand(['jobrelay.dev'], ['dispatchqueues'], all),
         ...expand(['batch'], ['jobs'], read),
         ...rayKinds,
         '|pods/log|get',
@@ -81,7 +83,7 @@ describe('deploy/api', () => {
   it('grants jobrelay-viewer reads only', () => {
     expect(grants(role('ClusterRole', 'jobrelay-viewer').rules)).toEqual(
       [
-        ...expand(['jobrelay.dev'], ['workerclusters'], read),
+        ...expand(['jobrelay.dev'], ['workerclusters', 'dispatchqueues'], read),
         ...expand(['batch'], ['jobs'], read),
         ...rayKinds,
         '|pods/log|get',
@@ -91,12 +93,13 @@ describe('deploy/api', () => {
     );
   });
 
-  it('grants the API process reviews, WorkerClusters and reads of every built-in kind, and Secrets only in jobrelay-system', () => {
+  it('grants the API process reviews, WorkerClusters, reads of DispatchQueues of every built-in kind, and Secrets only in jobrelay-system', () => {
     expect(grants(role('ClusterRole', 'jobrelay-api').rules)).toEqual(
       [
         'authentication.k8s.io|tokenreviews|create',
         'authorization.k8s.io|subjectaccessreviews|create',
         ...expand(['jobrelay.dev'], ['workerclusters'], all),
+        ...expand(['jobrelay.dev'], ['dispatchqueues'], read),
         ...expand(['batch'], ['jobs'], read),
         ...rayKinds,
         'kueue.x-k8s.io|admissionchecks|list',

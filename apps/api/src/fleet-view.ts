@@ -1,4 +1,4 @@
-import { type ParsedQueue, parseDispatchQueue, type QueueSpec, queueFor } from '@jobrelay/admission';
+import { type ParsedQueue, parseDispatchQueue } from '@jobrelay/admission';
 import {
   type KubeconfigPolicy,
   type Namespace,
@@ -44,6 +44,7 @@ import { activeCondition, type ClusterView, clusterView } from './cluster-views.
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
 import { loadRecordKeys, placementOf, recordKeys } from './placement-trust.ts';
+import { selectedQueue } from './queue-views.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -412,23 +413,19 @@ export class FleetView {
   }
 
   /**
-   * The queue that takes this workload now, as the controller selects it (queueFor: its
-   * jobrelay.dev/queue-name label, else the queue whose namespaceSelector matches its
-   * namespace), from the caches; undefined when none does or it is refused.
+   * The queue that takes this workload now, as the controller selects it (its namespace's labels
+   * against the queues' namespaceSelectors, its jobrelay.dev/queue-name label among them), from
+   * the caches; undefined when none does or the choice is refused.
    */
   selectQueue(object: KubeObject): string | undefined {
-    const specs: QueueSpec[] = this.dispatchQueues().flatMap((queue) =>
-      queue.parsed.kind === 'ok' ? [queue.parsed.spec] : [],
-    );
-    if (specs.length === 0) return undefined;
+    const queues = this.dispatchQueues();
+    if (queues.length === 0) return undefined;
     const namespace = object.metadata?.namespace ?? '';
-    const labels = this.namespaces.get(namespace)?.metadata?.labels ?? {};
-    const choice = queueFor(
-      { namespace, ...(object.metadata?.labels ? { labels: object.metadata.labels } : {}) },
-      labels,
-      specs,
+    return selectedQueue(
+      { labels: object.metadata?.labels },
+      this.namespaces.get(namespace)?.metadata?.labels,
+      queues.map((queue) => queue.parsed),
     );
-    return choice.kind === 'queued' ? choice.queue : undefined;
   }
 
   workerCluster(name: string): WorkerCluster | undefined {

@@ -2,10 +2,10 @@
 // cached queue objects (parsed as the controller parses them) and the cached workloads. Nothing
 // here knows a workload kind.
 
-import type { DispatchQueueStatus, ParsedQueue } from '@jobrelay/admission';
+import { type DispatchQueueStatus, type ParsedQueue, queueNameLabel } from '@jobrelay/admission';
 import type { DispatchQueue, QueuedWorkload, QueueResource, WorkloadQueue } from '@jobrelay/api-types';
 import type { KubeObject } from '@jobrelay/kinds';
-import { formatResourceAmount, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
+import { formatResourceAmount, labelsMatch, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
 
 /** What the controller says of a waiting workload's queue in its reason, when it says it. */
 export interface StatedPlace {
@@ -212,4 +212,27 @@ export function workloadQueue(
   if (input.record?.cluster) return { name, position: null, of: null };
   const place = statedPlace(input.reason);
   return { name, position: place.position ?? null, of: place.of ?? null };
+}
+
+/**
+ * Pure: the queue a workload that is not admitted belongs to, by the rule the controller applies
+ * (QueueSpec.namespaceSelector): the queues whose namespaceSelector matches its namespace's labels
+ * (an invalid queue's too, when its selector parsed: it holds those workloads until fixed); its
+ * `jobrelay.dev/queue-name` label picks among them, else the only one does. Undefined when none
+ * does, or when the choice is refused (a label naming another queue, several and no label); the
+ * controller's waiting reason says why then.
+ */
+export function selectedQueue(
+  workload: { labels?: Record<string, string> | undefined },
+  namespaceLabels: Record<string, string> | undefined,
+  queues: readonly ParsedQueue[],
+): string | undefined {
+  const candidates = queues.flatMap((queue) => {
+    const name = queue.kind === 'ok' ? queue.spec.name : queue.name;
+    const selector = queue.kind === 'ok' ? queue.spec.namespaceSelector : queue.namespaceSelector;
+    return selector && labelsMatch(selector, namespaceLabels) ? [name] : [];
+  });
+  const named = workload.labels?.[queueNameLabel];
+  if (named !== undefined) return candidates.includes(named) ? named : undefined;
+  return candidates.length === 1 ? candidates[0] : undefined;
 }

@@ -11,6 +11,7 @@ import {
   type QueueMemberInput,
   queueMembers,
   queueView,
+  selectedQueue,
   statedPlace,
   workloadQueue,
 } from '../src/queue-views.ts';
@@ -277,5 +278,46 @@ describe('workloadQueue', () => {
       of: null,
     });
     expect(workloadQueue({ record: undefined, reason: null }, () => undefined)).toBeNull();
+  });
+});
+
+describe('selectedQueue', () => {
+  const selecting = (name: string, team: string): ParsedQueue => ({
+    kind: 'ok',
+    spec: {
+      ...spec,
+      name,
+      namespaceSelector: { requirements: [{ key: 'team', operator: 'Equals', values: [team] }] },
+    },
+  });
+  const byLabelOnly: ParsedQueue = {
+    kind: 'ok',
+    spec: { ...spec, name: 'nowhere', namespaceSelector: undefined },
+  };
+
+  it('is the only queue selecting the namespace, and none when none selects it', () => {
+    const queues = [selecting('research', 'research'), selecting('ops', 'ops'), byLabelOnly];
+    expect(selectedQueue({}, { team: 'research' }, queues)).toBe('research');
+    expect(selectedQueue({}, { team: 'sales' }, queues)).toBeUndefined();
+    expect(selectedQueue({}, undefined, queues)).toBeUndefined();
+  });
+
+  it('lets the queue-name label pick among the queues selecting the namespace, and only among them', () => {
+    const queues = [selecting('research', 'research'), selecting('research-gpu', 'research'), byLabelOnly];
+    expect(selectedQueue({}, { team: 'research' }, queues)).toBeUndefined();
+    const labelled = (queue: string) => ({ labels: { 'jobrelay.dev/queue-name': queue } });
+    expect(selectedQueue(labelled('research-gpu'), { team: 'research' }, queues)).toBe('research-gpu');
+    expect(selectedQueue(labelled('nowhere'), { team: 'research' }, queues)).toBeUndefined();
+    expect(selectedQueue(labelled('missing'), { team: 'research' }, queues)).toBeUndefined();
+  });
+
+  it('counts an invalid queue whose selector parsed: its workloads wait on it', () => {
+    const invalid: ParsedQueue = {
+      kind: 'invalid',
+      name: 'broken',
+      problems: ['spec.weight must be greater than 0'],
+      namespaceSelector: { requirements: [{ key: 'team', operator: 'Equals', values: ['lab'] }] },
+    };
+    expect(selectedQueue({}, { team: 'lab' }, [invalid])).toBe('broken');
   });
 });

@@ -45,6 +45,7 @@ import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
 import { loadRecordKeys, placementOf, recordKeys } from './placement-trust.ts';
 import { selectedQueue } from './queue-views.ts';
+import { dispatchQueueResource } from './routes/permissions.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -150,14 +151,6 @@ interface ViewedKind {
   /** Its objects' `namespace/name` keys, sorted; dropped when one is added or removed (not on updates). */
   sortedKeys: readonly string[] | undefined;
 }
-
-/** DispatchQueues: cluster-scoped, in jobrelay.dev/v1alpha1 (the CRD in deploy/crds). */
-export const dispatchQueueResource = {
-  group: 'jobrelay.dev',
-  version: 'v1alpha1',
-  kind: 'DispatchQueue',
-  plural: 'dispatchqueues',
-} as const;
 
 /** A DispatchQueue from the cache, and its spec as the controller reads it. */
 export interface CachedQueue {

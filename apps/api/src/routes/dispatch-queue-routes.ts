@@ -5,26 +5,15 @@
 import { dispatchQueueDetailSchema, dispatchQueueListSchema } from '@jobrelay/api-types';
 import { dns1123Subdomain } from '@jobrelay/kube';
 import { z } from 'zod';
-import type { Permission } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../api-app.ts';
-import { dispatchQueueResource, type FleetView } from '../fleet-view.ts';
+import type { FleetView } from '../fleet-view.ts';
 import { placementOf } from '../placement-trust.ts';
 import { ApiProblem } from '../problems.ts';
 import { type QueueMemberInput, queueMembers, queueView } from '../queue-views.ts';
 import { podCount, waitingReason, waitingSince } from '../workload-views.ts';
 import { listableKindNamespaces } from '../workload-visibility.ts';
-import { rawParams } from './permissions.ts';
+import { dispatchQueueResource, onQueues, rawParams } from './permissions.ts';
 import { errors } from './route-schemas.ts';
-
-/** On DispatchQueues (cluster-scoped): every one, or the one named. */
-export function onQueues(verb: string, name?: string): Permission {
-  return {
-    verb,
-    group: dispatchQueueResource.group,
-    resource: dispatchQueueResource.plural,
-    ...(name ? { name } : {}),
-  };
-}
 
 const queueName = z.string().max(253).regex(dns1123Subdomain, 'must be a DispatchQueue name');
 

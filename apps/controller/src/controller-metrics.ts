@@ -12,6 +12,80 @@ export interface MetricsSources {
 }
 
 /**
+ * Per DispatchQueue, as the leader's last admission cycle found them (gauges), and what cycles did
+ * (counters, histograms). Followers run no cycle: their gauges stay empty.
+ */
+export class QueueMetrics {
+  readonly queuePending: Gauge<'queue'>;
+  readonly queueAdmitted: Gauge<'queue'>;
+  readonly queueUsage: Gauge<'queue' | 'resource'>;
+  readonly queueNominalQuota: Gauge<'queue' | 'resource'>;
+  readonly queueBorrowed: Gauge<'queue' | 'resource'>;
+  readonly queueEvictions: Counter<'queue' | 'reason'>;
+  readonly admissionWaitSeconds: Histogram<'queue'>;
+  readonly admissionDecisionSeconds: Histogram;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    const perQueue = (name: string, help: string) =>
+      new Gauge({ name, help, labelNames: ['queue'], registers });
+    const perResource = (name: string, help: string) =>
+      new Gauge({ name, help, labelNames: ['queue', 'resource'], registers });
+    this.queuePending = perQueue(
+      'jobrelay_queue_pending_workloads',
+      'Workloads waiting for admission, per DispatchQueue.',
+    );
+    this.queueAdmitted = perQueue(
+      'jobrelay_queue_admitted_workloads',
+      'Workloads holding quota (placed, unfinished), per DispatchQueue.',
+    );
+    this.queueUsage = perResource(
+      'jobrelay_queue_usage',
+      'What admitted workloads hold, per DispatchQueue and resource (cpu in millicores, memory in bytes, workloads a count).',
+    );
+    this.queueNominalQuota = perResource(
+      'jobrelay_queue_nominal_quota',
+      'Nominal quota, per DispatchQueue and resource (units as jobrelay_queue_usage).',
+    );
+    this.queueBorrowed = perResource(
+      'jobrelay_queue_borrowed',
+      'Usage above nominal quota, borrowed from the cohort, per DispatchQueue and resource.',
+    );
+    this.queueEvictions = new Counter({
+      name: 'jobrelay_queue_evictions_total',
+      help: 'Workloads evicted by admission, per DispatchQueue and reason (InQueuePreemption, ReclaimNominalQuota).',
+      labelNames: ['queue', 'reason'],
+      registers,
+    });
+    this.admissionWaitSeconds = new Histogram({
+      name: 'jobrelay_queue_admission_wait_seconds',
+      help: 'From a workload’s creation (or its last eviction) to its admission, per DispatchQueue.',
+      labelNames: ['queue'],
+      buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 14400],
+      registers,
+    });
+    this.admissionDecisionSeconds = new Histogram({
+      name: 'jobrelay_admission_decision_seconds',
+      help: 'How long one admission decision (decideAdmission over the snapshot) took.',
+      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
+  }
+
+  /** Queues deleted since the last cycle disappear from the gauges. */
+  resetGauges(): void {
+    for (const gauge of [
+      this.queuePending,
+      this.queueAdmitted,
+      this.queueUsage,
+      this.queueNominalQuota,
+      this.queueBorrowed,
+    ])
+      gauge.reset();
+  }
+}
+
+/**
  * Prometheus metrics of the controller. Counters are incremented where things happen;
  * gauges are read from their sources at scrape time, so they are never stale.
  */
@@ -24,9 +98,11 @@ export class ControllerMetrics {
   readonly dispatchLatency: Histogram;
   readonly statusLag: Histogram;
   readonly workerApiRequests: Counter<'cluster' | 'verb' | 'code'>;
+  readonly queues: QueueMetrics;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
+    this.queues = new QueueMetrics(this.registry);
     collectDefaultMetrics({ register: this.registry, prefix: 'jobrelay_controller_' });
     this.reconciles = new Counter({
       name: 'jobrelay_reconciles_total',

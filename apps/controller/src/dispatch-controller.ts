@@ -11,6 +11,7 @@ import {
   type Clock,
   EventRecorder,
   makeClusterApiClients,
+  mergePatch,
   objectKey,
   ResilientInformer,
   systemClock,
@@ -22,17 +23,18 @@ import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay
 import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { admissionFunctions, cachedPriorityClasses } from './admission-functions.ts';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, originKey } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue } from './keyed-work-queue.ts';
 import { LeaderElector } from './leader-election.ts';
-
 import { deleteMirror } from './mirror-operations.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginReconciler } from './origin-reconciler.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
+import { QueueAdmission } from './queue-admission.ts';
 import { createdNamespaceLabels, WorkerNamespaceLabels } from './worker-namespace-labels.ts';
 
 export interface DispatchControllerOptions {
@@ -81,6 +83,12 @@ export class DispatchController {
   private readonly namespaceLabels: WorkerNamespaceLabels;
   /** One origin's reconcile and the bookkeeping of the controller's own writes (see OriginReconciler). */
   private readonly reconciler: OriginReconciler;
+  /** DispatchQueues (cluster-scoped custom objects), raw: admission parses each. */
+  private readonly dispatchQueues: ResilientInformer<KubeObject>;
+  /** PriorityClasses: a workload's priority in its queue. */
+  private readonly priorityClasses: ResilientInformer<KubeObject>;
+  /** Queue admission (issue 30): idle while no DispatchQueue exists. */
+  private readonly admission: QueueAdmission;
   private timers: NodeJS.Timeout[] = [];
   readonly metrics: ControllerMetrics;
   private ready = false;
@@ -145,6 +153,7 @@ export class DispatchController {
         log,
         onEvent: (event) => {
           this.placer.observe(this.kinds.get(adapter.name)!, event);
+          this.admission.observe(this.kinds.get(adapter.name)!, event);
           this.reconciler.originEvent(originKey(adapter.name, objectKey(event.object)), event);
         },
       });
@@ -166,6 +175,8 @@ export class DispatchController {
         // workloads waiting on a weaker namespace there, or on this one, get another look.
         this.namespaceLabels.managementNamespaceChanged(name);
         this.placer.retryWaitingPlacementsSoon();
+        // Its labels select queues: the queue of every workload there may change.
+        this.admission.factsChanged();
       },
     });
     this.registry = new WorkerClusterRegistry({
@@ -187,9 +198,13 @@ export class DispatchController {
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting workloads get another look now.
         this.placer.retryWaitingPlacementsSoon();
+        this.admission.capacityChanged();
         this.reconcileEveryOrigin();
       },
-      onCapacityChange: () => this.placer.retryWaitingPlacementsSoon(),
+      onCapacityChange: () => {
+        this.placer.retryWaitingPlacementsSoon();
+        this.admission.capacityChanged();
+      },
       onNamespaceEvent: (cluster, event) => {
         const name = event.object.metadata?.name;
         if (name) this.namespaceLabels.workerNamespaceChanged(cluster, name);
@@ -264,6 +279,51 @@ export class DispatchController {
       // ahead of status syncs); the executor has noted the write for its echo (ownWrites).
       originWritten: (key, over, written) => this.reconciler.placerWrote(key, over, written),
       placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
+      // A queued workload waits for its queue's admission, which places it.
+      admissionGate: (kind, origin) => this.admission.isQueued(this.kinds.get(kind.adapter.name)!, origin),
+    });
+    this.dispatchQueues = new ResilientInformer<KubeObject>({
+      name: 'dispatch queues',
+      kubeConfig: management,
+      apiVersion: 'jobrelay.dev/v1alpha1',
+      kind: 'DispatchQueue',
+      path: '/apis/jobrelay.dev/v1alpha1/dispatchqueues',
+      log,
+      onEvent: () => this.admission.factsChanged(),
+    });
+    this.priorityClasses = new ResilientInformer<KubeObject>({
+      name: 'priority classes',
+      kubeConfig: management,
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      path: '/apis/scheduling.k8s.io/v1/priorityclasses',
+      log,
+      onEvent: () => this.admission.factsChanged(),
+    });
+    this.admission = new QueueAdmission({
+      kinds: this.kinds,
+      placer: this.placer,
+      queues: this.dispatchQueues,
+      priorityClasses: cachedPriorityClasses(() => this.priorityClasses.list()),
+      namespaces: this.namespaces,
+      functions: admissionFunctions,
+      writeQueueStatus: async (name, status) => {
+        await managementApis.custom.patchClusterCustomObjectStatus(
+          {
+            group: 'jobrelay.dev',
+            version: 'v1alpha1',
+            plural: 'dispatchqueues',
+            name,
+            body: { status },
+          },
+          mergePatch,
+        );
+      },
+      leading: () => this.leading,
+      recordKeys: options.recordKeys,
+      clock: this.clock,
+      log,
+      metrics: this.metrics.queues,
     });
     this.namespaceLabels = new WorkerNamespaceLabels({
       originId: options.originId,
@@ -313,9 +373,12 @@ export class DispatchController {
     // the origins, are gone.
     for (const kind of this.kinds.values()) kind.origins.start();
     this.namespaces.start();
+    this.dispatchQueues.start();
+    this.priorityClasses.start();
     await this.registry.start();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.waitForSync()));
     await this.namespaces.waitForSync();
+    await this.waitForQueueCaches();
     // Mirror caches must be complete before anything is created or collected.
     await Promise.all(
       this.registry
@@ -365,6 +428,8 @@ export class DispatchController {
       );
     this.reconcileEveryOrigin();
     this.reconciles.resume();
+    // Admissions decided while following were not this replica's to make: one cycle now.
+    this.admission.factsChanged();
     // Only the leader places: placing writes the origin (its record, the reason it waits, a
     // gave-up status), and only the leader writes. Tasks queued meanwhile waited in Redis.
     this.queue.startWorker(async (task, attempts) => {
@@ -407,6 +472,7 @@ export class DispatchController {
     this.ready = false;
     for (const timer of this.timers) clearInterval(timer);
     this.placer.stop();
+    this.admission.stop();
     this.reconciles.stop();
     this.namespaceLabels.stop();
     const finished = await withTimeout(
@@ -425,9 +491,31 @@ export class DispatchController {
     await this.elector?.release();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.stop()));
     await this.namespaces.stop();
+    await this.dispatchQueues.stop();
+    await this.priorityClasses.stop();
     await this.registry.stop();
     await this.closeHealthServer?.();
     return finished;
+  }
+
+  /**
+   * DispatchQueues and PriorityClasses listed before anything is placed, so a queued workload is
+   * never placed as unqueued. Where the DispatchQueue CRD is not installed the list keeps failing
+   * (the informer retries): after a bounded wait the controller goes on without queues, and
+   * admission starts whenever queues appear.
+   */
+  private async waitForQueueCaches(): Promise<void> {
+    const waitMs = 15_000;
+    for (const informer of [this.dispatchQueues, this.priorityClasses]) {
+      await withTimeout(informer.waitForSync(), waitMs, 'queue caches').catch((err: unknown) => {
+        if (!(err instanceof TimeoutError)) throw err;
+        this.log.warn(
+          { waitMs },
+          'DispatchQueues or PriorityClasses could not be listed (is the DispatchQueue CRD installed?); going on without queue admission until they are',
+        );
+      });
+    }
+    this.admission.factsChanged();
   }
 
   private managedCount(): number {

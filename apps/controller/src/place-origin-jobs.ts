@@ -3,6 +3,7 @@ import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
 import {
+  addResources,
   type ClusterCandidate,
   type ClusterLoad,
   chooseWorkerCluster,
@@ -20,8 +21,9 @@ import {
   placementRecordOf,
   placementRequestFor,
   type RecordKeyring,
+  type Resources,
 } from '@jobrelay/placement';
-import { placementNeed, planPlacement } from '@jobrelay/planner';
+import { type OriginAction, type PlacementChoice, placementNeed, planPlacement } from '@jobrelay/planner';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
@@ -63,6 +65,20 @@ export interface OriginPlacerOptions {
   originWritten: (key: string, over: string, written: KubeObject) => void;
   /** A workload was placed on `cluster` (counted). */
   placedOn: (cluster: string) => void;
+  /**
+   * Whether a DispatchQueue takes this workload (or refuses it): its admission, not this
+   * placement task, places it (`QueueAdmission`). The task then asks for an admission cycle and
+   * waits. Absent, or false for every workload when no DispatchQueue exists: placed as always.
+   */
+  admissionGate?: (kind: PlacedKind, origin: KubeObject) => boolean;
+}
+
+/** What an admission asks of the placer: the cluster its decision reserved, and the queue that admitted it. */
+export interface Admission {
+  cluster: string;
+  queue: string;
+  /** For the record's `decision`: that the queue admitted it, and where. */
+  message: string;
 }
 
 /**
@@ -165,6 +181,11 @@ export class OriginPlacer {
     // retry, not a reason to write on the workload (placementRequestFor would say it waits).
     if (!this.options.namespaces.get(task.namespace))
       throw new Error(`namespace ${task.namespace} is not in the cache yet; retrying`);
+    // Its queue's admission places it, with quota reserved: this task only waits for it.
+    if (this.options.admissionGate?.(kind, origin)) {
+      this.log.debug({ kind: adapter.name, job: key }, 'queued: left to its queue’s admission');
+      return 'unschedulable';
+    }
     const request = placementRequestFor(origin, previous, this.placementSettings(), adapter, (o) =>
       this.demandOf({ workload: o, facts: adapter }),
     );
@@ -172,6 +193,110 @@ export class OriginPlacer {
       request.kind === 'invalid'
         ? { kind: 'unschedulable' as const, message: request.message }
         : chooseWorkerCluster(this.candidates(), request.request);
+    return this.carryOut(kind, origin, previous, decision, attemptsMade);
+  }
+
+  /**
+   * Places a workload its queue admitted, on the cluster the admission reserved, at once (not
+   * through a task): the record names the cluster and the queue (whose quota it holds while it is
+   * placed and unfinished). `not-needed` when the cache shows nothing to place any longer.
+   */
+  async placeAdmitted(
+    kindName: string,
+    key: string,
+    uid: string,
+    admission: Admission,
+  ): Promise<PlacementOutcome> {
+    if (!this.options.leading()) throw new Error('not the leader: placement left to the leader');
+    const kind = this.options.kinds.get(kindName);
+    const origin = kind?.origins.get(key);
+    if (!kind || !origin || origin.metadata?.uid !== uid) return 'not-needed';
+    const parsed = placementRecordOf(origin, this.options.recordKeys);
+    const need = placementNeed(
+      origin,
+      parsed,
+      kind.adapter,
+      { uid, managedBy: kind.managedBy },
+      this.options.clock.now(),
+    );
+    if (need.kind === 'not-needed') return 'not-needed';
+    return this.carryOut(
+      kind,
+      origin,
+      need.previous,
+      { kind: 'placed', cluster: admission.cluster, message: admission.message, queue: admission.queue },
+      0,
+    );
+  }
+
+  /**
+   * Where a workload would go now (the same candidates and request as its placement task), with
+   * `extra` requests per cluster on top of their load: what an admission decision reserved
+   * already and has not placed yet.
+   */
+  chooseFor(
+    kind: Pick<PlacedKind, 'adapter'>,
+    origin: KubeObject,
+    extra: ReadonlyMap<string, Resources>,
+  ): { kind: 'fits'; cluster: string } | { kind: 'no-cluster'; message: string } {
+    const parsed = placementRecordOf(origin, this.options.recordKeys);
+    const previous = parsed.kind === 'ok' ? parsed.record : undefined;
+    const request = placementRequestFor(origin, previous, this.placementSettings(), kind.adapter, (o) =>
+      this.demandOf({ workload: o, facts: kind.adapter }),
+    );
+    if (request.kind === 'invalid') return { kind: 'no-cluster', message: request.message };
+    const load = this.loadByCluster();
+    for (const [cluster, requests] of extra) {
+      const here = load.get(cluster) ?? { workloads: 0, assumed: {} };
+      load.set(cluster, { workloads: here.workloads, assumed: addResources(here.assumed, requests) });
+    }
+    const decision = chooseWorkerCluster(
+      clusterCandidates(this.options.registry.clusters(), load),
+      request.request,
+    );
+    return decision.kind === 'placed'
+      ? { kind: 'fits', cluster: decision.cluster }
+      : { kind: 'no-cluster', message: decision.message };
+  }
+
+  /** The pods a workload runs at once (cached per spec generation): what its queue's quota counts. */
+  demandOfOrigin(kind: Pick<PlacedKind, 'adapter'>, origin: KubeObject): PodGroup[] {
+    return this.demandOf({ workload: origin, facts: kind.adapter });
+  }
+
+  /**
+   * Writes actions planned for a workload outside its reconcile (its queue's waiting reason, an
+   * eviction) through the executor, and hands the apiserver's answer to its reconcile.
+   */
+  async writeOn(kind: PlacedKind, origin: KubeObject, actions: OriginAction[]): Promise<ExecutionResult> {
+    const { namespace, name, uid, resourceVersion: over } = origin.metadata!;
+    const result = await this.options.executor.execute(actions, {
+      adapter: kind.adapter,
+      namespace: namespace!,
+      name: name!,
+      uid: uid!,
+      origin,
+      management: kind.management,
+      worker: () => undefined,
+    });
+    const written = result.origin;
+    if (written && written.metadata?.resourceVersion !== over)
+      this.options.originWritten(originKey(kind.adapter.name, `${namespace}/${name}`), over!, written);
+    return result;
+  }
+
+  /** A placement decision as writes, carried out with its assumption (see place). */
+  private async carryOut(
+    kind: PlacedKind,
+    origin: KubeObject,
+    previous: PlacementRecord | undefined,
+    decision: PlacementChoice,
+    attemptsMade: number,
+  ): Promise<PlacementOutcome> {
+    const { adapter } = kind;
+    const { namespace, name, uid } = origin.metadata as { namespace: string; name: string; uid: string };
+    const key = `${namespace}/${name}`;
+    const task = { namespace, name, uid };
     const now = this.options.clock.now();
     const plan = planPlacement(origin, previous, decision, adapter, this.options.config, now);
     if (decision.kind === 'unschedulable') {

@@ -1,2 +1,3 @@
+export { comparePendingOrder, decideAdmission } from './decide-admission.ts';
 export * from './dispatch-queue.ts';
 export * from './queue-model.ts';

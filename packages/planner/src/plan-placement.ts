@@ -49,7 +49,10 @@ export function placementNeed<T extends KubeObject>(
 
 /** What `chooseWorkerCluster` answered (its ranking is not needed here). */
 export type PlacementChoice =
-  | Pick<Extract<PlacementDecision, { kind: 'placed' }>, 'kind' | 'cluster' | 'message'>
+  | (Pick<Extract<PlacementDecision, { kind: 'placed' }>, 'kind' | 'cluster' | 'message'> & {
+      /** The DispatchQueue that admitted it (its quota counts the workload while it is placed). */
+      queue?: string;
+    })
   | Extract<PlacementDecision, { kind: 'unschedulable' }>;
 
 export interface PlacementPlanConfig {
@@ -88,10 +91,14 @@ export function planPlacement<T extends KubeObject>(
       mirrorUid: _mirrorUid,
       waitingSince: _waitingSince,
       retryAfter: _retryAfter,
+      // An earlier attempt's queue and eviction are not this one's: only its own admission counts.
+      queue: _queue,
+      preempted: _preempted,
       ...kept
     } = previous ?? { attempt: 1, carried: nothingCarried, excludedClusters: [] };
     const record: PlacementRecord = {
       ...kept,
+      ...(decision.queue !== undefined ? { queue: decision.queue } : {}),
       cluster: decision.cluster,
       placedAt: new Date(now).toISOString(),
       // The explanation travels with the record, in the same write: `kubectl describe` and

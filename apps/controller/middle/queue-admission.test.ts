@@ -1,0 +1,418 @@
+// QueueAdmission over the real OriginPlacer and OriginExecutor, on a management cluster held in
+// memory: the queue index kept from cache events, and the leader's admission cycle with the real
+// decideAdmission: what it places (the record naming the queue), evicts (the record marked
+// preempted, the Event), and notes as the reason a workload waits; the queue's status; that an
+// install without DispatchQueues places as it always did; and that usage after a restart is what
+// the records say. The clock is injected; a cycle is run by the test, not by a timer.
+
+import type { DispatchQueueStatus } from '@jobrelay/admission';
+import type { WorkerClusterView } from '@jobrelay/clusters';
+import type { Job } from '@jobrelay/kinds';
+import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
+import { defaultManagedBy, unschedulableAnnotation } from '@jobrelay/mirror';
+import { placementRecordOf } from '@jobrelay/placement';
+import { eventReasons } from '@jobrelay/planner';
+import { describe, expect, it } from 'vitest';
+import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
+import { admissionFunctions, cachedPriorityClasses } from '../src/admission-functions.ts';
+import { OriginPlacer } from '../src/place-origin-jobs.ts';
+import { type AdmittedKind, QueueAdmission } from '../src/queue-admission.ts';
+import { counted, type ExecutorWorld, executorWorld, silentLog, TestClock } from './executor-harness.ts';
+
+const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
+
+function view(name: string, cores = 8): WorkerClusterView {
+  return {
+    name,
+    labels: {},
+    spec: { kubeconfigSecretRef: { name } },
+    state: { active: true, reason: 'Connected', message: '' },
+    inactiveSince: undefined,
+    servedKinds: ['job'],
+    capacity: {
+      nodes: [{ name: `${name}-node`, allocatable: cpuOf(cores), requested: {}, free: cpuOf(cores) }],
+      allocatable: cpuOf(cores),
+      requested: {},
+      podsByOwner: new Map(),
+    },
+    namespaces: { get: () => ({ metadata: { labels: {} } }) },
+  };
+}
+
+/** A DispatchQueue as the apiserver returns it. */
+function dispatchQueue(
+  name: string,
+  spec: Record<string, unknown>,
+  status?: DispatchQueueStatus,
+): KubeObject {
+  return {
+    apiVersion: 'jobrelay.dev/v1alpha1',
+    kind: 'DispatchQueue',
+    metadata: { name, generation: 1, uid: `queue-${name}` },
+    spec,
+    ...(status ? { status } : {}),
+  } as KubeObject;
+}
+
+const oneCpuQueue = (preemption: Record<string, string> = {}) =>
+  dispatchQueue('research', {
+    namespaceSelector: {},
+    resources: [{ name: 'cpu', nominalQuota: '1' }],
+    preemption,
+  });
+
+/** A one-pod Job of 500m in team-a, created `ageSeconds` before the clock's now. */
+function job(name: string, clock: TestClock, ageSeconds: number, spec: Partial<Job['spec']> = {}): Job {
+  const base = originJob({ uid: `uid-${name}` });
+  return {
+    ...base,
+    metadata: {
+      ...base.metadata,
+      name,
+      creationTimestamp: new Date(clock.now() - ageSeconds * 1000).toISOString(),
+    },
+    spec: { ...base.spec!, completions: 1, parallelism: 1, ...spec },
+  };
+}
+
+interface AdmissionWorld {
+  world: ExecutorWorld;
+  clock: TestClock;
+  queues: KubeObject[];
+  priorityClasses: KubeObject[];
+  placer: OriginPlacer;
+  admission: QueueAdmission;
+  kind: AdmittedKind;
+  statuses: Array<{ name: string; status: DispatchQueueStatus }>;
+  /** The origin cache catches up with the management cluster, its events reaching placer and admission. */
+  sync(): void;
+  stored(name: string): Job;
+}
+
+function admissionWorld(
+  options: { queues?: KubeObject[]; world?: ExecutorWorld; clock?: TestClock } = {},
+): AdmissionWorld {
+  const world = options.world ?? executorWorld();
+  const clock = options.clock ?? new TestClock();
+  const cache = new Map<string, Job>();
+  const queues = options.queues ?? [];
+  const priorityClasses: KubeObject[] = [];
+  const statuses: AdmissionWorld['statuses'] = [];
+  const kind: AdmittedKind = {
+    adapter: batchJobAdapter,
+    managedBy: defaultManagedBy,
+    origins: { get: (key: string) => cache.get(key), list: () => [...cache.values()] },
+    management: world.management,
+  };
+  const kinds = new Map([['job', kind]]);
+  const namespaces = {
+    get: (name: string) => (name === 'team-a' ? { metadata: { labels: { team: 'a' } } } : undefined),
+  };
+  let admission: QueueAdmission | undefined;
+  const placer = new OriginPlacer({
+    kinds,
+    registry: { clusters: () => [view('worker-1'), view('worker-2')] },
+    queue: { retryWaitingNow: async () => {} },
+    executor: world.executor,
+    leading: () => true,
+    recordKeys: world.keys,
+    config: {
+      placementPolicy: 'spread',
+      placementTimeoutSeconds: 0,
+      recordDispatchEvents: false,
+      systemNamespace: 'jobrelay-system',
+    },
+    namespaces,
+    clock,
+    log: silentLog,
+    originWritten: () => {},
+    placedOn: () => {},
+    admissionGate: (_kind, origin) => admission!.isQueued(kind, origin),
+  });
+  admission = new QueueAdmission({
+    kinds,
+    placer,
+    queues: { list: () => queues },
+    priorityClasses: cachedPriorityClasses(() => priorityClasses),
+    namespaces,
+    functions: admissionFunctions,
+    writeQueueStatus: async (name, status) => void statuses.push({ name, status }),
+    leading: () => true,
+    recordKeys: world.keys,
+    clock,
+    log: silentLog,
+    metrics: world.metrics.queues,
+    // No timer fires in these tests: every cycle is the test's own call.
+    scheduleCycles: false,
+  });
+  const sync = () => {
+    const before = new Map(cache);
+    cache.clear();
+    for (const [key, object] of world.management.objects) cache.set(key, structuredClone(object));
+    for (const [key, object] of cache) {
+      const event = { type: 'upsert' as const, object: object as KubeObject, previous: before.get(key) };
+      placer.observe(kind, event);
+      admission!.observe(kind, event);
+    }
+    for (const [key, object] of before) {
+      if (cache.has(key)) continue;
+      placer.observe(kind, { type: 'delete', object });
+      admission!.observe(kind, { type: 'delete', object });
+    }
+  };
+  admission.factsChanged();
+  return {
+    world,
+    clock,
+    queues,
+    priorityClasses,
+    placer,
+    admission,
+    kind,
+    statuses,
+    sync,
+    stored: (name) => world.management.get('team-a', name)!,
+  };
+}
+
+function recordOf(a: AdmissionWorld, name: string) {
+  const parsed = placementRecordOf(a.stored(name), a.world.keys);
+  return parsed.kind === 'ok' ? parsed.record : undefined;
+}
+
+function finish(a: AdmissionWorld, name: string): void {
+  const stored = a.stored(name);
+  a.world.management.put({
+    ...stored,
+    status: {
+      conditions: [
+        { type: 'SuccessCriteriaMet', status: 'True' },
+        { type: 'Complete', status: 'True' },
+      ],
+      succeeded: 1,
+    },
+  } as Job);
+}
+
+describe('QueueAdmission', () => {
+  it('admits within quota: the record names the queue and says it admitted it; the rest wait with the quota message', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    for (const [index, name] of ['one', 'two', 'three', 'four'].entries())
+      a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    const report = await a.admission.cycle();
+    expect(report?.admitted.map((x) => [x.uid, x.queue, x.outcome])).toEqual([
+      ['uid-one', 'research', 'placed'],
+      ['uid-two', 'research', 'placed'],
+    ]);
+    for (const name of ['one', 'two']) {
+      expect(recordOf(a, name)).toMatchObject({ queue: 'research', attempt: 1 });
+      expect(recordOf(a, name)?.cluster).toMatch(/^worker-/);
+      expect(recordOf(a, name)?.decision).toMatch(/^admitted by queue research; placed on worker-/);
+    }
+    for (const name of ['three', 'four']) {
+      expect(recordOf(a, name)).toBeUndefined();
+      expect(a.stored(name).metadata?.annotations?.[unschedulableAnnotation]).toMatch(/queue research/);
+    }
+    // Admitted but not yet in the cache: assumed, so a second cycle admits nothing more (their
+    // positions in the queue moved up: that reason is written).
+    const again = await a.admission.cycle();
+    expect(again?.admitted).toEqual([]);
+    expect(again?.noted.map((n) => n.message)).toEqual([
+      'queue research: cpu 1/1 in use; position 1 of 2',
+      'queue research: cpu 1/1 in use; position 2 of 2',
+    ]);
+    // Nothing changed since: nothing written.
+    a.sync();
+    const calls = a.world.management.calls.length;
+    const still = await a.admission.cycle();
+    expect(still?.admitted).toEqual([]);
+    expect(still?.noted).toEqual([]);
+    expect(a.world.management.calls.length).toBe(calls);
+    // The queue's status says so.
+    const status = a.statuses.at(-1)!;
+    expect(status.name).toBe('research');
+    expect(status.status).toMatchObject({
+      admittedWorkloads: 2,
+      pendingWorkloads: 2,
+      usage: { cpu: '1' },
+      columns: { cpu: '1/1' },
+    });
+    expect(status.status.conditions[0]).toMatchObject({ type: 'Active', status: 'True' });
+    expect(await counted(a.world.metrics, 'jobrelay_queue_admitted_workloads', { queue: 'research' })).toBe(
+      2,
+    );
+    expect(await counted(a.world.metrics, 'jobrelay_queue_pending_workloads', { queue: 'research' })).toBe(2);
+    expect(
+      await counted(a.world.metrics, 'jobrelay_queue_usage', { queue: 'research', resource: 'cpu' }),
+    ).toBe(1000);
+  });
+
+  it('a finished workload frees its quota: the next in order is admitted', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    for (const [index, name] of ['one', 'two', 'three'].entries())
+      a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    await a.admission.cycle();
+    a.sync();
+    finish(a, 'one');
+    a.sync();
+    clock.advance(5_000);
+    const report = await a.admission.cycle();
+    expect(report?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
+    expect(recordOf(a, 'three')).toMatchObject({ queue: 'research' });
+  });
+
+  it('the placement task of a queued workload leaves it to admission: nothing written', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    const task = { namespace: 'team-a', name: 'one', uid: 'uid-one', kind: 'job' };
+    expect(await a.placer.place(task, 0)).toBe('unschedulable');
+    expect(a.world.management.calls).toEqual([]);
+  });
+
+  it('no DispatchQueue: placement as before, admission does nothing', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    expect(await a.admission.cycle()).toBeUndefined();
+    const task = { namespace: 'team-a', name: 'one', uid: 'uid-one', kind: 'job' };
+    expect(await a.placer.place(task, 0)).toBe('placed');
+    const record = recordOf(a, 'one');
+    expect(record?.queue).toBeUndefined();
+    expect(record?.decision).toMatch(/^placed on worker-/);
+    expect(a.statuses).toEqual([]);
+    expect([...a.admission.entries()]).toEqual([]);
+  });
+
+  it('a refused queue choice is the reason it waits (noted once)', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    const named = job('one', clock, 10);
+    named.metadata!.labels = { 'jobrelay.dev/queue-name': 'nope' };
+    a.world.management.put(named);
+    a.sync();
+    const report = await a.admission.cycle();
+    expect(report?.admitted).toEqual([]);
+    expect(report?.noted).toHaveLength(1);
+    expect(a.stored('one').metadata?.annotations?.[unschedulableAnnotation]).toMatch(/nope/);
+    a.sync();
+    expect((await a.admission.cycle())?.noted).toEqual([]);
+  });
+
+  it('evicts through the executor: the record marked preempted, a Preempted Event, counted', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })], clock });
+    a.priorityClasses.push({
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: 'urgent' },
+      value: 1000,
+    } as KubeObject);
+    a.admission.factsChanged();
+    for (const [index, name] of ['one', 'two'].entries())
+      a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    await a.admission.cycle();
+    a.sync();
+    const base = job('urgent', clock, 1);
+    a.world.management.put({
+      ...base,
+      spec: {
+        ...base.spec!,
+        template: {
+          ...base.spec!.template,
+          spec: { ...base.spec!.template.spec!, priorityClassName: 'urgent' },
+        },
+      },
+    });
+    a.sync();
+    const report = await a.admission.cycle();
+    expect(report?.evicted).toHaveLength(1);
+    const [evicted] = report!.evicted;
+    expect(evicted!.reason).toBe('InQueuePreemption');
+    const victim = evicted!.uid.replace(/^uid-/, '');
+    const spared = victim === 'one' ? 'two' : 'one';
+    expect(['one', 'two']).toContain(victim);
+    expect(recordOf(a, victim)?.preempted).toMatch(/urgent/);
+    // Still on its cluster: its reconcile deletes the mirror and places it again.
+    expect(recordOf(a, victim)?.cluster).toMatch(/^worker-/);
+    expect(a.world.events.map((e) => e.reason)).toContain(eventReasons.preempted);
+    expect(
+      await counted(a.world.metrics, 'jobrelay_queue_evictions_total', {
+        queue: 'research',
+        reason: 'InQueuePreemption',
+      }),
+    ).toBe(1);
+    // Chosen once: the next cycle (the cache showing it evicting) does not evict more.
+    a.sync();
+    expect((await a.admission.cycle())?.evicted).toEqual([]);
+    expect(recordOf(a, spared)?.preempted).toBeUndefined();
+    expect(recordOf(a, 'urgent')).toBeUndefined();
+  });
+
+  it('after a restart, usage is what the records say: nothing admitted past the quota', async () => {
+    const clock = new TestClock();
+    const first = admissionWorld({ queues: [oneCpuQueue()], clock });
+    for (const [index, name] of ['one', 'two', 'three'].entries())
+      first.world.management.put(job(name, clock, 100 - index));
+    first.sync();
+    await first.admission.cycle();
+    first.admission.stop();
+    // A new controller over the same management cluster: nothing carried over but Kubernetes state.
+    const second = admissionWorld({ queues: [oneCpuQueue()], world: first.world, clock });
+    second.sync();
+    const report = await second.admission.cycle();
+    expect(report?.admitted).toEqual([]);
+    expect(second.statuses.at(-1)?.status).toMatchObject({ admittedWorkloads: 2, usage: { cpu: '1' } });
+    expect(second.stored('three').metadata?.annotations?.[unschedulableAnnotation]).toMatch(/queue research/);
+  });
+
+  it('a queue whose spec cannot be used: Active False, InvalidSpec, with the problems', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({
+      queues: [
+        dispatchQueue('broken', {
+          namespaceSelector: {},
+          resources: [{ name: 'cpu', nominalQuota: 'lots' }],
+        }),
+      ],
+      clock,
+    });
+    await a.admission.cycle();
+    expect(a.statuses).toHaveLength(1);
+    expect(a.statuses[0]!.status.conditions[0]).toMatchObject({
+      type: 'Active',
+      status: 'False',
+      reason: 'InvalidSpec',
+    });
+    expect(a.statuses[0]!.status.conditions[0]!.message).toMatch(/nominalQuota/);
+  });
+
+  it('a queue status is written only when it changed, and at most every 2 s', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    await a.admission.cycle();
+    expect(a.statuses).toHaveLength(1);
+    a.sync();
+    await a.admission.cycle();
+    expect(a.statuses).toHaveLength(1);
+    a.world.management.put(job('two', clock, 5));
+    a.sync();
+    clock.advance(500);
+    const soon = await a.admission.cycle();
+    // Changed (two admitted) but written 0.5 s ago: left for later.
+    expect(soon?.statusWritten).toEqual([]);
+    clock.advance(2_000);
+    const later = await a.admission.cycle();
+    expect(later?.statusWritten).toEqual(['research']);
+    expect(a.statuses.at(-1)?.status).toMatchObject({ admittedWorkloads: 2 });
+  });
+});

@@ -1,0 +1,655 @@
+import type {
+  AdmissionDecision,
+  AdmissionSnapshot,
+  AdmittedWorkload,
+  DispatchQueueStatus,
+  EvictionReason,
+  ParsedQueue,
+  PriorityClassLookup,
+  QueueChoice,
+  QueuedWorkload,
+  QueueSelectionInput,
+  QueueSpec,
+  QueueUsage,
+  WorkloadPriority,
+} from '@jobrelay/admission';
+import type { KubeObject } from '@jobrelay/kinds';
+import type { Clock, InformerEvent } from '@jobrelay/kube';
+import { unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  formatResourceAmount,
+  type PlacementRecord,
+  placementRecordOf,
+  type RecordKeyring,
+  type Resources,
+  totalDemand,
+  type WorkloadPodTemplate,
+  waitingSince,
+} from '@jobrelay/placement';
+import { type OriginAction, placementNeed } from '@jobrelay/planner';
+import type { Logger } from 'pino';
+import type { QueueMetrics } from './controller-metrics.ts';
+import type { OriginPlacer, PlacedKind } from './place-origin-jobs.ts';
+
+/**
+ * The pure functions of `@jobrelay/admission` (and the planner's eviction) the controller runs:
+ * passed in, so the wiring is tested apart from the decision's own exhaustive tests.
+ */
+export interface AdmissionFunctions {
+  decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision;
+  parseDispatchQueue(object: unknown): ParsedQueue;
+  queueFor(
+    workload: QueueSelectionInput,
+    namespaceLabels: Record<string, string> | undefined,
+    queues: readonly QueueSpec[],
+  ): QueueChoice;
+  workloadPriority(
+    templates: readonly WorkloadPodTemplate[] | undefined,
+    classes: PriorityClassLookup,
+  ): WorkloadPriority;
+  /** The actions that mark the record `preempted` and record a `Preempted` Event (its reconcile re-places it). */
+  planEviction(record: PlacementRecord, message: string): OriginAction[];
+  /** `used/nominal` of cpu, memory and GPUs for `kubectl get dispatchqueues`. */
+  queueStatusColumns?(nominal: Resources, used: Resources): DispatchQueueStatus['columns'];
+}
+
+/** A dispatched kind as admission reads it: placement's view, and its whole origin cache. */
+export type AdmittedKind = PlacedKind & {
+  origins: PlacedKind['origins'] & { list(): KubeObject[] };
+};
+
+export interface QueueAdmissionOptions {
+  kinds: ReadonlyMap<string, AdmittedKind>;
+  placer: Pick<OriginPlacer, 'placeAdmitted' | 'chooseFor' | 'demandOfOrigin' | 'writeOn'>;
+  /** The DispatchQueue cache (cluster-scoped custom objects), raw: each is parsed here. */
+  queues: { list(): KubeObject[] };
+  priorityClasses: PriorityClassLookup;
+  /** The management cluster's namespaces: their labels select queues. */
+  namespaces: { get(name: string): { metadata?: { labels?: Record<string, string> } } | undefined };
+  functions: AdmissionFunctions;
+  /** Writes a DispatchQueue's `.status` (merge patch of the status subresource). */
+  writeQueueStatus(name: string, status: DispatchQueueStatus): Promise<void>;
+  leading(): boolean;
+  recordKeys: RecordKeyring;
+  clock: Clock;
+  log: Logger;
+  metrics?: QueueMetrics;
+  /** Changes seen within this long cost one admission cycle (default 200 ms). */
+  debounceMs?: number;
+  /** A queue's status is written at most this often (default 2 s). */
+  statusIntervalMs?: number;
+  /** False: cycles run only when called (tests drive them); nothing is scheduled on a timer. */
+  scheduleCycles?: boolean;
+}
+
+/** What admission knows of one origin, kept up to date from its cache's events. */
+export interface IndexedWorkload {
+  kindName: string;
+  /** `namespace/name`. */
+  key: string;
+  uid: string;
+  origin: KubeObject;
+  /** Placed, unfinished, with the queue that admitted it in its record. */
+  admitted?: {
+    cluster: string;
+    queue: string;
+    admittedAt: number;
+    evicting: boolean;
+    record: PlacementRecord;
+  };
+  /** Claimed, unfinished, unsuspended, unplaced, not given up: it waits to be placed. */
+  pending: boolean;
+  /** Its record as last read (for an eviction: written over). */
+  record?: PlacementRecord;
+  /** Queue choice, priority and demand, as of `factsVersion` (queues, classes and namespaces change them). */
+  facts?: { version: number; choice: QueueChoice; priority: WorkloadPriority; demand: Resources };
+}
+
+/** One admission cycle's outcome, for logs and tests. */
+export interface CycleReport {
+  admitted: Array<{ uid: string; cluster: string; queue: string; outcome: string }>;
+  evicted: Array<{ uid: string; reason: EvictionReason }>;
+  /** Waiting reasons written (only the changed ones). */
+  noted: Array<{ uid: string; message: string }>;
+  statusWritten: string[];
+}
+
+const admittedBy = (queue: string, cluster: string, borrowed: Resources) => {
+  const borrowing = Object.entries(borrowed).filter(([, amount]) => amount > 0);
+  const note =
+    borrowing.length > 0
+      ? ` (borrowing ${borrowing.map(([r, a]) => `${formatResourceAmount(r, a)} ${r}`).join(', ')} from its cohort)`
+      : '';
+  return `admitted by queue ${queue}${note}; placed on ${cluster}`;
+};
+
+/**
+ * Queue admission (issue 30). Every replica keeps the index of queued workloads from the origin
+ * caches (as the placer keeps the placed load); the leader runs the cycles: a snapshot, the pure
+ * `decideAdmission`, and its writes: placements of the admitted (at once, on the cluster the
+ * decision reserved, the record naming the queue), evictions (the record marked preempted: the
+ * reconcile deletes the mirror and places it again, keeping progress), and the waiting reasons.
+ * Usage is never kept anywhere but in the records: after a restart it is what they say.
+ * Without any DispatchQueue nothing here runs and placement is as it always was.
+ */
+export class QueueAdmission {
+  private readonly options: QueueAdmissionOptions;
+  private readonly index = new Map<string, IndexedWorkload>();
+  /** Bumped when queues, PriorityClasses or namespaces change: every workload's facts are recomputed. */
+  private factsVersion = 0;
+  /** Admitted by a cycle, not yet seen placed in the cache: they hold quota (cf. the placer's assumed placements). */
+  private readonly assumedAdmissions = new Map<string, { cluster: string; queue: string; at: number }>();
+  /** Evictions written, not yet seen in the cache: not chosen again. */
+  private readonly assumedEvictions = new Set<string>();
+  /** Waiting reasons written, by UID, until the cache shows them: not written twice. */
+  private readonly notedWaiting = new Map<string, string>();
+  /** Per queue: the status last written and when. */
+  private readonly writtenStatus = new Map<string, { json: string; at: number }>();
+  private wasActive = false;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<CycleReport | undefined> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(options: QueueAdmissionOptions) {
+    this.options = options;
+  }
+
+  /** Whether any DispatchQueue exists: without one, admission does nothing. */
+  get active(): boolean {
+    return this.options.queues.list().length > 0;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** The workloads admission knows (for tests and the summary). */
+  entries(): IterableIterator<IndexedWorkload> {
+    return this.index.values();
+  }
+
+  /** DispatchQueues, PriorityClasses or namespaces changed: queue choices and priorities may follow. */
+  factsChanged(): void {
+    this.factsVersion += 1;
+    const active = this.active;
+    // The first queue: the index is built from the caches (it is not kept while there are none).
+    if (active && !this.wasActive) this.rebuild();
+    if (!active) this.index.clear();
+    this.wasActive = active;
+    this.cycleSoon();
+  }
+
+  /** An origin changed in its cache. */
+  observe(kind: AdmittedKind, event: InformerEvent<KubeObject>): void {
+    const uid = event.object.metadata?.uid;
+    if (!uid) return;
+    if (event.type === 'delete') {
+      this.forget(uid);
+      this.cycleSoon();
+      return;
+    }
+    if (!this.wasActive) return;
+    const before = this.index.get(uid);
+    const after = this.indexed(kind, event.object);
+    if (!after) {
+      this.forget(uid);
+      if (before) this.cycleSoon();
+      return;
+    }
+    this.index.set(uid, after);
+    // The cache shows what was assumed: the record now says it.
+    if (after.admitted || !after.pending) this.assumedAdmissions.delete(uid);
+    if (after.admitted?.evicting || !after.admitted) this.assumedEvictions.delete(uid);
+    const note = event.object.metadata?.annotations?.[unschedulableAnnotation];
+    if (note !== undefined && this.notedWaiting.get(uid) === note) this.notedWaiting.delete(uid);
+    if (!before || before.pending !== after.pending || !sameAdmission(before, after)) this.cycleSoon();
+  }
+
+  /** Capacity freed or a cluster changed: pending workloads may fit now. */
+  capacityChanged(): void {
+    this.cycleSoon();
+  }
+
+  /**
+   * For the placement task: whether a queue takes this workload (or refuses it) and so decides
+   * when and where it goes. True asks for a cycle.
+   */
+  isQueued(kind: AdmittedKind, origin: KubeObject): boolean {
+    if (!this.wasActive) return false;
+    const uid = origin.metadata?.uid;
+    if (!uid) return false;
+    const entry = this.index.get(uid) ?? this.indexed(kind, origin);
+    if (!entry) return false;
+    const facts = this.factsOf(entry, this.validQueues().specs);
+    if (facts.choice.kind === 'unqueued') return false;
+    this.cycleSoon();
+    return true;
+  }
+
+  private forget(uid: string): void {
+    this.index.delete(uid);
+    this.assumedAdmissions.delete(uid);
+    this.assumedEvictions.delete(uid);
+    this.notedWaiting.delete(uid);
+  }
+
+  private rebuild(): void {
+    this.index.clear();
+    for (const kind of this.options.kinds.values()) {
+      for (const origin of kind.origins.list()) {
+        const entry = this.indexed(kind, origin);
+        if (entry) this.index.set(entry.uid, entry);
+      }
+    }
+  }
+
+  /** Admitted or pending, or undefined when admission has nothing to do with it. */
+  private indexed(kind: AdmittedKind, origin: KubeObject): IndexedWorkload | undefined {
+    const { uid, namespace, name } = origin.metadata ?? {};
+    if (!uid || !namespace || !name) return undefined;
+    const parsed = placementRecordOf(origin, this.options.recordKeys);
+    const record = parsed.kind === 'ok' ? parsed.record : undefined;
+    const finished = kind.adapter.isFinished(origin);
+    const base = { kindName: kind.adapter.name, key: `${namespace}/${name}`, uid, origin, record };
+    if (record?.cluster && record.queue && !finished) {
+      const placedAt = record.placedAt ? Date.parse(record.placedAt) : Number.NaN;
+      return {
+        ...base,
+        pending: false,
+        admitted: {
+          cluster: record.cluster,
+          queue: record.queue,
+          admittedAt: Number.isNaN(placedAt) ? createdAtOf(origin) : placedAt,
+          evicting: record.preempted !== undefined,
+          record,
+        },
+      };
+    }
+    const need = placementNeed(
+      origin,
+      parsed,
+      kind.adapter,
+      { uid, managedBy: kind.managedBy },
+      this.options.clock.now(),
+    );
+    if (need.kind !== 'needed') return undefined;
+    return { ...base, pending: true };
+  }
+
+  private factsOf(
+    entry: IndexedWorkload,
+    specs: readonly QueueSpec[],
+  ): NonNullable<IndexedWorkload['facts']> {
+    if (entry.facts?.version === this.factsVersion) return entry.facts;
+    const kind = this.options.kinds.get(entry.kindName)!;
+    const { functions, namespaces, priorityClasses } = this.options;
+    const namespace = entry.origin.metadata!.namespace!;
+    const labels = entry.origin.metadata?.labels;
+    const choice = functions.queueFor(
+      { namespace, ...(labels ? { labels } : {}) },
+      namespaces.get(namespace)?.metadata?.labels,
+      specs,
+    );
+    const priority = functions.workloadPriority(kind.adapter.podTemplates(entry.origin), priorityClasses);
+    const demand = totalDemand(this.options.placer.demandOfOrigin(kind, entry.origin));
+    entry.facts = { version: this.factsVersion, choice, priority, demand };
+    return entry.facts;
+  }
+
+  private validQueues(): {
+    specs: QueueSpec[];
+    invalid: Map<string, { problems: string[]; object: KubeObject }>;
+  } {
+    const specs: QueueSpec[] = [];
+    const invalid = new Map<string, { problems: string[]; object: KubeObject }>();
+    for (const object of this.options.queues.list()) {
+      const parsed = this.options.functions.parseDispatchQueue(object);
+      if (parsed.kind === 'ok') specs.push(parsed.spec);
+      else invalid.set(parsed.name, { problems: parsed.problems, object });
+    }
+    return { specs, invalid };
+  }
+
+  /** Asks for a cycle soon (changes within the debounce cost one). */
+  cycleSoon(delayMs = this.options.debounceMs ?? 200): void {
+    if (this.options.scheduleCycles === false) return;
+    if (this.stopped || this.timer || !this.options.leading() || !this.wasActive) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.cycle().catch((err: unknown) => {
+        this.options.log.warn({ err }, 'admission cycle failed; retrying');
+        this.cycleSoon(1_000);
+      });
+    }, delayMs);
+  }
+
+  /**
+   * One admission cycle (leader only); cycles never overlap: one asked for while another runs
+   * follows it. Resolves with what it did (undefined when it did nothing).
+   */
+  async cycle(): Promise<CycleReport | undefined> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.runCycle();
+    try {
+      return await this.running;
+    } finally {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.cycleSoon();
+      }
+    }
+  }
+
+  private async runCycle(): Promise<CycleReport | undefined> {
+    if (!this.options.leading() || !this.wasActive) return undefined;
+    const { functions, clock, log, metrics } = this.options;
+    const report: CycleReport = { admitted: [], evicted: [], noted: [], statusWritten: [] };
+    const { specs, invalid } = this.validQueues();
+    const admitted: AdmittedWorkload[] = [];
+    const pending: QueuedWorkload[] = [];
+    const refusedNotes: Array<{ entry: IndexedWorkload; message: string }> = [];
+    for (const entry of this.index.values()) {
+      const facts = this.factsOf(entry, specs);
+      const workload = {
+        uid: entry.uid,
+        label: `${entry.kindName} ${entry.key}`,
+        namespace: entry.origin.metadata!.namespace!,
+        priority: facts.priority.kind === 'ok' ? facts.priority.priority : 0,
+        createdAt: createdAtOf(entry.origin),
+        demand: facts.demand,
+      };
+      const assumed = this.assumedAdmissions.get(entry.uid);
+      if (entry.admitted) {
+        const { cluster, queue, admittedAt, evicting } = entry.admitted;
+        admitted.push({
+          ...workload,
+          queue,
+          cluster,
+          admittedAt,
+          evicting: evicting || this.assumedEvictions.has(entry.uid),
+        });
+      } else if (assumed) {
+        admitted.push({
+          ...workload,
+          queue: assumed.queue,
+          cluster: assumed.cluster,
+          admittedAt: assumed.at,
+        });
+      } else if (entry.pending) {
+        if (facts.choice.kind === 'unqueued') continue;
+        if (facts.choice.kind === 'refused') refusedNotes.push({ entry, message: facts.choice.message });
+        else if (facts.priority.kind === 'refused')
+          refusedNotes.push({ entry, message: facts.priority.message });
+        else pending.push({ ...workload, queue: facts.choice.queue });
+      }
+    }
+    const started = performance.now();
+    const decision = functions.decideAdmission({
+      queues: specs,
+      admitted,
+      pending,
+      chooseCluster: (workload, assumed) => {
+        const entry = this.index.get(workload.uid)!;
+        return this.options.placer.chooseFor(this.options.kinds.get(entry.kindName)!, entry.origin, assumed);
+      },
+    });
+    metrics?.admissionDecisionSeconds.observe((performance.now() - started) / 1000);
+    const now = clock.now();
+    // Reserved at once, before any await: the next cycle counts them whatever happens meanwhile.
+    for (const admit of decision.admit) {
+      this.assumedAdmissions.set(admit.uid, { cluster: admit.cluster, queue: admit.queue, at: now });
+    }
+    const writes: Promise<void>[] = [];
+    for (const admit of decision.admit) {
+      const entry = this.index.get(admit.uid);
+      if (!entry) continue;
+      writes.push(
+        this.options.placer
+          .placeAdmitted(entry.kindName, entry.key, entry.uid, {
+            cluster: admit.cluster,
+            queue: admit.queue,
+            message: admittedBy(admit.queue, admit.cluster, admit.borrowed),
+          })
+          .then(
+            (outcome) => {
+              report.admitted.push({ uid: admit.uid, cluster: admit.cluster, queue: admit.queue, outcome });
+              if (outcome === 'placed') {
+                const since =
+                  waitingSince(entry.origin, entry.record)?.getTime() ?? createdAtOf(entry.origin);
+                metrics?.admissionWaitSeconds.observe(
+                  { queue: admit.queue },
+                  Math.max(0, now - since) / 1000,
+                );
+                log.info(
+                  { kind: entry.kindName, job: entry.key, queue: admit.queue, cluster: admit.cluster },
+                  'admitted by its queue',
+                );
+              } else this.unassume(admit.uid);
+            },
+            (err: unknown) => {
+              this.unassume(admit.uid);
+              log.warn({ kind: entry.kindName, job: entry.key, err }, 'placing an admitted workload failed');
+            },
+          ),
+      );
+    }
+    for (const eviction of decision.evict) {
+      const entry = this.index.get(eviction.uid);
+      if (!entry?.admitted || entry.admitted.evicting || this.assumedEvictions.has(eviction.uid)) continue;
+      this.assumedEvictions.add(eviction.uid);
+      const { queue, record } = entry.admitted;
+      const kind = this.options.kinds.get(entry.kindName)!;
+      writes.push(
+        this.options.placer
+          .writeOn(kind, entry.origin, functions.planEviction(record, eviction.message))
+          .then((result) => {
+            if (result.conflicted) {
+              this.assumedEvictions.delete(eviction.uid);
+              this.cycleSoon(1_000);
+              return;
+            }
+            report.evicted.push({ uid: eviction.uid, reason: eviction.reason });
+            metrics?.queueEvictions.inc({ queue, reason: eviction.reason });
+            log.info(
+              { kind: entry.kindName, job: entry.key, queue, reason: eviction.reason },
+              eviction.message,
+            );
+          })
+          .catch((err: unknown) => {
+            this.assumedEvictions.delete(eviction.uid);
+            log.warn({ kind: entry.kindName, job: entry.key, err }, 'evicting a workload failed');
+          }),
+      );
+    }
+    const notes = [
+      ...refusedNotes,
+      ...[...decision.waiting].flatMap(([uid, verdict]) => {
+        const entry = this.index.get(uid);
+        return entry ? [{ entry, message: verdict.message }] : [];
+      }),
+    ];
+    for (const { entry, message } of notes) {
+      const current = entry.origin.metadata?.annotations?.[unschedulableAnnotation];
+      if (current === message || this.notedWaiting.get(entry.uid) === message) continue;
+      this.notedWaiting.set(entry.uid, message);
+      const kind = this.options.kinds.get(entry.kindName)!;
+      writes.push(
+        this.options.placer
+          .writeOn(kind, entry.origin, [{ type: 'note-waiting', message }])
+          .then(() => {
+            report.noted.push({ uid: entry.uid, message });
+          })
+          .catch((err: unknown) => {
+            this.notedWaiting.delete(entry.uid);
+            log.warn({ kind: entry.kindName, job: entry.key, err }, 'noting why a workload waits failed');
+          }),
+      );
+    }
+    await Promise.all(writes);
+    report.statusWritten = await this.writeStatuses(specs, invalid, decision.usage);
+    this.updateGauges(specs, decision.usage);
+    return report;
+  }
+
+  private unassume(uid: string): void {
+    this.assumedAdmissions.delete(uid);
+    // Another look: what it reserved is free again, or it may be admitted elsewhere.
+    this.cycleSoon(1_000);
+  }
+
+  /** Each queue's status, when it changed and at most every `statusIntervalMs`. */
+  private async writeStatuses(
+    specs: readonly QueueSpec[],
+    invalid: ReadonlyMap<string, { problems: string[]; object: KubeObject }>,
+    usage: ReadonlyMap<string, QueueUsage>,
+  ): Promise<string[]> {
+    const now = this.options.clock.now();
+    const interval = this.options.statusIntervalMs ?? 2_000;
+    const objects = new Map(this.options.queues.list().map((q) => [q.metadata?.name ?? '', q]));
+    const desired: Array<[string, DispatchQueueStatus]> = [
+      ...specs.map((spec): [string, DispatchQueueStatus] => [
+        spec.name,
+        this.statusOf(spec, usage.get(spec.name), objects.get(spec.name)),
+      ]),
+      ...[...invalid].map(([name, { problems, object }]): [string, DispatchQueueStatus] => [
+        name,
+        invalidStatus(problems, object, now),
+      ]),
+    ];
+    const written: string[] = [];
+    let soonest: number | undefined;
+    for (const [name, status] of desired) {
+      const json = JSON.stringify(comparable(status));
+      const current = (objects.get(name) as { status?: DispatchQueueStatus } | undefined)?.status;
+      const last = this.writtenStatus.get(name);
+      if ((current && JSON.stringify(comparable(current)) === json) || last?.json === json) continue;
+      if (last && now - last.at < interval) {
+        const wait = interval - (now - last.at);
+        soonest = soonest === undefined ? wait : Math.min(soonest, wait);
+        continue;
+      }
+      try {
+        await this.options.writeQueueStatus(name, status);
+        this.writtenStatus.set(name, { json, at: now });
+        written.push(name);
+      } catch (err) {
+        this.options.log.warn({ queue: name, err }, 'writing a DispatchQueue status failed');
+      }
+    }
+    for (const name of this.writtenStatus.keys()) if (!objects.has(name)) this.writtenStatus.delete(name);
+    if (soonest !== undefined) this.cycleSoon(soonest);
+    return written;
+  }
+
+  private statusOf(
+    spec: QueueSpec,
+    usage: QueueUsage | undefined,
+    object: KubeObject | undefined,
+  ): DispatchQueueStatus {
+    const used = usage?.used ?? {};
+    const quantities = (resources: Resources, names: Iterable<string>) =>
+      Object.fromEntries([...new Set(names)].map((r) => [r, formatResourceAmount(r, resources[r] ?? 0)]));
+    const borrowedNames = Object.keys(usage?.borrowed ?? {}).filter((r) => (usage!.borrowed[r] ?? 0) > 0);
+    return {
+      pendingWorkloads: usage?.pending ?? 0,
+      admittedWorkloads: usage?.admitted ?? 0,
+      usage: quantities(used, Object.keys(spec.nominalQuota)),
+      borrowed: quantities(usage?.borrowed ?? {}, borrowedNames),
+      share: String(Math.round((usage?.share ?? 0) * 1000) / 1000),
+      columns: this.options.functions.queueStatusColumns?.(spec.nominalQuota, used) ?? columnsOf(spec, used),
+      conditions: [
+        condition(object, 'True', 'Active', 'the queue admits workloads', this.options.clock.now()),
+      ],
+      ...(object?.metadata?.generation !== undefined
+        ? { observedGeneration: object.metadata.generation }
+        : {}),
+    };
+  }
+
+  private updateGauges(specs: readonly QueueSpec[], usage: ReadonlyMap<string, QueueUsage>): void {
+    const metrics = this.options.metrics;
+    if (!metrics) return;
+    metrics.resetGauges();
+    for (const spec of specs) {
+      const here = usage.get(spec.name);
+      const queue = spec.name;
+      metrics.queuePending.set({ queue }, here?.pending ?? 0);
+      metrics.queueAdmitted.set({ queue }, here?.admitted ?? 0);
+      for (const [resource, amount] of Object.entries(spec.nominalQuota))
+        metrics.queueNominalQuota.set({ queue, resource }, amount);
+      for (const [resource, amount] of Object.entries(here?.used ?? {}))
+        metrics.queueUsage.set({ queue, resource }, amount);
+      for (const [resource, amount] of Object.entries(here?.borrowed ?? {}))
+        metrics.queueBorrowed.set({ queue, resource }, amount);
+    }
+  }
+}
+
+function createdAtOf(origin: KubeObject): number {
+  const at = Date.parse(origin.metadata?.creationTimestamp ?? '');
+  return Number.isNaN(at) ? 0 : at;
+}
+
+function sameAdmission(a: IndexedWorkload, b: IndexedWorkload): boolean {
+  return (
+    a.admitted?.cluster === b.admitted?.cluster &&
+    a.admitted?.queue === b.admitted?.queue &&
+    a.admitted?.evicting === b.admitted?.evicting
+  );
+}
+
+/** A status without the times that change on every write, to tell whether anything else changed. */
+function comparable(status: DispatchQueueStatus): unknown {
+  return { ...status, conditions: status.conditions.map(({ lastTransitionTime: _t, ...rest }) => rest) };
+}
+
+function condition(
+  object: KubeObject | undefined,
+  status: 'True' | 'False',
+  reason: string,
+  message: string,
+  now: number,
+): DispatchQueueStatus['conditions'][number] {
+  const previous = (object as { status?: DispatchQueueStatus } | undefined)?.status?.conditions?.find(
+    (c) => c.type === 'Active',
+  );
+  return {
+    type: 'Active',
+    status,
+    reason,
+    message,
+    // Kept while the status stays what it was: the time it last changed.
+    lastTransitionTime:
+      previous?.status === status && previous.lastTransitionTime
+        ? previous.lastTransitionTime
+        : new Date(now).toISOString(),
+  };
+}
+
+function invalidStatus(problems: string[], object: KubeObject, now: number): DispatchQueueStatus {
+  return {
+    pendingWorkloads: 0,
+    admittedWorkloads: 0,
+    usage: {},
+    borrowed: {},
+    share: '0',
+    columns: { cpu: '-', memory: '-', gpu: '-' },
+    conditions: [condition(object, 'False', 'InvalidSpec', problems.join('; '), now)],
+    ...(object.metadata?.generation !== undefined ? { observedGeneration: object.metadata.generation } : {}),
+  };
+}
+
+/** `used/nominal` per column, `-` when the queue does not name the resource. */
+function columnsOf(spec: QueueSpec, used: Resources): DispatchQueueStatus['columns'] {
+  const column = (resource: string) =>
+    spec.nominalQuota[resource] === undefined
+      ? '-'
+      : `${formatResourceAmount(resource, used[resource] ?? 0)}/${formatResourceAmount(resource, spec.nominalQuota[resource])}`;
+  return { cpu: column('cpu'), memory: column('memory'), gpu: column('nvidia.com/gpu') };
+}

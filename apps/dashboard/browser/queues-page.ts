@@ -5,7 +5,7 @@ import { type ShareSample, usageBar } from '../src/queue-usage.ts';
 import { formatQuantity } from '../src/resource-quantity.ts';
 import type { PageContext } from './dashboard-state.ts';
 import { h, s, scrollableTable } from './dom.ts';
-import { age, badge, errorBox, notAllowed } from './format.ts';
+import { age, badge, clock, errorBox, notAllowed } from './format.ts';
 
 const resourceLabel = (name: string) =>
   name === 'cpu'
@@ -75,7 +75,7 @@ function shareChart(name: string, samples: readonly ShareSample[]) {
   const summary =
     samples.length < 2
       ? 'Share over time: collecting (the page samples it each time it reads the queues).'
-      : `Share over the last ${age(new Date(samples[0]!.at).toISOString())}: now ${last?.share ?? 0}, highest ${Math.max(...samples.map((x) => x.share))}.`;
+      : `Share since ${clock(new Date(samples[0]!.at).toISOString())} (${samples.length} samples, scale 0 to ${top}): now ${last?.share ?? 0}, highest ${Math.max(...samples.map((x) => x.share))}.`;
   return h(
     'figure',
     { class: 'share' },
@@ -209,7 +209,7 @@ function detailTables(detail: DispatchQueueDetail) {
               h('td', null, item.kind),
               h('td', null, item.cluster ?? '—'),
               h('td', { class: 'number' }, String(item.pods)),
-              h('td', null, `${age(item.admittedAt)} ago`),
+              h('td', null, age(item.admittedAt)),
             ),
           ),
         ),

@@ -902,6 +902,9 @@ describe('DispatchQueues', () => {
       };
       expect(me.actions.find((a) => a.action === 'listQueues')?.allowed).toBe(true);
     } finally {
+      // Its Jobs first (with their namespace): once the queue is gone the waiting ones would be
+      // placed, and other test files expect the workers without this file's workloads.
+      await fleet.management.core.deleteNamespace({ name: queueNamespace }).catch(() => {});
       await custom()
         .deleteClusterCustomObject({ ...queueApi, name: queue })
         .catch(() => {});

@@ -265,6 +265,7 @@ describe('the chart, offline', () => {
         const clusterScoped = [
           'ClusterRole',
           'ClusterRoleBinding',
+          'DispatchQueue',
           'MutatingAdmissionPolicy',
           'MutatingAdmissionPolicyBinding',
           'ValidatingAdmissionPolicy',

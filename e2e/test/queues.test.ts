@@ -160,6 +160,8 @@ describe('DispatchQueue admission', () => {
       expect(recordOf(done)?.queue).toBe(queue);
     }
     expect(await sampling.stop()).toBeLessThanOrEqual(2);
+    // Each admission's wait was measured (creation to admission).
+    expect(await controller.metric('jobrelay_queue_admission_wait_seconds_count')).toBeGreaterThanOrEqual(4);
     await deleteQueue(queue);
   }, 300_000);
 
@@ -187,6 +189,7 @@ describe('DispatchQueue admission', () => {
         : undefined;
     });
     expect(recordOf(preempted)?.attempt).toBe(2);
+    expect(await controller.metric('jobrelay_queue_evictions_total')).toBe(1);
     const urgentDone = await waitForFinishedJob(fleet.management, namespace, high.metadata!.name!);
     expect(urgentDone.status?.succeeded).toBe(1);
     const lowDone = await waitForFinishedJob(fleet.management, namespace, lowName, 300_000);

@@ -14,7 +14,7 @@ import { placementRecordOf } from '@jobrelay/placement';
 import { eventReasons } from '@jobrelay/planner';
 import { describe, expect, it } from 'vitest';
 import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
-import { admissionFunctions, cachedPriorityClasses } from '../src/admission-functions.ts';
+import { admissionFunctions, CachedPriorityClasses } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission } from '../src/queue-admission.ts';
 import { counted, type ExecutorWorld, executorWorld, silentLog, TestClock } from './executor-harness.ts';
@@ -80,6 +80,8 @@ interface AdmissionWorld {
   clock: TestClock;
   queues: KubeObject[];
   priorityClasses: KubeObject[];
+  /** A PriorityClass was added or changed (as the cache's event says). */
+  priorityClassesChanged(): void;
   placer: OriginPlacer;
   admission: QueueAdmission;
   kind: AdmittedKind;
@@ -97,6 +99,7 @@ function admissionWorld(
   const cache = new Map<string, Job>();
   const queues = options.queues ?? [];
   const priorityClasses: KubeObject[] = [];
+  const priorityLookup = new CachedPriorityClasses(() => priorityClasses);
   const statuses: AdmissionWorld['statuses'] = [];
   const kind: AdmittedKind = {
     adapter: batchJobAdapter,
@@ -133,7 +136,7 @@ function admissionWorld(
     kinds,
     placer,
     queues: { list: () => queues },
-    priorityClasses: cachedPriorityClasses(() => priorityClasses),
+    priorityClasses: priorityLookup,
     namespaces,
     functions: admissionFunctions,
     writeQueueStatus: async (name, status) => void statuses.push({ name, status }),
@@ -166,6 +169,10 @@ function admissionWorld(
     clock,
     queues,
     priorityClasses,
+    priorityClassesChanged: () => {
+      priorityLookup.changed();
+      admission!.factsChanged();
+    },
     placer,
     admission,
     kind,
@@ -249,6 +256,37 @@ describe('QueueAdmission', () => {
     ).toBe(1000);
   });
 
+  it('the index follows the cache: pending, admitted (the record), gone when finished; cleared when the last queue goes', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    const state = () =>
+      [...a.admission.entries()].map((e) => ({
+        uid: e.uid,
+        pending: e.pending,
+        queue: e.admitted?.queue,
+        evicting: e.admitted?.evicting,
+      }));
+    expect(state()).toEqual([{ uid: 'uid-one', pending: true, queue: undefined, evicting: undefined }]);
+    await a.admission.cycle();
+    // Not in the cache yet: still pending there (admission assumes it meanwhile).
+    expect(state()[0]?.pending).toBe(true);
+    a.sync();
+    expect(state()).toEqual([{ uid: 'uid-one', pending: false, queue: 'research', evicting: false }]);
+    expect(a.admission.isQueued(a.kind, a.stored('one'))).toBe(true);
+    finish(a, 'one');
+    a.sync();
+    expect(state()).toEqual([]);
+    a.world.management.put(job('two', clock, 5));
+    a.sync();
+    expect(state()).toHaveLength(1);
+    a.queues.length = 0;
+    a.admission.factsChanged();
+    expect(state()).toEqual([]);
+    expect(a.admission.isQueued(a.kind, a.stored('two'))).toBe(false);
+  });
+
   it('a finished workload frees its quota: the next in order is admitted', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
@@ -290,6 +328,22 @@ describe('QueueAdmission', () => {
     expect([...a.admission.entries()]).toEqual([]);
   });
 
+  it('a queue for other namespaces only: this one is placed by its task, as without queues', async () => {
+    const clock = new TestClock();
+    const elsewhere = dispatchQueue('team-b', {
+      namespaceSelector: { matchLabels: { team: 'b' } },
+      resources: [{ name: 'cpu', nominalQuota: '1' }],
+    });
+    const a = admissionWorld({ queues: [elsewhere], clock });
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    expect((await a.admission.cycle())?.admitted).toEqual([]);
+    const task = { namespace: 'team-a', name: 'one', uid: 'uid-one', kind: 'job' };
+    expect(await a.placer.place(task, 0)).toBe('placed');
+    expect(recordOf(a, 'one')?.queue).toBeUndefined();
+    expect(a.stored('one').metadata?.annotations?.[unschedulableAnnotation]).toBeUndefined();
+  });
+
   it('a refused queue choice is the reason it waits (noted once)', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
@@ -314,7 +368,7 @@ describe('QueueAdmission', () => {
       metadata: { name: 'urgent' },
       value: 1000,
     } as KubeObject);
-    a.admission.factsChanged();
+    a.priorityClassesChanged();
     for (const [index, name] of ['one', 'two'].entries())
       a.world.management.put(job(name, clock, 100 - index));
     a.sync();

@@ -5,11 +5,13 @@ import {
   decideAdmission,
   type PriorityClassLookup,
   parseDispatchQueue,
+  priorityClassLookup,
+  queueFor,
   queueStatusColumns,
+  workloadPriority,
 } from '@jobrelay/admission';
 import type { KubeObject } from '@jobrelay/kinds';
 import { planEviction } from '@jobrelay/planner';
-import { priorityClassLookup, queueFor, workloadPriority } from './interim-queue-selection.ts';
 import type { AdmissionFunctions } from './queue-admission.ts';
 
 export const admissionFunctions: AdmissionFunctions = {
@@ -21,10 +23,32 @@ export const admissionFunctions: AdmissionFunctions = {
   queueStatusColumns,
 };
 
-/** The PriorityClasses of a cache, looked up as they are now (the cache changes under it). */
-export function cachedPriorityClasses(list: () => KubeObject[]): PriorityClassLookup {
-  return {
-    get: (name) => priorityClassLookup(list() as never).get(name),
-    globalDefault: () => priorityClassLookup(list() as never).globalDefault(),
-  };
+/**
+ * The PriorityClasses of a cache, looked up as they are now: rebuilt at the first look-up after
+ * the cache changed (`changed`, from its events), not at every one.
+ */
+export class CachedPriorityClasses implements PriorityClassLookup {
+  private lookup: PriorityClassLookup | undefined;
+  private readonly list: () => KubeObject[];
+
+  constructor(list: () => KubeObject[]) {
+    this.list = list;
+  }
+
+  changed(): void {
+    this.lookup = undefined;
+  }
+
+  get(name: string): { value: number } | undefined {
+    return this.current().get(name);
+  }
+
+  globalDefault(): { name: string; value: number } | undefined {
+    return this.current().globalDefault();
+  }
+
+  private current(): PriorityClassLookup {
+    this.lookup ??= priorityClassLookup(this.list() as Parameters<typeof priorityClassLookup>[0]);
+    return this.lookup;
+  }
 }

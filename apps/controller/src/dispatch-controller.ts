@@ -23,7 +23,7 @@ import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay
 import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { admissionFunctions, cachedPriorityClasses } from './admission-functions.ts';
+import { admissionFunctions, CachedPriorityClasses } from './admission-functions.ts';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, originKey } from './dispatched-kinds.ts';
@@ -87,6 +87,7 @@ export class DispatchController {
   private readonly dispatchQueues: ResilientInformer<KubeObject>;
   /** PriorityClasses: a workload's priority in its queue. */
   private readonly priorityClasses: ResilientInformer<KubeObject>;
+  private readonly priorityLookup: CachedPriorityClasses;
   /** Queue admission (issue 30): idle while no DispatchQueue exists. */
   private readonly admission: QueueAdmission;
   private timers: NodeJS.Timeout[] = [];
@@ -298,13 +299,17 @@ export class DispatchController {
       kind: 'PriorityClass',
       path: '/apis/scheduling.k8s.io/v1/priorityclasses',
       log,
-      onEvent: () => this.admission.factsChanged(),
+      onEvent: () => {
+        this.priorityLookup.changed();
+        this.admission.factsChanged();
+      },
     });
+    this.priorityLookup = new CachedPriorityClasses(() => this.priorityClasses.list());
     this.admission = new QueueAdmission({
       kinds: this.kinds,
       placer: this.placer,
       queues: this.dispatchQueues,
-      priorityClasses: cachedPriorityClasses(() => this.priorityClasses.list()),
+      priorityClasses: this.priorityLookup,
       namespaces: this.namespaces,
       functions: admissionFunctions,
       writeQueueStatus: async (name, status) => {

@@ -4,6 +4,7 @@ import type {
   AdmittedWorkload,
   DispatchQueueStatus,
   EvictionReason,
+  InvalidQueue,
   ParsedQueue,
   PriorityClassLookup,
   QueueChoice,
@@ -42,6 +43,7 @@ export interface AdmissionFunctions {
     workload: QueueSelectionInput,
     namespaceLabels: Record<string, string> | undefined,
     queues: readonly QueueSpec[],
+    invalidQueues: readonly InvalidQueue[],
   ): QueueChoice;
   workloadPriority(
     templates: readonly WorkloadPodTemplate[] | undefined,
@@ -80,6 +82,11 @@ export interface QueueAdmissionOptions {
   statusIntervalMs?: number;
   /** False: cycles run only when called (tests drive them); nothing is scheduled on a timer. */
   scheduleCycles?: boolean;
+}
+
+interface ParsedQueues {
+  specs: QueueSpec[];
+  invalid: Map<string, { queue: InvalidQueue; object: KubeObject }>;
 }
 
 /** What admission knows of one origin, kept up to date from its cache's events. */
@@ -222,7 +229,7 @@ export class QueueAdmission {
     if (!uid) return false;
     const entry = this.index.get(uid) ?? this.indexed(kind, origin);
     if (!entry) return false;
-    const facts = this.factsOf(entry, this.validQueues().specs);
+    const facts = this.factsOf(entry, this.parsedQueues());
     if (facts.choice.kind === 'unqueued') return false;
     this.cycleSoon();
     return true;
@@ -278,10 +285,7 @@ export class QueueAdmission {
     return { ...base, pending: true };
   }
 
-  private factsOf(
-    entry: IndexedWorkload,
-    specs: readonly QueueSpec[],
-  ): NonNullable<IndexedWorkload['facts']> {
+  private factsOf(entry: IndexedWorkload, queues: ParsedQueues): NonNullable<IndexedWorkload['facts']> {
     if (entry.facts?.version === this.factsVersion) return entry.facts;
     const kind = this.options.kinds.get(entry.kindName)!;
     const { functions, namespaces, priorityClasses } = this.options;
@@ -290,7 +294,9 @@ export class QueueAdmission {
     const choice = functions.queueFor(
       { namespace, ...(labels ? { labels } : {}) },
       namespaces.get(namespace)?.metadata?.labels,
-      specs,
+      queues.specs,
+      // An invalid queue still fences its namespaces: their workloads wait rather than run unqueued.
+      [...queues.invalid.values()].map((i) => i.queue),
     );
     const priority = functions.workloadPriority(kind.adapter.podTemplates(entry.origin), priorityClasses);
     const demand = totalDemand(this.options.placer.demandOfOrigin(kind, entry.origin));
@@ -298,16 +304,14 @@ export class QueueAdmission {
     return entry.facts;
   }
 
-  private validQueues(): {
-    specs: QueueSpec[];
-    invalid: Map<string, { problems: string[]; object: KubeObject }>;
-  } {
+  /** Every DispatchQueue parsed: the usable specs, and the others with their object (for their status). */
+  private parsedQueues(): ParsedQueues {
     const specs: QueueSpec[] = [];
-    const invalid = new Map<string, { problems: string[]; object: KubeObject }>();
+    const invalid = new Map<string, { queue: InvalidQueue; object: KubeObject }>();
     for (const object of this.options.queues.list()) {
       const parsed = this.options.functions.parseDispatchQueue(object);
       if (parsed.kind === 'ok') specs.push(parsed.spec);
-      else invalid.set(parsed.name, { problems: parsed.problems, object });
+      else invalid.set(parsed.name, { queue: parsed, object });
     }
     return { specs, invalid };
   }
@@ -350,12 +354,13 @@ export class QueueAdmission {
     if (!this.options.leading() || !this.wasActive) return undefined;
     const { functions, clock, log, metrics } = this.options;
     const report: CycleReport = { admitted: [], evicted: [], noted: [], statusWritten: [] };
-    const { specs, invalid } = this.validQueues();
+    const parsedQueues = this.parsedQueues();
+    const { specs, invalid } = parsedQueues;
     const admitted: AdmittedWorkload[] = [];
     const pending: QueuedWorkload[] = [];
     const refusedNotes: Array<{ entry: IndexedWorkload; message: string }> = [];
     for (const entry of this.index.values()) {
-      const facts = this.factsOf(entry, specs);
+      const facts = this.factsOf(entry, parsedQueues);
       const workload = {
         uid: entry.uid,
         label: `${entry.kindName} ${entry.key}`,
@@ -506,7 +511,7 @@ export class QueueAdmission {
   /** Each queue's status, when it changed and at most every `statusIntervalMs`. */
   private async writeStatuses(
     specs: readonly QueueSpec[],
-    invalid: ReadonlyMap<string, { problems: string[]; object: KubeObject }>,
+    invalid: ParsedQueues['invalid'],
     usage: ReadonlyMap<string, QueueUsage>,
   ): Promise<string[]> {
     const now = this.options.clock.now();
@@ -517,9 +522,9 @@ export class QueueAdmission {
         spec.name,
         this.statusOf(spec, usage.get(spec.name), objects.get(spec.name)),
       ]),
-      ...[...invalid].map(([name, { problems, object }]): [string, DispatchQueueStatus] => [
+      ...[...invalid].map(([name, { queue, object }]): [string, DispatchQueueStatus] => [
         name,
-        invalidStatus(problems, object, now),
+        invalidStatus(queue.problems, object, now),
       ]),
     ];
     const written: string[] = [];

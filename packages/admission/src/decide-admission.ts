@@ -90,20 +90,27 @@ export function decideAdmission(snapshot: AdmissionSnapshot): AdmissionDecision 
 
   const admit: Array<{ uid: string; cluster: string; queue: string; borrowed: Resources }> = [];
   const assumed = new Map<string, Resources>();
-  const active = [...queues.values()].filter((queue) => queue.order.length > 0);
+  let active = [...queues.values()].filter((queue) => queue.order.length > 0);
 
   for (;;) {
     let best: { entry: PendingEntry; key: HeadKey } | undefined;
+    let finished = false;
     for (const queue of active) {
-      const head = nextFittingHead(queue, waiting);
-      if (!head) continue;
+      const head = nextFittingHead(queue);
+      // Usage only grows: a queue with nothing that fits now has nothing that fits later.
+      if (!head) {
+        finished = true;
+        continue;
+      }
       const key = headKey(queue, head);
       if (!best || compareHeads(key, best.key) < 0) best = { entry: head, key };
     }
+    if (finished) active = active.filter((queue) => !queue.blockedBy && queue.cursor < queue.order.length);
     if (!best) break;
     const { entry } = best;
     const queue = entry.queue!;
     queue.cursor += 1;
+    // Quota and cluster together: the quota is held only once a cluster takes the workload.
     const choice = snapshot.chooseCluster(entry.workload, assumed);
     if (choice.kind === 'no-cluster') {
       waiting.set(entry.workload.uid, verdict(entry, 'clusters', choice.message));
@@ -137,7 +144,7 @@ function buildQueues(specs: readonly QueueSpec[]): Map<string, QueueState> {
     else pushTo(byCohort, spec.cohort, spec);
   }
   const queues = new Map<string, QueueState>();
-  const groups = [...[...byCohort.values()].map((members) => ({ members, inCohort: true }))];
+  const groups = [...byCohort.values()].map((members) => ({ members, inCohort: true }));
   for (const spec of alone) groups.push({ members: [spec], inCohort: false });
   for (const { members, inCohort } of groups) {
     const resources = [...new Set(members.flatMap((spec) => Object.keys(spec.nominalQuota)))].sort();
@@ -203,14 +210,17 @@ function amount(resources: Resources, name: string): number {
   return Object.hasOwn(resources, name) ? (resources[name] ?? 0) : 0;
 }
 
-/** What a workload holds while admitted: its demand plus one of the count resource. */
-function heldResources(workload: QueuedWorkload): Resources {
-  return { ...workload.demand, [workloadCountResource]: amount(workload.demand, workloadCountResource) + 1 };
-}
-
+/** What a workload holds while admitted, per cohort resource: its demand plus one of the count resource. */
 function heldVector(cohort: CohortState, workload: QueuedWorkload): number[] {
-  const held = heldResources(workload);
-  return cohort.resources.map((name) => amount(held, name));
+  // Straight into the vector, without the intermediate map: this runs for every workload.
+  const held = new Array<number>(cohort.resources.length).fill(0);
+  for (const [name, value] of Object.entries(workload.demand)) {
+    const i = cohort.resourceIndex.get(name);
+    if (i !== undefined) held[i]! += value;
+  }
+  const count = cohort.resourceIndex.get(workloadCountResource);
+  if (count !== undefined) held[count]! += 1;
+  return held;
 }
 
 function holdAdmitted(
@@ -296,11 +306,14 @@ function orderPending(
 /** Why the queue can never admit it as it stands, if so. */
 function neverAdmissible(queue: QueueState, workload: QueuedWorkload, held: number[]): string | undefined {
   const name = queue.spec.name;
-  for (const resource of Object.keys(workload.demand).sort()) {
+  // The first missing resource by name, so the message does not depend on the demand's key order.
+  let missing: string | undefined;
+  for (const resource of Object.keys(workload.demand)) {
     if (resource === workloadCountResource || amount(workload.demand, resource) <= 0) continue;
-    if (!Object.hasOwn(queue.spec.nominalQuota, resource))
-      return `queue ${name}: has no quota for ${resource}`;
+    if (Object.hasOwn(queue.spec.nominalQuota, resource)) continue;
+    if (missing === undefined || resource < missing) missing = resource;
   }
+  if (missing !== undefined) return `queue ${name}: has no quota for ${missing}`;
   const { cohort } = queue;
   for (let i = 0; i < held.length; i += 1) {
     if (!queue.named[i] || held[i]! <= 0) continue;
@@ -388,14 +401,13 @@ function compareHeads(a: HeadKey, b: HeadKey): number {
  * The queue's next undecided workload that fits its quota now, setting aside those that do not
  * (BestEffortFIFO) or stopping at the first (StrictFIFO: all behind wait for it).
  */
-function nextFittingHead(queue: QueueState, waiting: Verdicts): PendingEntry | undefined {
+function nextFittingHead(queue: QueueState): PendingEntry | undefined {
   if (queue.blockedBy) return undefined;
   while (queue.cursor < queue.order.length) {
     const entry = queue.order[queue.cursor]!;
     if (blockingResource(queue, queue.used, queue.cohort.aboveGuaranteed, entry.held) < 0) return entry;
+    // Explained after the loop (unless preemption makes room), against the usage everyone then sees.
     queue.outOfQuota.push(entry);
-    // Explained after the loop, against the usage everyone then sees.
-    waiting.set(entry.workload.uid, verdict(entry, 'quota', ''));
     queue.cursor += 1;
     if (queue.spec.queueingStrategy === 'StrictFIFO') {
       queue.blockedBy = entry;
@@ -440,7 +452,7 @@ function markOrderWaits(queue: QueueState, waiting: Verdicts): void {
 function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
   const { cohort, spec } = queue;
   for (const entry of queue.outOfQuota) {
-    if (waiting.get(entry.workload.uid)?.gate !== 'quota') continue;
+    if (waiting.has(entry.workload.uid)) continue;
     const i = Math.max(0, blockingResource(queue, queue.used, cohort.aboveGuaranteed, entry.held));
     const resource = cohort.resources[i]!;
     const format = (value: number) => formatResourceAmount(resource, value);
@@ -450,7 +462,13 @@ function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
     const borrowing = cohort.inCohort
       ? ` (borrowing ${format(Math.max(0, used - nominal))} of ${Number.isFinite(ceiling) ? format(ceiling - nominal) : 'unlimited'} allowed)`
       : '';
-    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}; position ${entry.position} of ${entry.of}`;
+    // Under its own ceiling, what holds it is the cohort: its lenders have nothing left to lend.
+    const held = entry.held[i]!;
+    const pooled =
+      cohort.inCohort && used + held <= ceiling
+        ? `; cohort ${spec.cohort} has ${format(Math.max(0, cohort.pool[i]! - cohort.aboveGuaranteed[i]!))} of ${format(cohort.pool[i]!)} left to lend`
+        : '';
+    const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}${pooled}; position ${entry.position} of ${entry.of}`;
     waiting.set(entry.workload.uid, verdict(entry, 'quota', message));
   }
 }
@@ -491,16 +509,20 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
       b.workload.admittedAt - a.workload.admittedAt ||
       compareText(a.workload.uid, b.workload.uid),
   );
-  const byQueue = new Map<QueueState, AdmittedEntry[]>();
-  const byCohort = new Map<CohortState, AdmittedEntry[]>();
+  const groupedByQueue = new Map<QueueState, AdmittedEntry[]>();
+  const groupedByCohort = new Map<CohortState, AdmittedEntry[]>();
   for (const entry of candidates) {
-    pushTo(byQueue, entry.queue, entry);
-    pushTo(byCohort, entry.queue.cohort, entry);
+    pushTo(groupedByQueue, entry.queue, entry);
+    pushTo(groupedByCohort, entry.queue.cohort, entry);
   }
+  const byQueue = new Map([...groupedByQueue].map(([queue, entries]) => [queue, indexVictims(entries)]));
+  const byCohort = new Map([...groupedByCohort].map(([cohort, entries]) => [cohort, indexVictims(entries)]));
 
   const evict: Eviction[] = [];
   const taken = new Set<string>();
-  for (const queue of queues.values()) {
+  // Queues take their turn by name, whatever order the snapshot listed them in.
+  const byName = [...queues.values()].sort((a, b) => compareText(a.spec.name, b.spec.name));
+  for (const queue of byName) {
     const { withinQueue, reclaimWithinCohort } = queue.spec.preemption;
     if (withinQueue === 'Never' && (reclaimWithinCohort === 'Never' || !queue.cohort.inCohort)) continue;
     const simulation = simulations.get(queue.cohort)!;
@@ -517,6 +539,8 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
       }
       for (const victim of found.victims) {
         taken.add(victim.workload.uid);
+        // Another workload of the cohort may find room in what this one's victims free beyond its need.
+        evictingByCohort.set(queue.cohort, (evictingByCohort.get(queue.cohort) ?? 0) + 1);
         evict.push({
           uid: victim.workload.uid,
           reason: found.reason,
@@ -533,6 +557,39 @@ function preempt(queues: Map<string, QueueState>, admitted: AdmittedEntry[], wai
   return evict;
 }
 
+/** Candidate victims in eviction order, with running sums of what they hold for a quick bound. */
+interface VictimIndex {
+  entries: AdmittedEntry[];
+  /** prefix[k]: what the first k entries hold together. */
+  prefix: number[][];
+}
+
+function indexVictims(entries: AdmittedEntry[]): VictimIndex {
+  const width = entries[0]?.held.length ?? 0;
+  const prefix: number[][] = [new Array<number>(width).fill(0)];
+  for (const entry of entries) prefix.push(prefix.at(-1)!.map((sum, i) => sum + entry.held[i]!));
+  return { entries, prefix };
+}
+
+const noVictims: VictimIndex = { entries: [], prefix: [[]] };
+
+/** What all candidates of priority below `priority` (all when undefined) hold together. */
+function heldBelow(index: VictimIndex, priority: number | undefined, width: number): number[] {
+  let count = index.entries.length;
+  if (priority !== undefined) {
+    // Entries are sorted by priority ascending: binary search for the first at or above it.
+    let low = 0;
+    let high = index.entries.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (index.entries[middle]!.workload.priority < priority) low = middle + 1;
+      else high = middle;
+    }
+    count = low;
+  }
+  return count === 0 ? new Array<number>(width).fill(0) : index.prefix[count]!;
+}
+
 function dominates(a: number[], b: number[]): boolean {
   return a.every((value, i) => value >= b[i]!);
 }
@@ -547,8 +604,8 @@ function preemptFor(
   entry: PendingEntry,
   queue: QueueState,
   simulation: CohortSimulation,
-  byQueue: Map<QueueState, AdmittedEntry[]>,
-  byCohort: Map<CohortState, AdmittedEntry[]>,
+  byQueue: Map<QueueState, VictimIndex>,
+  byCohort: Map<CohortState, VictimIndex>,
   taken: Set<string>,
   evictingByCohort: Map<CohortState, number>,
 ): Preemption | undefined {
@@ -568,8 +625,27 @@ function preemptFor(
     queue.cohort.inCohort &&
     reclaimWithinCohort !== 'Never' &&
     entry.held.every((wanted, i) => wanted <= 0 || !queue.named[i] || own[i]! + wanted <= queue.nominal[i]!);
-  if (reclaimable) {
-    const victims = greedyVictims(entry, queue, simulation, byCohort.get(queue.cohort) ?? [], (victim) => {
+  const width = entry.held.length;
+  const below = reclaimWithinCohort === 'LowerPriority' ? priority : undefined;
+  const cohortVictims = byCohort.get(queue.cohort) ?? noVictims;
+  const ownVictims = byQueue.get(queue) ?? noVictims;
+  // Quick bounds before any search (most workloads that do not fit find no room either): even
+  // if every candidate left, would it fit? Victims already taken count as candidates here, so
+  // the bound only ever errs on the side of searching.
+  const reclaimBound = () => {
+    const others = heldBelow(cohortVictims, below, width);
+    const mine = heldBelow(ownVictims, below, width);
+    const relaxed = simulation.aboveGuaranteed.map((sum, i) => sum - (others[i]! - mine[i]!));
+    return blockingResource(queue, own, relaxed, entry.held) < 0;
+  };
+  const inQueueBound = () => {
+    const ownAfter = [...own];
+    const aboveAfter = [...simulation.aboveGuaranteed];
+    hold(queue, ownAfter, aboveAfter, heldBelow(ownVictims, priority, width), -1);
+    return blockingResource(queue, ownAfter, aboveAfter, entry.held) < 0;
+  };
+  if (reclaimable && reclaimBound()) {
+    const victims = greedyVictims(entry, queue, simulation, cohortVictims.entries, (victim) => {
       if (victim.queue === queue || taken.has(victim.workload.uid)) return false;
       if (reclaimWithinCohort === 'LowerPriority' && victim.workload.priority >= priority) return false;
       // Only while its queue is above nominal in something this workload needs: a lender is
@@ -588,12 +664,12 @@ function preemptFor(
       };
     }
   }
-  if (withinQueue === 'LowerPriority') {
+  if (withinQueue === 'LowerPriority' && inQueueBound()) {
     const victims = greedyVictims(
       entry,
       queue,
       simulation,
-      byQueue.get(queue) ?? [],
+      ownVictims.entries,
       (victim) => victim.workload.priority < priority && !taken.has(victim.workload.uid),
     );
     if (victims) {
@@ -666,8 +742,8 @@ function usageOf(
   const add = (workload: QueuedWorkload) => {
     const total = used.get(workload.queue);
     if (!total) return;
-    for (const [name, value] of Object.entries(heldResources(workload)))
-      total[name] = amount(total, name) + value;
+    for (const [name, value] of Object.entries(workload.demand)) total[name] = amount(total, name) + value;
+    total[workloadCountResource] = amount(total, workloadCountResource) + 1;
   };
   for (const name of queues.keys()) used.set(name, {});
   for (const workload of snapshot.admitted) add(workload);

@@ -354,7 +354,9 @@ function amountOf(
   }
   const amount = resourceAmount(resource, text);
   if (amount === undefined || !Number.isSafeInteger(amount)) {
-    problems.push(`${path}: ${text} is too large to count exactly`);
+    problems.push(
+      `${path}: ${text} is too large to count exactly (at most ${Number.MAX_SAFE_INTEGER} ${resource === 'cpu' ? 'millicores' : 'units'}); for no limit, set a quota above what the fleet has`,
+    );
     return undefined;
   }
   return amount;

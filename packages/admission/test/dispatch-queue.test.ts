@@ -136,6 +136,11 @@ describe('parseDispatchQueue refuses, naming the field', () => {
       says: 'spec.resources[0].nominalQuota: "lots" is not a quantity such as 40, 500m or 64Gi',
     },
     {
+      what: 'a quota too large to count exactly',
+      spec: { resources: [{ name: 'memory', nominalQuota: '16Pi' }] },
+      says: 'spec.resources[0].nominalQuota: 16Pi is too large to count exactly (at most 9007199254740991 units)',
+    },
+    {
       what: 'a missing nominal quota',
       spec: { resources: [{ name: 'cpu' }] },
       says: 'spec.resources[0].nominalQuota: required, a quantity such as 40, 500m or 64Gi',

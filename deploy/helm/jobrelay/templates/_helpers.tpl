@@ -92,6 +92,18 @@ securityContext:
 {{- if ge (int $le.retryPeriodSeconds) (int $le.renewDeadlineSeconds) }}
 {{- fail (printf "controller.leaderElection.retryPeriodSeconds (%v) must be shorter than renewDeadlineSeconds (%v)" $le.retryPeriodSeconds $le.renewDeadlineSeconds) }}
 {{- end }}
+{{- $queueNames := dict -}}
+{{- range $index, $queue := .Values.queues }}
+{{- if hasKey $queueNames $queue.name }}
+{{- fail (printf "queues[%d].name: %s is already queues[%v]'s; DispatchQueues are cluster-scoped, one per name" $index $queue.name (get $queueNames $queue.name)) }}
+{{- end }}
+{{- $_ := set $queueNames $queue.name $index }}
+{{- range $r, $resource := $queue.resources }}
+{{- if and (or (hasKey $resource "borrowingLimit") (hasKey $resource "lendingLimit")) (not $queue.cohort) }}
+{{- fail (printf "queues[%d].resources[%d]: borrowingLimit and lendingLimit need the queue's cohort; only queues of one cohort lend each other quota" $index $r) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if ge (int .Values.controller.shutdownTimeoutSeconds) (int .Values.controller.terminationGracePeriodSeconds) }}
 {{- fail (printf "controller.shutdownTimeoutSeconds (%v) must be shorter than terminationGracePeriodSeconds (%v), or the pod is killed before it releases its Lease" .Values.controller.shutdownTimeoutSeconds .Values.controller.terminationGracePeriodSeconds) }}
 {{- end }}

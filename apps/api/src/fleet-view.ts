@@ -406,16 +406,16 @@ export class FleetView {
   }
 
   /**
-   * The queue that takes this workload now, as the controller selects it (its namespace's labels
-   * against the queues' namespaceSelectors, its jobrelay.dev/queue-name label among them), from
-   * the caches; undefined when none does or the choice is refused.
+   * The queue that takes this workload now, as the controller selects it (queueFor: its
+   * namespace's labels against the queues' namespaceSelectors, its jobrelay.dev/queue-name label
+   * among them), from the caches; undefined when none does or the choice is refused.
    */
   selectQueue(object: KubeObject): string | undefined {
     const queues = this.dispatchQueues();
     if (queues.length === 0) return undefined;
     const namespace = object.metadata?.namespace ?? '';
     return selectedQueue(
-      { labels: object.metadata?.labels },
+      { namespace, labels: object.metadata?.labels },
       this.namespaces.get(namespace)?.metadata?.labels,
       queues.map((queue) => queue.parsed),
     );

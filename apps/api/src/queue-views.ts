@@ -2,10 +2,10 @@
 // cached queue objects (parsed as the controller parses them) and the cached workloads. Nothing
 // here knows a workload kind.
 
-import { type DispatchQueueStatus, type ParsedQueue, queueNameLabel } from '@jobrelay/admission';
+import { type DispatchQueueStatus, type ParsedQueue, queueFor } from '@jobrelay/admission';
 import type { DispatchQueue, QueuedWorkload, QueueResource, WorkloadQueue } from '@jobrelay/api-types';
 import type { KubeObject } from '@jobrelay/kinds';
-import { formatResourceAmount, labelsMatch, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
+import { formatResourceAmount, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
 
 /** What the controller says of a waiting workload's queue in its reason, when it says it. */
 export interface StatedPlace {
@@ -215,24 +215,21 @@ export function workloadQueue(
 }
 
 /**
- * Pure: the queue a workload that is not admitted belongs to, by the rule the controller applies
- * (QueueSpec.namespaceSelector): the queues whose namespaceSelector matches its namespace's labels
- * (an invalid queue's too, when its selector parsed: it holds those workloads until fixed); its
- * `jobrelay.dev/queue-name` label picks among them, else the only one does. Undefined when none
- * does, or when the choice is refused (a label naming another queue, several and no label); the
- * controller's waiting reason says why then.
+ * Pure: the queue a workload that is not admitted belongs to, chosen exactly as the controller
+ * chooses it (queueFor, with the usable queues and the invalid ones, which hold their
+ * namespaces' workloads rather than let them run unqueued); undefined when none takes it or the
+ * choice is refused (the controller's waiting reason then says why).
  */
 export function selectedQueue(
-  workload: { labels?: Record<string, string> | undefined },
+  workload: { namespace: string; labels?: Record<string, string> | undefined },
   namespaceLabels: Record<string, string> | undefined,
   queues: readonly ParsedQueue[],
 ): string | undefined {
-  const candidates = queues.flatMap((queue) => {
-    const name = queue.kind === 'ok' ? queue.spec.name : queue.name;
-    const selector = queue.kind === 'ok' ? queue.spec.namespaceSelector : queue.namespaceSelector;
-    return selector && labelsMatch(selector, namespaceLabels) ? [name] : [];
-  });
-  const named = workload.labels?.[queueNameLabel];
-  if (named !== undefined) return candidates.includes(named) ? named : undefined;
-  return candidates.length === 1 ? candidates[0] : undefined;
+  const choice = queueFor(
+    { namespace: workload.namespace, ...(workload.labels ? { labels: workload.labels } : {}) },
+    namespaceLabels,
+    queues.flatMap((queue) => (queue.kind === 'ok' ? [queue.spec] : [])),
+    queues.flatMap((queue) => (queue.kind === 'invalid' ? [queue] : [])),
+  );
+  return choice.kind === 'queued' ? choice.queue : undefined;
 }

@@ -282,6 +282,7 @@ describe('workloadQueue', () => {
 });
 
 describe('selectedQueue', () => {
+  const ns = { namespace: 'team-x' };
   const selecting = (name: string, team: string): ParsedQueue => ({
     kind: 'ok',
     spec: {
@@ -297,27 +298,39 @@ describe('selectedQueue', () => {
 
   it('is the only queue selecting the namespace, and none when none selects it', () => {
     const queues = [selecting('research', 'research'), selecting('ops', 'ops'), byLabelOnly];
-    expect(selectedQueue({}, { team: 'research' }, queues)).toBe('research');
-    expect(selectedQueue({}, { team: 'sales' }, queues)).toBeUndefined();
-    expect(selectedQueue({}, undefined, queues)).toBeUndefined();
+    expect(selectedQueue(ns, { team: 'research' }, queues)).toBe('research');
+    expect(selectedQueue(ns, { team: 'sales' }, queues)).toBeUndefined();
+    expect(selectedQueue(ns, undefined, queues)).toBeUndefined();
   });
 
   it('lets the queue-name label pick among the queues selecting the namespace, and only among them', () => {
     const queues = [selecting('research', 'research'), selecting('research-gpu', 'research'), byLabelOnly];
-    expect(selectedQueue({}, { team: 'research' }, queues)).toBeUndefined();
-    const labelled = (queue: string) => ({ labels: { 'jobrelay.dev/queue-name': queue } });
+    expect(selectedQueue(ns, { team: 'research' }, queues)).toBeUndefined();
+    const labelled = (queue: string) => ({ ...ns, labels: { 'jobrelay.dev/queue-name': queue } });
     expect(selectedQueue(labelled('research-gpu'), { team: 'research' }, queues)).toBe('research-gpu');
     expect(selectedQueue(labelled('nowhere'), { team: 'research' }, queues)).toBeUndefined();
     expect(selectedQueue(labelled('missing'), { team: 'research' }, queues)).toBeUndefined();
   });
 
-  it('counts an invalid queue whose selector parsed: its workloads wait on it', () => {
+  it('does not let an invalid queue’s namespaces fall to another queue: their workloads wait, unqueued here', () => {
     const invalid: ParsedQueue = {
       kind: 'invalid',
       name: 'broken',
       problems: ['spec.weight must be greater than 0'],
       namespaceSelector: { requirements: [{ key: 'team', operator: 'Equals', values: ['lab'] }] },
     };
-    expect(selectedQueue({}, { team: 'lab' }, [invalid])).toBe('broken');
+    const other: ParsedQueue = {
+      kind: 'ok',
+      spec: { ...spec, name: 'lab-b', namespaceSelector: invalid.namespaceSelector },
+    };
+    expect(selectedQueue(ns, { team: 'lab' }, [invalid])).toBeUndefined();
+    // Without the invalid queue, the other one would take the workload.
+    expect(selectedQueue(ns, { team: 'lab' }, [other])).toBe('lab-b');
+    expect(
+      selectedQueue({ ...ns, labels: { 'jobrelay.dev/queue-name': 'lab-b' } }, { team: 'lab' }, [
+        invalid,
+        other,
+      ]),
+    ).toBe('lab-b');
   });
 });

@@ -160,13 +160,51 @@ const cases: AlertCase[] = [
     alert: 'JobrelayReconcileErrors',
     firing: [],
   },
+  {
+    name: 'a queue with workloads pending and no admission for 15 minutes',
+    series: {
+      [`jobrelay_queue_pending_workloads{${leaderA},queue="research"}`]: '3+0x30',
+      [`jobrelay_queue_pending_workloads{${followerB},queue="research"}`]: '0+0x30',
+      [`jobrelay_queue_pending_workloads{${leaderA},queue="team-b"}`]: '0+0x30',
+    },
+    at: '16m',
+    alert: 'JobrelayQueueStarved',
+    firing: [{ queue: 'research', severity: 'warning' }],
+  },
+  {
+    name: 'a queue that admits while workloads wait',
+    series: {
+      [`jobrelay_queue_pending_workloads{${leaderA},queue="research"}`]: '3+0x30',
+      [`jobrelay_queue_admission_wait_seconds_count{${leaderA},queue="research"}`]: '0+1x30',
+    },
+    at: '20m',
+    alert: 'JobrelayQueueStarved',
+    firing: [],
+  },
+  {
+    name: 'workloads pending for 10 minutes only',
+    series: { [`jobrelay_queue_pending_workloads{${leaderA},queue="research"}`]: '0x10 3+0x20' },
+    at: '16m',
+    alert: 'JobrelayQueueStarved',
+    firing: [],
+  },
+  {
+    name: 'admissions that stopped 20 minutes ago',
+    series: {
+      [`jobrelay_queue_pending_workloads{${leaderA},queue="research"}`]: '3+0x40',
+      [`jobrelay_queue_admission_wait_seconds_count{${leaderA},queue="research"}`]: '0+1x10 10+0x30',
+    },
+    at: '30m',
+    alert: 'JobrelayQueueStarved',
+    firing: [{ queue: 'research', severity: 'warning' }],
+  },
 ];
 
 describe('the shipped alert rules', () => {
   it('pass promtool check rules', () => {
     const { code, output } = run(['check', 'rules', rules]);
     expect(code, output).toBe(0);
-    expect(output).toContain('SUCCESS: 5 rules found');
+    expect(output).toContain('SUCCESS: 6 rules found');
   });
 
   it.each(cases)('$alert: $name', ({ series, at, alert, firing, valueText }) => {

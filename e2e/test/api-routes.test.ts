@@ -3,7 +3,7 @@
 // placing real Jobs on real workers, and Redis.
 import { readFileSync } from 'node:fs';
 import { simulatedLogLines, teamNamespace } from '@jobrelay/sandbox';
-import type { V1Job } from '@kubernetes/client-node';
+import { CustomObjectsApi, RbacAuthorizationV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, startApiHarness } from '../src/api-harness.ts';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -115,6 +115,8 @@ describe('operations', () => {
       'GET /api/v1/workloads/{kind}/{namespace}/{name}',
       'GET /api/v1/workloads/{kind}/{namespace}/{name}/logs',
       'GET /api/v1/pending',
+      'GET /api/v1/queues',
+      'GET /api/v1/queues/{name}',
       'POST /api/v1/placement-preview',
       'GET /api/v1/queue',
       'GET /api/v1/stats/history',
@@ -740,4 +742,178 @@ describe('namespace-only users', () => {
     );
     expect(other.missingPermission).toEqual({ verb: 'list', group: 'batch', resource: 'jobs', namespace });
   });
+});
+
+describe('DispatchQueues', () => {
+  const queueApi = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'dispatchqueues' };
+  const custom = () => fleet.management.kubeConfig.makeApiClient(CustomObjectsApi);
+  const rbac = () => fleet.management.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+
+  interface QueuedView {
+    kind: string;
+    namespace: string;
+    name: string;
+    position: number | null;
+    reason: string | null;
+    cluster: string | null;
+  }
+  interface QueueDetailView {
+    name: string;
+    cohort: string | null;
+    resources: Array<Record<string, unknown>>;
+    status: { pendingWorkloads: number; admittedWorkloads: number; columns: { cpu: string } } | null;
+    pending: QueuedView[];
+    admitted: QueuedView[];
+    hidden: { pending: number; admitted: number };
+  }
+
+  it('lists queues with spec and status, shows one with its workloads in order and why, and only those the caller may list', async () => {
+    const queueNamespace = await createTestNamespace(fleet.management, 'api-queue');
+    const queue = uniqueName('e2e-api-q');
+    const reader = uniqueName('e2e-queue-reader');
+    await custom().createClusterCustomObject({
+      ...queueApi,
+      body: {
+        apiVersion: 'jobrelay.dev/v1alpha1',
+        kind: 'DispatchQueue',
+        metadata: { name: queue },
+        spec: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': queueNamespace } },
+          cohort: 'e2e-api',
+          resources: [{ name: 'cpu', nominalQuota: '1', borrowingLimit: '0' }],
+        },
+      },
+    });
+    try {
+      // Two hold the queue's 1 cpu, two wait behind them.
+      const names = [0, 1, 2, 3].map((i) => uniqueName(`queued-${i}`));
+      for (const name of names)
+        await fleet.management.batch.createNamespacedJob({
+          namespace: queueNamespace,
+          body: sandboxJob({
+            name,
+            managedBy: dispatcherManagedBy,
+            requests: { cpu: '500m' },
+            pod: { runSeconds: 60 },
+          }),
+        });
+      const detail = await eventually(
+        'the queue’s two admitted and two pending workloads, with the controller’s reasons',
+        async () => {
+          const answer = await api.call('fleet-admin', 'GET', `/api/v1/queues/${queue}`);
+          if (answer.status !== 200) return undefined;
+          const view = answer.json() as QueueDetailView;
+          return view.status?.admittedWorkloads === 2 &&
+            view.admitted.length === 2 &&
+            view.pending.length === 2 &&
+            view.pending.every((p) => p.reason?.startsWith(`queue ${queue}:`))
+            ? view
+            : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect(detail).toMatchObject({ name: queue, cohort: 'e2e-api', hidden: { pending: 0, admitted: 0 } });
+      expect(detail.admitted.every((a) => a.cluster !== null && workerNames.includes(a.cluster))).toBe(true);
+      expect(detail.pending.map((p) => p.position)).toEqual([1, 2]);
+      for (const p of detail.pending) {
+        expect(p.reason).toContain('cpu 1/1 in use');
+        expect(p.reason).toContain(`position ${p.position} of 2`);
+      }
+      expect(new Set([...detail.admitted, ...detail.pending].map((w) => w.name))).toEqual(new Set(names));
+
+      const list = await api.call('viewer', 'GET', '/api/v1/queues');
+      expect(list.status).toBe(200);
+      const listed = (list.json() as { items: QueueDetailView[] }).items.find((q) => q.name === queue);
+      expect(listed).toMatchObject({
+        cohort: 'e2e-api',
+        resources: [{ name: 'cpu', nominal: '1', borrowingLimit: '0', used: '1', usedAmount: 1000 }],
+        status: { admittedWorkloads: 2, columns: { cpu: '1/1' } },
+      });
+      expect(listed).not.toHaveProperty('pending');
+
+      // The pending list and a workload's detail name its queue and place.
+      const pending = (
+        await api.call('fleet-admin', 'GET', `/api/v1/pending?namespace=${queueNamespace}`)
+      ).json() as { items: Array<{ name: string; queue: unknown }> };
+      const first = detail.pending[0]!;
+      expect(pending.items.find((p) => p.name === first.name)?.queue).toEqual({
+        name: queue,
+        position: 1,
+        of: 2,
+      });
+      const held = detail.admitted[0]!;
+      const heldDetail = (
+        await api.call('viewer', 'GET', `/api/v1/workloads/job/${queueNamespace}/${held.name}`)
+      ).json() as { queue: unknown };
+      expect(heldDetail.queue).toEqual({ name: queue, position: null, of: null });
+
+      // A caller who may read queues but no Jobs sees the counts, not the workloads.
+      await rbac().createClusterRole({
+        body: {
+          metadata: { name: reader },
+          rules: [{ apiGroups: ['jobrelay.dev'], resources: ['dispatchqueues'], verbs: ['get', 'list'] }],
+        },
+      });
+      await fleet.management.core.createNamespacedServiceAccount({
+        namespace: queueNamespace,
+        body: { metadata: { name: 'queue-reader' } },
+      });
+      await rbac().createClusterRoleBinding({
+        body: {
+          metadata: { name: reader },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: reader },
+          subjects: [{ kind: 'ServiceAccount', name: 'queue-reader', namespace: queueNamespace }],
+        },
+      });
+      const token = (
+        await fleet.management.core.createNamespacedServiceAccountToken({
+          name: 'queue-reader',
+          namespace: queueNamespace,
+          body: { spec: { expirationSeconds: 3600 } },
+        })
+      ).status!.token!;
+      const hidden = await eventually('the reader’s binding in effect', async () => {
+        const answer = await api.call({ token }, 'GET', `/api/v1/queues/${queue}`);
+        return answer.status === 200 ? (answer.json() as QueueDetailView) : undefined;
+      });
+      expect(hidden.pending).toEqual([]);
+      expect(hidden.admitted).toEqual([]);
+      expect(hidden.hidden.pending + hidden.hidden.admitted).toBe(4);
+      expectProblem(
+        await api.call({ token }, 'GET', `/api/v1/pending?namespace=${queueNamespace}`),
+        403,
+        'forbidden',
+      );
+
+      // Without the right on queues: refused, naming it; an unknown queue is a 404.
+      const refused = expectProblem(await api.call('team-a', 'GET', '/api/v1/queues'), 403, 'forbidden');
+      expect(refused.missingPermission).toEqual({
+        verb: 'list',
+        group: 'jobrelay.dev',
+        resource: 'dispatchqueues',
+      });
+      expectProblem(
+        await api.call('fleet-admin', 'GET', `/api/v1/queues/${uniqueName('no-such')}`),
+        404,
+        'not-found',
+      );
+      const me = (await api.call('viewer', 'GET', '/api/v1/me')).json() as {
+        actions: Array<{ action: string; allowed: boolean }>;
+      };
+      expect(me.actions.find((a) => a.action === 'listQueues')?.allowed).toBe(true);
+    } finally {
+      // Its Jobs first (with their namespace): once the queue is gone the waiting ones would be
+      // placed, and other test files expect the workers without this file's workloads.
+      await fleet.management.core.deleteNamespace({ name: queueNamespace }).catch(() => {});
+      await custom()
+        .deleteClusterCustomObject({ ...queueApi, name: queue })
+        .catch(() => {});
+      await rbac()
+        .deleteClusterRoleBinding({ name: reader })
+        .catch(() => {});
+      await rbac()
+        .deleteClusterRole({ name: reader })
+        .catch(() => {});
+    }
+  }, 180_000);
 });

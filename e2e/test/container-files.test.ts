@@ -21,6 +21,7 @@ function workspaceClosure(app: string): string[] {
   const dirs = new Map<string, string>();
   for (const group of ['apps', 'packages'])
     for (const name of [
+      'admission',
       'api',
       'api-types',
       'controller',

@@ -14,7 +14,7 @@ import {
   sandboxRayJob,
   teamNamespace,
 } from '@jobrelay/sandbox';
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from '../src/api-process.ts';
@@ -401,6 +401,101 @@ describe('the dashboard in Chromium', () => {
     }
   });
 
+  it('shows the Queues page: usage against nominal and the borrowing limit, counts, share over time; a queue’s page lists its workloads in order and why', async () => {
+    // Two DispatchQueues of one cohort (the real CRD, status written by the real controller):
+    // `lender` lends its idle 2 cpu, `borrower` holds its 1 cpu and borrows 1 more.
+    const custom = fleet.management.kubeConfig.makeApiClient(CustomObjectsApi);
+    const queueApi = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'dispatchqueues' };
+    const borrowerNamespace = await createTestNamespace(fleet.management, 'dash-queue');
+    const lenderNamespace = await createTestNamespace(fleet.management, 'dash-lend');
+    const borrower = uniqueName('research');
+    const lender = uniqueName('team-b');
+    const queueOf = (name: string, selected: string, cpu: string, extra: Record<string, string> = {}) => ({
+      ...queueApi,
+      body: {
+        apiVersion: 'jobrelay.dev/v1alpha1',
+        kind: 'DispatchQueue',
+        metadata: { name },
+        spec: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': selected } },
+          cohort: 'e2e-lab',
+          resources: [
+            { name: 'cpu', nominalQuota: cpu, ...extra },
+            { name: 'memory', nominalQuota: '4Gi' },
+          ],
+        },
+      },
+    });
+    await custom.createClusterCustomObject(
+      queueOf(borrower, borrowerNamespace, '1', { borrowingLimit: '1' }),
+    );
+    await custom.createClusterCustomObject(queueOf(lender, lenderNamespace, '2'));
+    const names = [0, 1, 2, 3, 4].map((i) => uniqueName(`train-${i}`));
+    try {
+      for (const name of names)
+        await fleet.management.batch.createNamespacedJob({
+          namespace: borrowerNamespace,
+          body: sandboxJob({
+            name,
+            managedBy: dispatcherManagedBy,
+            requests: { cpu: '500m', memory: '512Mi' },
+            pod: { runSeconds: 180 },
+          }),
+        });
+      const page = await signedIn(desktop, sandbox.token('fleet-admin'));
+      await go(page, 'Queues');
+      const card = page.locator(`article[data-queue="${borrower}"]`);
+      // Four admitted (1 cpu nominal + 1 borrowed), one waits: the page's polls show it.
+      await card.locator('[data-field="admitted"]', { hasText: /^4$/ }).waitFor({ timeout: 90_000 });
+      await card.locator('[data-field="pending"]', { hasText: /^1$/ }).waitFor({ timeout: 60_000 });
+      const cpuBar = card.locator('[data-resource="cpu"] svg');
+      await expect(cpuBar.getAttribute('aria-label')).resolves.toBe(
+        'CPU: 2 used of 1 nominal, 1 borrowed; may borrow 1',
+      );
+      await card.getByText('cohort e2e-lab').waitFor();
+      await page
+        .locator(`article[data-queue="${lender}"] [data-field="admitted"]`, { hasText: /^0$/ })
+        .waitFor();
+      // The share chart fills from the page's own polls (every 10 s). A steady share is a flat
+      // line, which has no height: attached, not "visible", is what to wait for.
+      await card.locator('path.spark-line').waitFor({ state: 'attached', timeout: 60_000 });
+      expect(await card.locator('path.spark-line').getAttribute('d')).toMatch(
+        /^M[\d.]+ [\d.]+(L[\d.]+ [\d.]+)+$/,
+      );
+      expect(Number(await card.locator('[data-field="share"]').textContent())).toBeGreaterThan(0);
+      await expectNoHorizontalOverflow(page, 'queues at 1280x800');
+      await screenshot(page, 'queues');
+
+      // A queue's page: the pending workload with the controller's reason, the admitted ones.
+      await card.getByRole('link', { name: borrower }).click();
+      await page.getByRole('heading', { level: 1, name: `Queue ${borrower}` }).waitFor();
+      const pendingRow = page.getByRole('region', { name: `Pending in ${borrower}` }).locator('tbody tr');
+      await pendingRow.first().getByText(`queue ${borrower}: cpu`).waitFor();
+      expect(await pendingRow.count()).toBe(1);
+      expect(await pendingRow.first().locator('td').first().textContent()).toBe('1');
+      const admittedRows = page.getByRole('region', { name: `Admitted in ${borrower}` }).locator('tbody tr');
+      await expect(admittedRows.count()).resolves.toBe(4);
+      await expect(page.locator('nav a[aria-current="page"]').textContent()).resolves.toBe('Queues');
+
+      // The Pending page names the waiting workload's queue and place, linked to its page.
+      await go(page, 'Pending');
+      await page
+        .locator('tr', { hasText: `${borrowerNamespace}/` })
+        .getByRole('link', { name: `${borrower} (1 of 1)` })
+        .waitFor();
+
+      // A jobrelay-viewer reads the queues too.
+      const viewer = await signedIn(desktop, viewerToken);
+      await go(viewer, 'Queues');
+      await viewer.locator(`article[data-queue="${borrower}"] [data-field="admitted"]`).waitFor();
+    } finally {
+      for (const name of [borrower, lender])
+        await custom.deleteClusterCustomObject({ ...queueApi, name }).catch(() => {});
+      for (const name of [borrowerNamespace, lenderNamespace])
+        await fleet.management.core.deleteNamespace({ name }).catch(() => {});
+    }
+  }, 240_000);
+
   it('works at phone width: one column, no sideways scrolling on any page', async () => {
     const page = await signedIn(phone, sandbox.token('fleet-admin'));
     await page.locator(`article[data-cluster="${target}"]`).waitFor();
@@ -410,7 +505,7 @@ describe('the dashboard in Chromium', () => {
     expect(new Set(cards).size, 'every card in the same column').toBe(1);
     await expectNoHorizontalOverflow(page, 'fleet at 390x844');
     await screenshot(page, 'fleet-phone');
-    for (const label of ['Workloads', 'Pending', 'Charts']) {
+    for (const label of ['Workloads', 'Pending', 'Queues', 'Charts']) {
       await go(page, label);
       await expectNoHorizontalOverflow(page, `${label} at 390x844`);
     }

@@ -19,6 +19,7 @@ import { clientAddressKey, FailedAuthenticationLimit } from './failed-authentica
 import { ApiProblem, type ProblemCode, problemContentType } from './problems.ts';
 import { registerClusterRoutes } from './routes/cluster-routes.ts';
 import { registerDashboardRoutes } from './routes/dashboard-routes.ts';
+import { registerDispatchQueueRoutes } from './routes/dispatch-queue-routes.ts';
 import { registerIdentityRoutes } from './routes/identity-routes.ts';
 import { registerOperationRoutes } from './routes/operation-routes.ts';
 import { registerQueueRoutes } from './routes/queue-routes.ts';
@@ -283,6 +284,7 @@ export async function buildApi(deps: ApiDependencies): Promise<ApiApp> {
   registerClusterRoutes(app, deps);
   registerWorkloadRoutes(app, deps, openStream);
   registerQueueRoutes(app, deps, openStream, streams.streamBufferBytes);
+  registerDispatchQueueRoutes(app, deps);
   registerStatsRoutes(app, deps);
   registerIdentityRoutes(app, deps);
   registerDashboardRoutes(app, deps);

@@ -1,3 +1,4 @@
+import { type ParsedQueue, parseDispatchQueue } from '@jobrelay/admission';
 import {
   type KubeconfigPolicy,
   type Namespace,
@@ -43,6 +44,8 @@ import { activeCondition, type ClusterView, clusterView } from './cluster-views.
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
 import { loadRecordKeys, placementOf, recordKeys } from './placement-trust.ts';
+import { selectedQueue } from './queue-views.ts';
+import { dispatchQueueResource } from './routes/permissions.ts';
 import {
   type PlacementHistory,
   placementHistory,
@@ -149,6 +152,12 @@ interface ViewedKind {
   sortedKeys: readonly string[] | undefined;
 }
 
+/** A DispatchQueue from the cache, and its spec as the controller reads it. */
+export interface CachedQueue {
+  object: KubeObject;
+  parsed: ParsedQueue;
+}
+
 /** How often the queue depth is sampled for the charts: 240 samples cover their hour. */
 const queueDepthSampleSeconds = 15;
 
@@ -172,6 +181,13 @@ export class FleetView {
   readonly registry: WorkerClusterRegistry;
   /** The management cluster's namespaces (their labels): the Pod Security level a preview compares. */
   private readonly namespaces: ResilientInformer<Namespace>;
+  /**
+   * The DispatchQueues. Not awaited at start: an API in front of a management cluster without the
+   * CRD (or before it is installed) serves everything else, and the queue routes say they wait.
+   */
+  private readonly queueObjects: ResilientInformer<KubeObject>;
+  /** Every queue parsed, once per change of any (their specs are small, their count too). */
+  private parsedQueues: CachedQueue[] | undefined;
   private readonly queue: Queue;
   private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
@@ -230,6 +246,17 @@ export class FleetView {
       log,
       onEvent: () => {},
     });
+    this.queueObjects = new ResilientInformer<KubeObject>({
+      name: 'DispatchQueues',
+      kubeConfig: management,
+      apiVersion: `${dispatchQueueResource.group}/${dispatchQueueResource.version}`,
+      kind: dispatchQueueResource.kind,
+      path: `/apis/${dispatchQueueResource.group}/${dispatchQueueResource.version}/${dispatchQueueResource.plural}`,
+      log,
+      onEvent: () => {
+        this.parsedQueues = undefined;
+      },
+    });
     this.registry = new WorkerClusterRegistry({
       management,
       systemNamespace: options.systemNamespace,
@@ -261,6 +288,7 @@ export class FleetView {
   async start(): Promise<void> {
     for (const kind of this.viewed.values()) kind.origins.start();
     this.namespaces.start();
+    this.queueObjects.start();
     // Views show no placement until the keys are read (see placement-trust.ts); retried in the
     // background while the Secret is missing.
     await loadRecordKeys(this.core, this.options.systemNamespace, this.options.log, {
@@ -288,6 +316,7 @@ export class FleetView {
     await Promise.all([
       ...[...this.viewed.values()].map((kind) => kind.origins.stop()),
       this.namespaces.stop(),
+      this.queueObjects.stop(),
       this.registry.stop(),
     ]);
     await this.queue.close().catch(() => {});
@@ -354,6 +383,42 @@ export class FleetView {
 
   workerClusters(): readonly WorkerCluster[] {
     return this.registry.workerClusters();
+  }
+
+  // --- DispatchQueues ---
+
+  /** Whether the DispatchQueues were listed (false while the CRD is not served, or not yet synced). */
+  get queuesSynced(): boolean {
+    return this.queueObjects.hasSynced;
+  }
+
+  /** Every DispatchQueue, by name, with its spec parsed as the controller parses it. */
+  dispatchQueues(): readonly CachedQueue[] {
+    this.parsedQueues ??= this.queueObjects
+      .list()
+      .map((object) => ({ object, parsed: parseDispatchQueue(object) }))
+      .sort((a, b) => (a.object.metadata?.name ?? '').localeCompare(b.object.metadata?.name ?? ''));
+    return this.parsedQueues;
+  }
+
+  dispatchQueue(name: string): CachedQueue | undefined {
+    return this.dispatchQueues().find((queue) => queue.object.metadata?.name === name);
+  }
+
+  /**
+   * The queue that takes this workload now, as the controller selects it (queueFor: its
+   * namespace's labels against the queues' namespaceSelectors, its jobrelay.dev/queue-name label
+   * among them), from the caches; undefined when none does or the choice is refused.
+   */
+  selectQueue(object: KubeObject): string | undefined {
+    const queues = this.dispatchQueues();
+    if (queues.length === 0) return undefined;
+    const namespace = object.metadata?.namespace ?? '';
+    return selectedQueue(
+      { namespace, labels: object.metadata?.labels },
+      this.namespaces.get(namespace)?.metadata?.labels,
+      queues.map((queue) => queue.parsed),
+    );
   }
 
   workerCluster(name: string): WorkerCluster | undefined {

@@ -11,6 +11,7 @@ import type { PlacementRecord } from '@jobrelay/placement';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { MirrorLookup } from './fleet-view.ts';
 import { placementOf } from './placement-trust.ts';
+import { workloadQueue } from './queue-views.ts';
 import { workloadSummary } from './workload-views.ts';
 
 /** Events of a workload that tell its placement story, oldest first. */
@@ -136,6 +137,8 @@ export function workloadDetail(
   events: EventView[] | null,
   previewReason: () => string,
   now: number = Date.now(),
+  /** The queue that takes it while pending, when its reason does not name one (FleetView.selectQueue). */
+  selectQueue: () => string | undefined = () => undefined,
 ): WorkloadDetail {
   const summary = workloadSummary(adapter, object, found.kind === 'found', now);
   const record = placementOf(object);
@@ -153,6 +156,8 @@ export function workloadDetail(
     status: plain(adapter.statusOf(object)),
     events,
     waiting,
+    queue:
+      summary.phase === 'finished' ? null : workloadQueue({ record, reason: summary.reason }, selectQueue),
     podSelectors: found.kind === 'found' ? (adapter.podsOf?.(found.mirror) ?? []) : [],
   };
 }

@@ -259,6 +259,31 @@ describe('lookUpMirror and workloadDetail: a detail from origin, mirror and clus
     expect(at('2026-12-01T10:15:01Z')).toBe('0/2 clusters available: 2 cordoned.');
   });
 
+  it('names the queue: the one a pending workload’s reason states with its place, else the one selected; an admitted one’s record', () => {
+    const waiting = origin({
+      'jobrelay.dev/unschedulable':
+        'queue research: cpu 40/40 in use (borrowing 0 of 8 allowed); position 3 of 17',
+    });
+    const detail = (object: KubeObject, select: () => string | undefined) =>
+      workloadDetail(
+        batchJobAdapter,
+        object,
+        lookUpMirror(batchJobAdapter, object, undefined, undefined),
+        null,
+        () => 'x',
+        now,
+        select,
+      );
+    expect(detail(waiting, () => 'other').queue).toEqual({ name: 'research', position: 3, of: 17 });
+    const noRoom = origin({ 'jobrelay.dev/unschedulable': '0/2 clusters available: 2 insufficient cpu.' });
+    expect(detail(noRoom, () => 'research').queue).toEqual({ name: 'research', position: null, of: null });
+    expect(detail(noRoom, () => undefined).queue).toBeNull();
+    const admitted = origin({
+      'jobrelay.dev/placement': formatPlacementRecord({ ...placed, queue: 'research' }, identity, keys),
+    });
+    expect(detail(admitted, () => 'other').queue).toEqual({ name: 'research', position: null, of: null });
+  });
+
   it('says what another kind is: a RayCluster not served by its cluster', () => {
     const rc = { apiVersion: 'ray.io/v1', kind: 'RayCluster', metadata: { ...identity } } as KubeObject;
     expect(lookUpMirror(rayClusterAdapter, rc, 'w2', sight({ serves: false }))).toEqual({

@@ -1,12 +1,15 @@
 import type {
   Caller,
   Cluster,
+  DispatchQueue,
+  DispatchQueueDetail,
   PendingWorkload,
   StatsHistory,
   WorkloadDetail,
   WorkloadSummary,
 } from '@jobrelay/api-types';
 import { type DashboardRoute, parseHashRoute } from '../src/hash-route.ts';
+import { ShareHistory } from '../src/queue-usage.ts';
 import { emptyWorkloadFilter, type WorkloadFilter } from '../src/workload-filters.ts';
 import type { ApiClient } from './api-client.ts';
 import type { WatchState } from './watch-stream.ts';
@@ -24,6 +27,12 @@ export interface DashboardState {
   pendingError: string | undefined;
   history: StatsHistory | undefined;
   historyError: string | undefined;
+  queues: DispatchQueue[] | undefined;
+  queuesError: string | undefined;
+  /** The queue its page shows. */
+  queueDetail: { name: string; queue?: DispatchQueueDetail; error?: string } | undefined;
+  /** Each queue's share at every poll of the queues, for its chart (the API keeps no history of it). */
+  shareHistory: ShareHistory;
   detail:
     | {
         key: string;
@@ -62,6 +71,11 @@ export function initialState(): DashboardState {
     pendingError: undefined,
     history: undefined,
     historyError: undefined,
+    queues: undefined,
+    queuesError: undefined,
+    queueDetail: undefined,
+    // An hour of polls every 10 s.
+    shareHistory: new ShareHistory(360),
     detail: undefined,
     filter: { ...emptyWorkloadFilter },
     live: 'connecting',

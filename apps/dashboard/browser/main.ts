@@ -2,6 +2,8 @@ import './dashboard.css';
 import type {
   Caller,
   Cluster,
+  DispatchQueue,
+  DispatchQueueDetail,
   PendingWorkload,
   StatsHistory,
   WorkloadDetail,
@@ -16,6 +18,7 @@ import { type DashboardState, initialState, type PageContext } from './dashboard
 import { h, replaceContent } from './dom.ts';
 import { renderFleet } from './fleet-page.ts';
 import { renderPending } from './pending-page.ts';
+import { renderQueue, renderQueues } from './queues-page.ts';
 import { renderSignIn, signIn } from './sign-in-page.ts';
 import { watchFleet } from './watch-stream.ts';
 import { renderWorkload } from './workload-page.ts';
@@ -31,6 +34,7 @@ const pages = [
   { view: 'fleet', label: 'Fleet' },
   { view: 'workloads', label: 'Workloads' },
   { view: 'pending', label: 'Pending' },
+  { view: 'queues', label: 'Queues' },
   { view: 'charts', label: 'Charts' },
 ] as const;
 
@@ -202,6 +206,35 @@ function start(token: string, me: Caller): void {
     }
     rerender();
   };
+  const reloadQueues = async () => {
+    if (!can('listQueues')) return;
+    try {
+      const { items } = await client.get<{ items: DispatchQueue[] }>('/api/v1/queues');
+      state.queues = items;
+      state.queuesError = undefined;
+      state.shareHistory.record(
+        Date.now(),
+        items.map((queue) => ({ queue: queue.name, share: queue.status?.share })),
+      );
+    } catch (err) {
+      state.queuesError = message(err);
+    }
+    rerender();
+  };
+  const reloadQueueDetail = async () => {
+    const route = state.route;
+    if (route.view !== 'queue' || !can('listQueues')) return;
+    const { name } = route;
+    try {
+      const queue = await client.get<DispatchQueueDetail>(`/api/v1/queues/${encodeURIComponent(name)}`);
+      if (state.queueDetail?.name === name) state.queueDetail = { name, queue };
+      // Its share counts as a sample too: the chart on its page moves while it is open.
+      state.shareHistory.record(Date.now(), [{ queue: name, share: queue.status?.share }]);
+    } catch (err) {
+      if (state.queueDetail?.name === name) state.queueDetail = { ...state.queueDetail, error: message(err) };
+    }
+    rerender();
+  };
   const reloadHistory = async () => {
     if (!can('listClusters')) return;
     try {
@@ -338,6 +371,12 @@ function start(token: string, me: Caller): void {
     drawLive();
   }
 
+  // Queues have no watch: their pages poll, and the share charts are made of these polls.
+  setInterval(() => {
+    if (state.route.view === 'queues') void reloadQueues();
+    if (state.route.view === 'queue') void reloadQueueDetail();
+  }, 10_000);
+
   // Without a watch on one of them, or between events, a slow poll keeps pages honest.
   setInterval(() => {
     if (state.route.view === 'charts') void reloadHistory();
@@ -351,8 +390,9 @@ function start(token: string, me: Caller): void {
     const canonical = hashOf(state.route);
     if (location.hash !== canonical) history.replaceState(null, '', canonical);
     for (const link of navLinks) {
+      const view = state.route.view;
       const current =
-        link.dataset.view === (state.route.view === 'workload' ? 'workloads' : state.route.view);
+        link.dataset.view === (view === 'workload' ? 'workloads' : view === 'queue' ? 'queues' : view);
       if (current) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
@@ -364,8 +404,15 @@ function start(token: string, me: Caller): void {
       void reloadLogs();
     }
     if (state.route.view === 'pending') void reloadPending();
+    if (state.route.view === 'queues') void reloadQueues();
+    if (state.route.view === 'queue') {
+      if (state.queueDetail?.name !== state.route.name) state.queueDetail = { name: state.route.name };
+      void reloadQueueDetail();
+    }
     if (state.route.view === 'charts') void reloadHistory();
-    const title = pages.find((p) => p.view === state.route.view)?.label ?? 'Workload';
+    const title =
+      pages.find((p) => p.view === state.route.view)?.label ??
+      (state.route.view === 'queue' ? `Queue ${state.route.name}` : 'Workload');
     document.title = `${title} · jobrelay`;
     draw();
   };
@@ -382,7 +429,11 @@ function start(token: string, me: Caller): void {
             ? renderWorkload(context, route.kind, route.namespace, route.name)
             : route.view === 'pending'
               ? renderPending(context)
-              : renderCharts(context);
+              : route.view === 'queues'
+                ? renderQueues(context)
+                : route.view === 'queue'
+                  ? renderQueue(context, route.name)
+                  : renderCharts(context);
     replaceContent(main, content);
   };
 

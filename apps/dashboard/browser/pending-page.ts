@@ -13,7 +13,7 @@ export function renderPending(context: PageContext) {
     h(
       'p',
       { class: 'summary' },
-      'Workloads waiting for a cluster, in the order the one placement queue takes them, and why each waits.',
+      'Workloads waiting for a cluster, in the order the one placement queue takes them, and why each waits: the DispatchQueue holding one (and its place there), its placement task in Redis.',
     ),
     state.pendingError && errorBox(state.pendingError),
     items === undefined
@@ -22,7 +22,7 @@ export function renderPending(context: PageContext) {
         ? h('p', null, 'Nothing waits: every dispatched workload is placed.')
         : scrollableTable(
             'Pending queue',
-            ['#', 'Workload', 'Kind', 'Waiting', 'Queue', 'Why it waits'],
+            ['#', 'Workload', 'Kind', 'Waiting', 'DispatchQueue', 'Task', 'Why it waits'],
             items.map((item) =>
               h(
                 'tr',
@@ -46,6 +46,19 @@ export function renderPending(context: PageContext) {
                 ),
                 h('td', null, item.kind),
                 h('td', null, item.waitingSeconds === null ? '—' : duration(item.waitingSeconds)),
+                h(
+                  'td',
+                  null,
+                  item.queue
+                    ? h(
+                        'a',
+                        { href: hashOf({ view: 'queue', name: item.queue.name }) },
+                        item.queue.position !== null && item.queue.of !== null
+                          ? `${item.queue.name} (${item.queue.position} of ${item.queue.of})`
+                          : item.queue.name,
+                      )
+                    : '—',
+                ),
                 h('td', null, badge(item.queueState, item.queueState === 'active' ? 'info' : 'muted')),
                 h('td', { class: 'reason' }, item.reason),
               ),

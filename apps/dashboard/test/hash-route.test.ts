@@ -13,6 +13,9 @@ describe('parseHashRoute', () => {
     });
     expect(parseHashRoute('#/pending')).toEqual({ view: 'pending' });
     expect(parseHashRoute('#/charts')).toEqual({ view: 'charts' });
+    expect(parseHashRoute('#/queues')).toEqual({ view: 'queues' });
+    expect(parseHashRoute('#/queues/research')).toEqual({ view: 'queue', name: 'research' });
+    expect(parseHashRoute('#/queues/research/extra')).toEqual({ view: 'fleet' });
     expect(parseHashRoute('')).toEqual({ view: 'fleet' });
     expect(parseHashRoute('#/nope')).toEqual({ view: 'fleet' });
     // The Job-only pages are gone: their addresses land on the fleet.
@@ -24,6 +27,14 @@ describe('parseHashRoute', () => {
       namespace: '%E0%A4%A',
       name: 'x',
     });
+  });
+
+  it('reads back every queue route it writes', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), (name) => {
+        expect(parseHashRoute(hashOf({ view: 'queue', name }))).toEqual({ view: 'queue', name });
+      }),
+    );
   });
 
   it('reads back every workload route it writes', () => {

@@ -21,6 +21,7 @@ export type CommandName =
   | 'workloads'
   | 'explain'
   | 'pending'
+  | 'queues'
   | 'logs'
   | 'help';
 
@@ -264,6 +265,19 @@ export const commands: readonly CommandSpec[] = [
     examples: ['kubectl jobrelay pending', 'kubectl jobrelay pending -n team-a --kind job -o json'],
   },
   {
+    name: 'queues',
+    usage: 'queues [NAME] [-o json|yaml]',
+    summary:
+      'DispatchQueues with pending and admitted counts, usage of nominal quota, borrowed and share; or one, with its workloads in order and why each waits',
+    args: { min: 0, max: 1 },
+    options: {},
+    examples: [
+      'kubectl jobrelay queues',
+      'kubectl jobrelay queues research',
+      'kubectl jobrelay get queue research -o yaml',
+    ],
+  },
+  {
     name: 'logs',
     usage: 'logs [KIND/[NS/]]NAME [--kind KIND] [-n NS] [-f] [-c CONTAINER] [--tail N] [--pod POD]',
     summary: "a dispatched workload's pod logs, from the worker it runs on",
@@ -302,6 +316,10 @@ const getResources: Record<string, CommandName> = {
   workload: 'workloads',
   workloads: 'workloads',
   pending: 'pending',
+  queue: 'queues',
+  queues: 'queues',
+  dispatchqueue: 'queues',
+  dispatchqueues: 'queues',
 };
 
 export interface ParsedCommandLine {
@@ -355,11 +373,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   const consumed = new Set([first.index]);
   if (name === 'get') {
     const resource = positionals[1];
-    if (!resource) throw new UsageError('get needs a resource: clusters, jobs, workloads or pending');
+    if (!resource) throw new UsageError('get needs a resource: clusters, jobs, workloads, pending or queues');
     const mapped = getResources[resource.value.toLowerCase()];
     if (!mapped)
       throw new UsageError(
-        `unknown resource "${resource.value}" for get: use clusters, jobs, workloads or pending`,
+        `unknown resource "${resource.value}" for get: use clusters, jobs, workloads, pending or queues`,
       );
     name = mapped;
     consumed.add(resource.index);
@@ -443,7 +461,7 @@ export function pluginHelp(): string {
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    `  ${'get'.padEnd(width)}  get clusters|cluster NAME|jobs|workloads|pending: the same as the commands above`,
+    `  ${'get'.padEnd(width)}  get clusters|cluster NAME|jobs|workloads|pending|queues|queue NAME: the same as the commands above`,
     '',
     'Flags of every command:',
     ...optionLines(globalOptions),

@@ -1,4 +1,4 @@
-import type { Cluster, PendingWorkload, WorkloadSummary } from '@jobrelay/api-types';
+import type { Cluster, PendingWorkload, WorkloadQueue, WorkloadSummary } from '@jobrelay/api-types';
 import { formatAge, formatDuration } from './format-age.ts';
 import { none, orNone } from './format-table.ts';
 
@@ -60,14 +60,38 @@ function formatRate(value: number | undefined): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(1);
 }
 
-export const pendingHeaders = ['POSITION', 'KIND', 'NAMESPACE', 'NAME', 'WAITING', 'REASON'] as const;
+export const pendingHeaders = [
+  'POSITION',
+  'KIND',
+  'NAMESPACE',
+  'NAME',
+  'QUEUE',
+  'WAITING',
+  'REASON',
+] as const;
+
+/** A workload's DispatchQueue and its place there: `research 3/17`, `research`, or <none>. */
+export function queueCell(queue: WorkloadQueue | null | undefined): string {
+  if (!queue) return none;
+  return queue.position !== null && queue.of !== null
+    ? `${queue.name} ${queue.position}/${queue.of}`
+    : queue.name;
+}
 
 export function pendingRow(item: PendingWorkload, now: Date): string[] {
   const waiting =
     typeof item.waitingSeconds === 'number'
       ? formatDuration(item.waitingSeconds * 1000)
       : formatAge(item.waitingSince, now);
-  return [String(item.position), item.kind, item.namespace, item.name, waiting, orNone(item.reason)];
+  return [
+    String(item.position),
+    item.kind,
+    item.namespace,
+    item.name,
+    queueCell(item.queue),
+    waiting,
+    orNone(item.reason),
+  ];
 }
 
 export function workloadHeaders(allNamespaces: boolean): string[] {

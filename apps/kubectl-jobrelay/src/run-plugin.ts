@@ -24,6 +24,7 @@ import {
   UsageError,
 } from './plugin-errors.ts';
 import { type PluginIo, PluginSession } from './plugin-session.ts';
+import { queuesCommand } from './queue-commands.ts';
 import {
   explainCommand,
   jobsCommand,
@@ -43,6 +44,7 @@ const handlers: Record<Exclude<CommandName, 'help'>, (s: PluginSession) => Promi
   workloads: workloadsCommand,
   explain: explainCommand,
   pending: pendingCommand,
+  queues: queuesCommand,
   logs: logsCommand,
 };
 

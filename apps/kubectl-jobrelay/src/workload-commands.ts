@@ -5,6 +5,7 @@ import type {
   PlacementPreview,
   WorkloadDetail,
   WorkloadKind,
+  WorkloadQueue,
   WorkloadSummary,
 } from '@jobrelay/api-types';
 import { stringify } from 'yaml';
@@ -251,6 +252,8 @@ export function formatWorkloadExplanation(
   field('Phase', workload.phase);
   field('Cluster', clusterField(workload, now));
   if (workload.pods !== undefined) field('Pods', `${workload.pods} at once`);
+  // The queue gate is named even when the waiting reason is a cluster's (quota has room there).
+  if (workload.queue) field('Queue', queueLine(workload.queue, workload.cluster !== null));
   if (workload.reason && workload.reason !== workload.waiting?.reason) field('Reason', workload.reason);
   field('Age', formatAge(workload.createdAt, now));
   if (workload.finishedAt) field('Finished', `${formatAge(workload.finishedAt, now)} ago`);
@@ -289,6 +292,14 @@ function placementLines(placement: Record<string, unknown> | null): string[] {
   const lines = ['Placement:', indent(stringify(rest).trimEnd())];
   if (typeof decision === 'string' && decision) lines.push(`${'Decision:'.padEnd(13)}${decision}`);
   return lines;
+}
+
+/** Its DispatchQueue: admitted and holding its quota, or waiting at a place. */
+function queueLine(queue: WorkloadQueue, admitted: boolean): string {
+  if (admitted) return `${queue.name} (admitted: holds its quota)`;
+  return queue.position !== null && queue.of !== null
+    ? `${queue.name} (waiting, position ${queue.position} of ${queue.of})`
+    : `${queue.name} (waiting)`;
 }
 
 /** Where a workload was placed, for the Cluster line of its page. */

@@ -71,7 +71,7 @@ describe('parseCommandLine', () => {
     { argv: ['jobs', '-n'], message: 'flag needs an argument: -n, --namespace', command: 'jobs' },
     {
       argv: ['get', 'pods'],
-      message: 'unknown resource "pods" for get: use clusters, jobs, workloads or pending',
+      message: 'unknown resource "pods" for get: use clusters, jobs, workloads, pending or queues',
     },
   ])('refuses $argv', ({ argv, message, command }) => {
     let caught: unknown;

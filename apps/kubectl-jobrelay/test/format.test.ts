@@ -137,7 +137,7 @@ describe('rows', () => {
         }),
         now,
       ),
-    ).toEqual(['1', 'raycluster', 'a', 'j', '5m', 'x']);
+    ).toEqual(['1', 'raycluster', 'a', 'j', '<none>', '5m', 'x']);
     expect(
       pendingRow(
         pendingOf({
@@ -149,7 +149,7 @@ describe('rows', () => {
         }),
         now,
       ),
-    ).toEqual(['2', 'job', 'a', 'k', '60s', 'waiting']);
+    ).toEqual(['2', 'job', 'a', 'k', '<none>', '60s', 'waiting']);
   });
 
   it('shows a workload of any kind: its kind, phase, cluster, attempt and pods', () => {

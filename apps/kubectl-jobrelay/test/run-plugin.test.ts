@@ -416,19 +416,87 @@ describe('commands', () => {
             waitingSeconds: 420,
             reason: '0/2 clusters available: 2 insufficient cpu',
             queueState: 'waiting',
+            queue: null,
+          },
+          {
+            position: 2,
+            kind: 'job',
+            apiVersion: 'batch/v1',
+            objectKind: 'Job',
+            namespace: 'a',
+            name: 'quota',
+            uid: 'v',
+            waitingSince: null,
+            waitingSeconds: 60,
+            reason: 'queue research: cpu 40/40 in use; position 3 of 17',
+            queueState: 'delayed',
+            queue: { name: 'research', position: 3, of: 17 },
           },
         ],
-        total: 1,
+        total: 2,
       }),
     );
     const result = await run(['pending', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
     expect(result.stdout).toBe(
-      'POSITION  KIND  NAMESPACE  NAME  WAITING  REASON\n1         job   a          big   7m       0/2 clusters available: 2 insufficient cpu\n',
+      'POSITION  KIND  NAMESPACE  NAME   QUEUE          WAITING  REASON\n' +
+        '1         job   a          big    <none>         7m       0/2 clusters available: 2 insufficient cpu\n' +
+        '2         job   a          quota  research 3/17  60s      queue research: cpu 40/40 in use; position 3 of 17\n',
     );
     expect(requests[0]!.url.searchParams.has('namespace')).toBe(false);
     expect(requests[0]!.url.searchParams.has('kind')).toBe(false);
     await run(['pending', '--kind', 'raycluster', '--api-url', url, '--kubeconfig', kubeconfig({ token })]);
     expect(requests[1]!.url.searchParams.get('kind')).toBe('raycluster');
+  });
+
+  it('lists DispatchQueues, shows one, and says which permission a caller lacks', async () => {
+    const queue = {
+      name: 'research',
+      valid: true,
+      problems: [],
+      cohort: 'lab',
+      weight: 1,
+      queueingStrategy: 'StrictFIFO',
+      preemption: { withinQueue: 'Never', reclaimWithinCohort: 'Any' },
+      namespaceSelector: null,
+      resources: [],
+      status: {
+        pendingWorkloads: 2,
+        admittedWorkloads: 1,
+        usage: {},
+        borrowed: {},
+        share: '0.5',
+        columns: { cpu: '4/8', memory: '1Gi/4Gi', gpu: '-' },
+        conditions: [],
+        observedGeneration: 1,
+      },
+      createdAt: null,
+    };
+    const url = await startApi((req, res) => {
+      if (req.url.pathname === '/api/v1/queues') return json(res, 200, { items: [queue] });
+      if (req.url.pathname === '/api/v1/queues/research')
+        return json(res, 200, { ...queue, pending: [], admitted: [], hidden: { pending: 2, admitted: 1 } });
+      return problem(res, 403, {
+        code: 'forbidden',
+        title: 'Forbidden',
+        detail: 'alice may not get dispatchqueues.jobrelay.dev "secret"',
+        missingPermission: { verb: 'get', group: 'jobrelay.dev', resource: 'dispatchqueues', name: 'secret' },
+      });
+    });
+    const config = kubeconfig({ token });
+    const list = await run(['queues', '--api-url', url, '--kubeconfig', config]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toBe(
+      'NAME      COHORT  PENDING  ADMITTED  CPU  MEMORY   GPU  BORROWED  SHARE\n' +
+        'research  lab     2        1         4/8  1Gi/4Gi  -    <none>    0.5\n',
+    );
+    const one = await run(['get', 'queue', 'research', '--api-url', url, '--kubeconfig', config]);
+    expect(one.stdout).toContain('Pending (0 in queue order; 2 more you may not list):\n');
+    expect(requests[1]!.url.pathname).toBe('/api/v1/queues/research');
+    const yaml = await run(['queues', 'research', '-o', 'yaml', '--api-url', url, '--kubeconfig', config]);
+    expect(parse(yaml.stdout)).toMatchObject({ name: 'research', hidden: { pending: 2 } });
+    const refused = await run(['queues', 'secret', '--api-url', url, '--kubeconfig', config]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('dispatchqueues');
   });
 
   it('lists workloads of every kind, filtered by kind, with their phase, cluster and pods', async () => {

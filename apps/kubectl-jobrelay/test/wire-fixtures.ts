@@ -1,6 +1,13 @@
 // Whole API answers for the plugin's tests, typed by @jobrelay/api-types: a field the API renames
 // fails the type check here too. Each builder takes the fields a test cares about.
-import type { Cluster, PendingWorkload, WorkloadDetail, WorkloadSummary } from '@jobrelay/api-types';
+import type {
+  Cluster,
+  DispatchQueue,
+  PendingWorkload,
+  QueuedWorkload,
+  WorkloadDetail,
+  WorkloadSummary,
+} from '@jobrelay/api-types';
 
 export function clusterOf(fields: Partial<Cluster> & Pick<Cluster, 'name'>): Cluster {
   return {
@@ -39,6 +46,7 @@ export function pendingOf(
     waitingSeconds: null,
     reason: 'waiting',
     queueState: 'waiting',
+    queue: null,
     ...fields,
   };
 }
@@ -77,7 +85,39 @@ export function detailOf(
     status: {},
     events: [],
     waiting: null,
+    queue: null,
     podSelectors: [],
+    ...fields,
+  };
+}
+
+export function queueOf(fields: Partial<DispatchQueue> & Pick<DispatchQueue, 'name'>): DispatchQueue {
+  return {
+    valid: true,
+    problems: [],
+    cohort: null,
+    weight: 1,
+    queueingStrategy: 'BestEffortFIFO',
+    preemption: { withinQueue: 'Never', reclaimWithinCohort: 'Never' },
+    namespaceSelector: null,
+    resources: [],
+    status: null,
+    createdAt: null,
+    ...fields,
+  };
+}
+
+export function queuedOf(fields: Partial<QueuedWorkload> & Pick<QueuedWorkload, 'name'>): QueuedWorkload {
+  return {
+    kind: 'job',
+    namespace: 'team-a',
+    uid: `uid-${fields.name}`,
+    position: null,
+    reason: null,
+    waitingSince: null,
+    cluster: null,
+    admittedAt: null,
+    pods: 1,
     ...fields,
   };
 }

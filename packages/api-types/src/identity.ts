@@ -12,6 +12,7 @@ export const callerActions = [
   'listWorkloads',
   'watchWorkloads',
   'readQueue',
+  'listQueues',
   'readLogs',
   'listEvents',
 ] as const;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clusterSchema } from './cluster.ts';
+import { workloadQueueSchema } from './dispatch-queue.ts';
 import type { Problem } from './problem.ts';
 import { type WorkloadSummary, workloadSummarySchema } from './workload.ts';
 
@@ -18,6 +19,9 @@ export const pendingWorkloadSchema = z
       .string()
       .describe('Why it waits, e.g. "0/3 clusters available: 1 cordoned, 2 insufficient cpu ...".'),
     queueState: z.enum(['waiting', 'delayed', 'active', 'unknown']).describe('Its placement task in Redis.'),
+    queue: workloadQueueSchema
+      .nullable()
+      .describe('The DispatchQueue it waits in, and its place there; null when no queue takes it.'),
   })
   .meta({ id: 'PendingWorkload' });
 

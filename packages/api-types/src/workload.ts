@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { workloadQueueSchema } from './dispatch-queue.ts';
 import { type WorkloadPhase, workloadPhases } from './workload-phases.ts';
 
 export { type WorkloadPhase, workloadPhases };
@@ -84,6 +85,11 @@ export const workloadDetailSchema = workloadSummarySchema
       .nullable()
       .describe('All Events of the object; null without list events in its namespace.'),
     waiting: z.object({ reason: z.string(), since: z.string().nullable() }).nullable(),
+    queue: workloadQueueSchema
+      .nullable()
+      .describe(
+        'Its DispatchQueue: while admitted the one its placement record names (whose quota it holds), while pending the one it waits in with its place; null when none.',
+      ),
     podSelectors: z
       .array(z.object({ labelSelector: z.string(), description: z.string() }))
       .describe(

@@ -2,7 +2,7 @@ import { type CallerActionName, callerActions, callerSchema } from '@jobrelay/ap
 import { z } from 'zod';
 import { describePermission, type Permission } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../api-app.ts';
-import { onClusters, onEvents, onKind, onKinds, podLogs } from './permissions.ts';
+import { onClusters, onEvents, onKind, onKinds, onQueues, podLogs } from './permissions.ts';
 import { errors, namespaceName } from './route-schemas.ts';
 
 // What a client (the dashboard) asks before it shows a control: each action with exactly the
@@ -39,6 +39,10 @@ export function registerIdentityRoutes(app: ApiApp, deps: ApiDependencies): void
       routes: ['GET /api/v1/watch?kinds=workloads'],
     },
     readQueue: { permissions: () => [onClusters('list')], routes: ['GET /api/v1/queue'] },
+    listQueues: {
+      permissions: () => [onQueues('list')],
+      routes: ['GET /api/v1/queues', 'GET /api/v1/queues/{name} (get)'],
+    },
     readLogs: {
       permissions: (namespace) => [podLogs(namespace)],
       routes: ['GET /api/v1/workloads/{kind}/{ns}/{name}/logs'],

@@ -14,6 +14,24 @@ export function onClusters(verb: string, name?: string, subresource?: string): P
   };
 }
 
+/** DispatchQueues: cluster-scoped, in jobrelay.dev/v1alpha1 (deploy/crds/dispatchqueues.jobrelay.dev.yaml). */
+export const dispatchQueueResource = {
+  group: 'jobrelay.dev',
+  version: 'v1alpha1',
+  kind: 'DispatchQueue',
+  plural: 'dispatchqueues',
+} as const;
+
+/** On DispatchQueues (cluster-scoped): every one, or the one named. */
+export function onQueues(verb: string, name?: string): Permission {
+  return {
+    verb,
+    group: dispatchQueueResource.group,
+    resource: dispatchQueueResource.plural,
+    ...(name ? { name } : {}),
+  };
+}
+
 /**
  * On objects of one dispatched kind, as its adapter names its API (group and plural): get or
  * list on rayclusters in ray.io for a RayCluster, never batch/jobs for another kind. In one

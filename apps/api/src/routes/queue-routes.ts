@@ -14,6 +14,7 @@ import { EventStreamWriter } from '../event-stream-writer.ts';
 import type { FleetChange, FleetView, PreviewResult } from '../fleet-view.ts';
 import { pageQuerySchema, paginate } from '../pagination.ts';
 import { ApiProblem } from '../problems.ts';
+import { workloadQueue } from '../queue-views.ts';
 import { closedEventFrame, slowReaderProblem } from '../stream-policy.ts';
 import { podDemandProblem, workloadSummary } from '../workload-views.ts';
 import { onClusters, onKind, onKinds, rawQuery } from './permissions.ts';
@@ -123,6 +124,9 @@ export function registerQueueRoutes(
             waitingSeconds: since ? Math.max(0, Math.floor((now - Date.parse(since)) / 1000)) : null,
             reason: summary.reason ?? 'waiting for the placement worker to look at it',
             queueState: states.get(summary.uid) ?? 'unknown',
+            queue: workloadQueue({ record: undefined, reason: summary.reason }, () =>
+              fleet.selectQueue(entry.object),
+            ),
           };
         });
       // Keys sort in queue order: the position, zero-padded.

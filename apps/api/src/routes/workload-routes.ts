@@ -156,13 +156,21 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies, openS
       const events: EventView[] | null = mayReadEvents
         ? await eventsOf(fleet.core, namespace, object.metadata!.uid!)
         : null;
-      return workloadDetail(adapter, object, fleet.mirrorOf(adapter, object), events, () => {
-        try {
-          return fleet.preview(adapter, object).message;
-        } catch (err) {
-          return `its ${adapter.resource.kind} cannot be read for placement: ${(err as Error).message}`;
-        }
-      });
+      return workloadDetail(
+        adapter,
+        object,
+        fleet.mirrorOf(adapter, object),
+        events,
+        () => {
+          try {
+            return fleet.preview(adapter, object).message;
+          } catch (err) {
+            return `its ${adapter.resource.kind} cannot be read for placement: ${(err as Error).message}`;
+          }
+        },
+        Date.now(),
+        () => fleet.selectQueue(object),
+      );
     },
   );
 

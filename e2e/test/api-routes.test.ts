@@ -753,6 +753,7 @@ describe('DispatchQueues', () => {
     kind: string;
     namespace: string;
     name: string;
+    uid: string;
     position: number | null;
     reason: string | null;
     cluster: string | null;
@@ -815,9 +816,26 @@ describe('DispatchQueues', () => {
       expect(detail).toMatchObject({ name: queue, cohort: 'e2e-api', hidden: { pending: 0, admitted: 0 } });
       expect(detail.admitted.every((a) => a.cluster !== null && workerNames.includes(a.cluster))).toBe(true);
       expect(detail.pending.map((p) => p.position)).toEqual([1, 2]);
+      // The controller's order (equal priorities: age, then UID); the note on the Job carries no
+      // position (it would be rewritten on every admission), the API places them.
+      const created = new Map(
+        await Promise.all(
+          detail.pending.map(
+            async (p) =>
+              [
+                p.name,
+                (await fleet.management.batch.readNamespacedJob({ namespace: queueNamespace, name: p.name }))
+                  .metadata!.creationTimestamp!,
+              ] as const,
+          ),
+        ),
+      );
+      const orderKey = (p: { name: string; uid: string }) =>
+        `${new Date(created.get(p.name)!).toISOString()} ${p.uid}`;
+      expect(detail.pending.map(orderKey)).toEqual(detail.pending.map(orderKey).sort());
       for (const p of detail.pending) {
-        expect(p.reason).toContain('cpu 1/1 in use');
-        expect(p.reason).toContain(`position ${p.position} of 2`);
+        expect(p.reason).toContain(`queue ${queue}: cpu 1/1 in use`);
+        expect(p.reason).not.toContain('position');
       }
       expect(new Set([...detail.admitted, ...detail.pending].map((w) => w.name))).toEqual(new Set(names));
 

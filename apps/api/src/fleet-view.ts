@@ -1,4 +1,9 @@
-import { type ParsedQueue, parseDispatchQueue } from '@jobrelay/admission';
+import {
+  CachedPriorityClasses,
+  type ParsedQueue,
+  parseDispatchQueue,
+  workloadPriority,
+} from '@jobrelay/admission';
 import {
   type KubeconfigPolicy,
   type Namespace,
@@ -44,7 +49,7 @@ import { activeCondition, type ClusterView, clusterView } from './cluster-views.
 import { sortKeys } from './pagination.ts';
 import { historyWindowMinutes, PlacementLog } from './placement-log.ts';
 import { loadRecordKeys, placementOf, recordKeys } from './placement-trust.ts';
-import { selectedQueue } from './queue-views.ts';
+import { type QueueMemberInput, type QueuePlace, queuePlaces, selectedQueue } from './queue-views.ts';
 import { dispatchQueueResource } from './routes/permissions.ts';
 import {
   type PlacementHistory,
@@ -53,7 +58,7 @@ import {
   type QueueDepthSample,
 } from './stats-history.ts';
 import { WorkloadKinds } from './workload-kinds.ts';
-import { waitingSince, workloadKey } from './workload-views.ts';
+import { podCount, waitingReason, waitingSince, workloadKey } from './workload-views.ts';
 
 export interface FleetViewOptions {
   management: KubeConfig;
@@ -188,6 +193,9 @@ export class FleetView {
   private readonly queueObjects: ResilientInformer<KubeObject>;
   /** Every queue parsed, once per change of any (their specs are small, their count too). */
   private parsedQueues: CachedQueue[] | undefined;
+  /** PriorityClasses: a queue's pending workloads are shown in the controller's order (priority, then age). */
+  private readonly priorityClassObjects: ResilientInformer<KubeObject>;
+  private readonly priorityClasses: CachedPriorityClasses;
   private readonly queue: Queue;
   private readonly redis: Redis | Cluster;
   private readonly listeners = new Set<(change: FleetChange) => void>();
@@ -257,6 +265,16 @@ export class FleetView {
         this.parsedQueues = undefined;
       },
     });
+    this.priorityClassObjects = new ResilientInformer<KubeObject>({
+      name: 'PriorityClasses',
+      kubeConfig: management,
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      path: '/apis/scheduling.k8s.io/v1/priorityclasses',
+      log,
+      onEvent: () => this.priorityClasses.changed(),
+    });
+    this.priorityClasses = new CachedPriorityClasses(() => this.priorityClassObjects.list());
     this.registry = new WorkerClusterRegistry({
       management,
       systemNamespace: options.systemNamespace,
@@ -289,6 +307,7 @@ export class FleetView {
     for (const kind of this.viewed.values()) kind.origins.start();
     this.namespaces.start();
     this.queueObjects.start();
+    this.priorityClassObjects.start();
     // Views show no placement until the keys are read (see placement-trust.ts); retried in the
     // background while the Secret is missing.
     await loadRecordKeys(this.core, this.options.systemNamespace, this.options.log, {
@@ -317,6 +336,7 @@ export class FleetView {
       ...[...this.viewed.values()].map((kind) => kind.origins.stop()),
       this.namespaces.stop(),
       this.queueObjects.stop(),
+      this.priorityClassObjects.stop(),
       this.registry.stop(),
     ]);
     await this.queue.close().catch(() => {});
@@ -399,6 +419,35 @@ export class FleetView {
       .map((object) => ({ object, parsed: parseDispatchQueue(object) }))
       .sort((a, b) => (a.object.metadata?.name ?? '').localeCompare(b.object.metadata?.name ?? ''));
     return this.parsedQueues;
+  }
+
+  /** Every dispatched workload as queue membership reads it, from the caches. */
+  queueMemberInputs(now: number = Date.now()): QueueMemberInput[] {
+    return this.workloads().map(({ adapter, object }) => {
+      const record = placementOf(object);
+      const finished = adapter.isFinished(object);
+      const placed = Boolean(record?.cluster);
+      const priority = workloadPriority(adapter.podTemplates(object), this.priorityClasses);
+      return {
+        kind: adapter.name,
+        object,
+        record,
+        reason: placed ? null : waitingReason(object, now),
+        waitingSince: placed ? null : waitingSince(object),
+        pods: podCount(adapter, object),
+        // Placed and unfinished holds quota; unplaced waits unless suspended or being deleted.
+        live: placed
+          ? !finished
+          : !finished && !adapter.isSuspended(object) && !object.metadata?.deletionTimestamp,
+        priority: priority.kind === 'ok' ? priority.priority : 0,
+      };
+    });
+  }
+
+  /** Every pending workload's place in its queue, by UID (none without DispatchQueues). */
+  queuePlaces(): Map<string, QueuePlace> {
+    if (this.dispatchQueues().length === 0) return new Map();
+    return queuePlaces(this.queueMemberInputs(), (input) => this.selectQueue(input.object));
   }
 
   dispatchQueue(name: string): CachedQueue | undefined {

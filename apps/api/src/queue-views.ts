@@ -2,36 +2,31 @@
 // cached queue objects (parsed as the controller parses them) and the cached workloads. Nothing
 // here knows a workload kind.
 
-import { type DispatchQueueStatus, type ParsedQueue, queueFor } from '@jobrelay/admission';
+import {
+  comparePendingOrder,
+  type DispatchQueueStatus,
+  type ParsedQueue,
+  queueFor,
+} from '@jobrelay/admission';
 import type { DispatchQueue, QueuedWorkload, QueueResource, WorkloadQueue } from '@jobrelay/api-types';
 import type { KubeObject } from '@jobrelay/kinds';
 import { formatResourceAmount, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
 
-/** What the controller says of a waiting workload's queue in its reason, when it says it. */
+/** The queue a waiting workload's reason names, when it names one. */
 export interface StatedPlace {
   queue?: string;
-  position?: number;
-  of?: number;
 }
 
-// The controller's queue gates begin `queue NAME: ` and end with (or contain) `position N of M`
-// (packages/admission's WaitingVerdict messages): the API shows the place the controller decided
-// rather than recomputing an order it could get wrong (priorities, preemptions in flight).
+// The controller's queue gates begin `queue NAME: ` (packages/admission's WaitingVerdict
+// messages). They carry no position: it moves with every admission, and the controller would
+// rewrite every waiting workload's note each time. The API orders a queue's pending workloads
+// itself, with the controller's own order (comparePendingOrder: priority, then age).
 const queuePrefix = /^queue ([a-z0-9]([-a-z0-9.]*[a-z0-9])?): /;
-const positionPart = /\bposition (\d+) of (\d+)\b/;
 
-/** Pure: the queue and place a waiting reason states, if any. */
+/** Pure: the queue a waiting reason names, if any. */
 export function statedPlace(reason: string | null | undefined): StatedPlace {
-  if (!reason) return {};
-  const place: StatedPlace = {};
-  const queue = queuePrefix.exec(reason);
-  if (queue?.[1]) place.queue = queue[1];
-  const position = positionPart.exec(reason);
-  if (position?.[1] && position[2]) {
-    place.position = Number(position[1]);
-    place.of = Number(position[2]);
-  }
-  return place;
+  const queue = reason ? queuePrefix.exec(reason) : null;
+  return queue?.[1] ? { queue: queue[1] } : {};
 }
 
 /** A status field as the controller writes it, or null when absent or of another shape. */
@@ -117,6 +112,51 @@ export interface QueueMemberInput {
   pods: number;
   /** Whether it holds or waits for quota at all: unfinished, not suspended, not being deleted. */
   live: boolean;
+  /** Its priority as the controller resolves it (workloadPriority; 0 when refused). */
+  priority: number;
+}
+
+/** The controller's order of a queue's pending workloads: priority, then age, then UID. */
+function pendingOrder(a: QueueMemberInput, b: QueueMemberInput): number {
+  const ordered = (input: QueueMemberInput) => ({
+    priority: input.priority,
+    createdAt: Date.parse(input.object.metadata?.creationTimestamp ?? '') || 0,
+    uid: input.object.metadata?.uid ?? '',
+  });
+  return comparePendingOrder(ordered(a), ordered(b));
+}
+
+/** A pending workload's place in its queue. */
+export interface QueuePlace {
+  queue: string;
+  position: number;
+  of: number;
+}
+
+/**
+ * Pure: every pending workload's place in its queue, by UID, in the controller's order. One pass
+ * over the workloads and a sort per queue, for the pending list and a workload's detail.
+ */
+export function queuePlaces(
+  inputs: readonly QueueMemberInput[],
+  selectQueue: (input: QueueMemberInput) => string | undefined,
+): Map<string, QueuePlace> {
+  const byQueue = new Map<string, QueueMemberInput[]>();
+  for (const input of inputs) {
+    if (!input.live || input.record?.cluster) continue;
+    const queue = memberQueue(input, () => selectQueue(input));
+    if (queue === undefined) continue;
+    const members = byQueue.get(queue) ?? [];
+    members.push(input);
+    byQueue.set(queue, members);
+  }
+  const places = new Map<string, QueuePlace>();
+  for (const [queue, members] of byQueue) {
+    members.sort(pendingOrder);
+    for (const [index, input] of members.entries())
+      places.set(input.object.metadata?.uid ?? '', { queue, position: index + 1, of: members.length });
+  }
+  return places;
 }
 
 export interface QueueMembers {
@@ -140,16 +180,15 @@ export function memberQueue(
 }
 
 /**
- * Pure: a queue's pending and admitted workloads. Pending ones go in the order the controller
- * stated (their reasons' positions); those it gave no position (waiting for a cluster with
- * quota room, or not yet looked at) follow, oldest wait first: positions are then 1..n.
+ * Pure: a queue's pending and admitted workloads. Pending ones go in the controller's order
+ * (priority, then age): positions 1..n.
  */
 export function queueMembers(
   queue: string,
   inputs: readonly QueueMemberInput[],
   selectQueue: (input: QueueMemberInput) => string | undefined,
 ): QueueMembers {
-  const pending: Array<{ input: QueueMemberInput; stated: number }> = [];
+  const pending: QueueMemberInput[] = [];
   const admitted: QueuedWorkload[] = [];
   for (const input of inputs) {
     if (!input.live || memberQueue(input, () => selectQueue(input)) !== queue) continue;
@@ -168,22 +207,15 @@ export function queueMembers(
         pods: input.pods,
       });
     } else {
-      pending.push({ input, stated: statedPlace(input.reason).position ?? Number.POSITIVE_INFINITY });
+      pending.push(input);
     }
   }
-  const keyOf = (input: QueueMemberInput) =>
-    `${input.object.metadata?.namespace}/${input.object.metadata?.name}/${input.kind}`;
-  pending.sort(
-    (a, b) =>
-      a.stated - b.stated ||
-      (a.input.waitingSince ?? '').localeCompare(b.input.waitingSince ?? '') ||
-      keyOf(a.input).localeCompare(keyOf(b.input)),
-  );
+  pending.sort(pendingOrder);
   admitted.sort((a, b) =>
     `${a.namespace}/${a.name}/${a.kind}`.localeCompare(`${b.namespace}/${b.name}/${b.kind}`),
   );
   return {
-    pending: pending.map(({ input }, index) => ({
+    pending: pending.map((input, index) => ({
       kind: input.kind,
       namespace: input.object.metadata?.namespace ?? '',
       name: input.object.metadata?.name ?? '',
@@ -201,17 +233,20 @@ export function queueMembers(
 
 /**
  * Pure: a workload's queue as its detail and the pending list show it: the queue it is in, and
- * while pending its place as the controller stated it (null when it did not).
+ * while pending its place there (`places`, from queuePlaces; null when it has none).
  */
 export function workloadQueue(
-  input: Pick<QueueMemberInput, 'record' | 'reason'>,
+  input: Pick<QueueMemberInput, 'record' | 'reason'> & { uid: string },
   selectQueue: () => string | undefined,
+  places: ReadonlyMap<string, QueuePlace>,
 ): WorkloadQueue | null {
   const name = memberQueue(input, selectQueue);
   if (!name) return null;
   if (input.record?.cluster) return { name, position: null, of: null };
-  const place = statedPlace(input.reason);
-  return { name, position: place.position ?? null, of: place.of ?? null };
+  const place = places.get(input.uid);
+  return place?.queue === name
+    ? { name, position: place.position, of: place.of }
+    : { name, position: null, of: null };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { PlacementRecord } from '@jobrelay/placement';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { MirrorLookup } from './fleet-view.ts';
 import { placementOf } from './placement-trust.ts';
-import { workloadQueue } from './queue-views.ts';
+import { type QueuePlace, workloadQueue } from './queue-views.ts';
 import { workloadSummary } from './workload-views.ts';
 
 /** Events of a workload that tell its placement story, oldest first. */
@@ -139,6 +139,8 @@ export function workloadDetail(
   now: number = Date.now(),
   /** The queue that takes it while pending, when its reason does not name one (FleetView.selectQueue). */
   selectQueue: () => string | undefined = () => undefined,
+  /** Pending workloads' places in their queues (FleetView.queuePlaces). */
+  places: ReadonlyMap<string, QueuePlace> = new Map(),
 ): WorkloadDetail {
   const summary = workloadSummary(adapter, object, found.kind === 'found', now);
   const record = placementOf(object);
@@ -157,7 +159,9 @@ export function workloadDetail(
     events,
     waiting,
     queue:
-      summary.phase === 'finished' ? null : workloadQueue({ record, reason: summary.reason }, selectQueue),
+      summary.phase === 'finished'
+        ? null
+        : workloadQueue({ record, reason: summary.reason, uid: summary.uid }, selectQueue, places),
     podSelectors: found.kind === 'found' ? (adapter.podsOf?.(found.mirror) ?? []) : [],
   };
 }

@@ -10,6 +10,7 @@ import {
   memberQueue,
   type QueueMemberInput,
   queueMembers,
+  queuePlaces,
   queueView,
   selectedQueue,
   statedPlace,
@@ -57,21 +58,14 @@ const status = {
 };
 
 describe('statedPlace', () => {
-  it('reads the queue and position of a quota gate', () => {
-    expect(
-      statedPlace('queue research: cpu 40/40 in use (borrowing 0 of 8 allowed); position 3 of 17'),
-    ).toEqual({ queue: 'research', position: 3, of: 17 });
-  });
-
-  it('reads a StrictFIFO gate, whose position is in parentheses', () => {
-    expect(statedPlace('queue team-b.gpu: StrictFIFO, behind team-a/big (position 2 of 5)')).toEqual({
-      queue: 'team-b.gpu',
-      position: 2,
-      of: 5,
+  it('reads the queue a gate names', () => {
+    expect(statedPlace('queue research: cpu 40/40 in use (borrowing 0 of 8 allowed)')).toEqual({
+      queue: 'research',
     });
+    expect(statedPlace('queue team-b.gpu: StrictFIFO, behind team-a/big')).toEqual({ queue: 'team-b.gpu' });
   });
 
-  it('names no queue for a placement reason, nor a position for a preemption', () => {
+  it('names no queue for a placement reason or a preemption', () => {
     expect(statedPlace('0/3 clusters available: 1 cordoned, 2 insufficient cpu')).toEqual({});
     expect(statedPlace('preempting 2 workloads of team-b to reclaim nominal quota')).toEqual({});
     expect(statedPlace(null)).toEqual({});
@@ -176,16 +170,24 @@ const placed = (queue: string | undefined, cluster = 'w1'): PlacementRecord => (
 
 function member(
   name: string,
-  fields: Partial<QueueMemberInput> & { namespace?: string } = {},
+  fields: Partial<QueueMemberInput> & { namespace?: string; createdAt?: string } = {},
 ): QueueMemberInput {
   return {
     kind: 'job',
-    object: { metadata: { namespace: fields.namespace ?? 'team-a', name, uid: `uid-${name}` } } as KubeObject,
+    object: {
+      metadata: {
+        namespace: fields.namespace ?? 'team-a',
+        name,
+        uid: `uid-${name}`,
+        creationTimestamp: fields.createdAt ?? '2026-12-01T10:00:00Z',
+      },
+    } as KubeObject,
     record: undefined,
     reason: null,
     waitingSince: null,
     pods: 1,
     live: true,
+    priority: 0,
     ...fields,
   };
 }
@@ -197,9 +199,7 @@ describe('memberQueue', () => {
   });
 
   it('takes a pending workload’s queue from its reason, else from the selection', () => {
-    expect(
-      memberQueue({ record: undefined, reason: 'queue a: cpu 1/1 in use; position 1 of 1' }, () => 'b'),
-    ).toBe('a');
+    expect(memberQueue({ record: undefined, reason: 'queue a: cpu 1/1 in use' }, () => 'b')).toBe('a');
     expect(memberQueue({ record: undefined, reason: '0/2 clusters available' }, () => 'b')).toBe('b');
   });
 });
@@ -207,23 +207,25 @@ describe('memberQueue', () => {
 describe('queueMembers', () => {
   const select = () => 'research';
 
-  it('orders pending workloads by the positions the controller stated, then the rest by wait', () => {
+  it('orders pending workloads as the controller does: priority, then age, whatever their reasons', () => {
     const inputs = [
-      member('unstated-late', { waitingSince: '2026-12-01T10:05:00Z', reason: '0/2 clusters available' }),
-      member('third', { reason: 'queue research: cpu 40/40 in use; position 3 of 4' }),
-      member('first', { reason: 'queue research: cpu 40/40 in use; position 1 of 4' }),
-      member('unstated-early', { waitingSince: '2026-12-01T10:02:00Z' }),
-      member('second', { reason: 'queue research: StrictFIFO, behind team-a/first (position 2 of 4)' }),
+      member('old-low', { createdAt: '2026-12-01T10:00:00Z', reason: '0/2 clusters available' }),
+      member('new-high', {
+        createdAt: '2026-12-01T10:05:00Z',
+        priority: 1000,
+        reason: 'queue research: cpu 40/40 in use',
+      }),
+      member('mid-low', { createdAt: '2026-12-01T10:02:00Z' }),
+      member('old-high', { createdAt: '2026-12-01T10:01:00Z', priority: 1000 }),
     ];
     const { pending, admitted } = queueMembers('research', inputs, select);
     expect(pending.map((p) => [p.name, p.position])).toEqual([
-      ['first', 1],
-      ['second', 2],
-      ['third', 3],
-      ['unstated-early', 4],
-      ['unstated-late', 5],
+      ['old-high', 1],
+      ['new-high', 2],
+      ['old-low', 3],
+      ['mid-low', 4],
     ]);
-    expect(pending[0]?.reason).toBe('queue research: cpu 40/40 in use; position 1 of 4');
+    expect(pending[1]?.reason).toBe('queue research: cpu 40/40 in use');
     expect(admitted).toEqual([]);
   });
 
@@ -233,7 +235,7 @@ describe('queueMembers', () => {
       member('a-run', { record: placed('research') }),
       member('elsewhere', { record: placed('other') }),
       member('done', { record: placed('research'), live: false }),
-      member('other-pending', { reason: 'queue other: cpu 1/1 in use; position 1 of 1' }),
+      member('other-pending', { reason: 'queue other: cpu 1/1 in use' }),
     ];
     const { pending, admitted } = queueMembers('research', inputs, select);
     expect(pending).toEqual([]);
@@ -253,31 +255,61 @@ describe('queueMembers', () => {
   });
 });
 
+describe('queuePlaces', () => {
+  it('places each pending workload in its own queue, in order, leaving out admitted and finished ones', () => {
+    const inputs = [
+      member('a2', { createdAt: '2026-12-01T10:02:00Z' }),
+      member('a1', { createdAt: '2026-12-01T10:01:00Z' }),
+      member('b1', { namespace: 'team-b' }),
+      member('a-run', { record: placed('research') }),
+      member('a-done', { live: false }),
+      member('nowhere', { namespace: 'team-c' }),
+    ];
+    const byNamespace = (input: QueueMemberInput) =>
+      ({ 'team-a': 'research', 'team-b': 'production' })[input.object.metadata?.namespace ?? ''];
+    const places = queuePlaces(inputs, byNamespace);
+    expect(Object.fromEntries(places)).toEqual({
+      'uid-a1': { queue: 'research', position: 1, of: 2 },
+      'uid-a2': { queue: 'research', position: 2, of: 2 },
+      'uid-b1': { queue: 'production', position: 1, of: 1 },
+    });
+  });
+});
+
 describe('workloadQueue', () => {
-  it('names the queue and the stated place of a pending workload', () => {
+  const places = new Map([['uid-x', { queue: 'research', position: 3, of: 17 }]]);
+
+  it('names the queue and the place of a pending workload', () => {
     expect(
       workloadQueue(
-        { record: undefined, reason: 'queue research: cpu 40/40 in use; position 3 of 17' },
+        { record: undefined, reason: 'queue research: cpu 40/40 in use', uid: 'uid-x' },
         () => undefined,
+        places,
       ),
     ).toEqual({ name: 'research', position: 3, of: 17 });
   });
 
-  it('names the selected queue without a place when the reason states none', () => {
-    expect(workloadQueue({ record: undefined, reason: '0/2 clusters available' }, () => 'research')).toEqual({
-      name: 'research',
-      position: null,
-      of: null,
-    });
+  it('names the selected queue without a place when it has none there', () => {
+    expect(
+      workloadQueue(
+        { record: undefined, reason: '0/2 clusters available', uid: 'uid-y' },
+        () => 'research',
+        places,
+      ),
+    ).toEqual({ name: 'research', position: null, of: null });
   });
 
   it('names an admitted workload’s queue without a place, and none without a queue', () => {
-    expect(workloadQueue({ record: placed('research'), reason: null }, () => 'x')).toEqual({
+    expect(
+      workloadQueue({ record: placed('research'), reason: null, uid: 'uid-x' }, () => 'x', places),
+    ).toEqual({
       name: 'research',
       position: null,
       of: null,
     });
-    expect(workloadQueue({ record: undefined, reason: null }, () => undefined)).toBeNull();
+    expect(
+      workloadQueue({ record: undefined, reason: null, uid: 'uid-z' }, () => undefined, places),
+    ).toBeNull();
   });
 });
 

@@ -259,12 +259,12 @@ describe('lookUpMirror and workloadDetail: a detail from origin, mirror and clus
     expect(at('2026-12-01T10:15:01Z')).toBe('0/2 clusters available: 2 cordoned.');
   });
 
-  it('names the queue: the one a pending workload’s reason states with its place, else the one selected; an admitted one’s record', () => {
+  it('names the queue: the one a pending workload’s reason states with its place in it, else the one selected; an admitted one’s record', () => {
     const waiting = origin({
-      'jobrelay.dev/unschedulable':
-        'queue research: cpu 40/40 in use (borrowing 0 of 8 allowed); position 3 of 17',
+      'jobrelay.dev/unschedulable': 'queue research: cpu 40/40 in use (borrowing 0 of 8 allowed)',
     });
-    const detail = (object: KubeObject, select: () => string | undefined) =>
+    const places = new Map([[waiting.metadata!.uid!, { queue: 'research', position: 3, of: 17 }]]);
+    const detail = (object: KubeObject, select: () => string | undefined, placed = places) =>
       workloadDetail(
         batchJobAdapter,
         object,
@@ -273,10 +273,17 @@ describe('lookUpMirror and workloadDetail: a detail from origin, mirror and clus
         () => 'x',
         now,
         select,
+        placed,
       );
     expect(detail(waiting, () => 'other').queue).toEqual({ name: 'research', position: 3, of: 17 });
     const noRoom = origin({ 'jobrelay.dev/unschedulable': '0/2 clusters available: 2 insufficient cpu.' });
-    expect(detail(noRoom, () => 'research').queue).toEqual({ name: 'research', position: null, of: null });
+    expect(detail(noRoom, () => 'research').queue).toEqual({ name: 'research', position: 3, of: 17 });
+    // Not yet looked at by the controller's order (no place): the queue without a position.
+    expect(detail(noRoom, () => 'research', new Map()).queue).toEqual({
+      name: 'research',
+      position: null,
+      of: null,
+    });
     expect(detail(noRoom, () => undefined).queue).toBeNull();
     const admitted = origin({
       'jobrelay.dev/placement': formatPlacementRecord({ ...placed, queue: 'research' }, identity, keys),

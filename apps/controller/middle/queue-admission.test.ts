@@ -6,6 +6,7 @@
 // the records say. The clock is injected; a cycle is run by the test, not by a timer.
 
 import type { DispatchQueueStatus } from '@jobrelay/admission';
+import { CachedPriorityClasses } from '@jobrelay/admission';
 import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
@@ -14,7 +15,7 @@ import { placementRecordOf } from '@jobrelay/placement';
 import { eventReasons } from '@jobrelay/planner';
 import { describe, expect, it } from 'vitest';
 import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
-import { admissionFunctions, CachedPriorityClasses } from '../src/admission-functions.ts';
+import { admissionFunctions } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission } from '../src/queue-admission.ts';
 import { counted, type ExecutorWorld, executorWorld, silentLog, TestClock } from './executor-harness.ts';

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { CachedPriorityClasses } from '@jobrelay/admission';
 import {
   kubeconfigPolicyOf,
   type Namespace,
@@ -23,7 +24,7 @@ import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay
 import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { admissionFunctions, CachedPriorityClasses } from './admission-functions.ts';
+import { admissionFunctions } from './admission-functions.ts';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, originKey } from './dispatched-kinds.ts';

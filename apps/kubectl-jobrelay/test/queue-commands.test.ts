@@ -91,7 +91,7 @@ describe('formatQueueDetail', () => {
         name: 'big',
         position: 1,
         waitingSince: '2026-01-01T11:50:00Z',
-        reason: 'queue research: cpu 40/40 in use (borrowing 8 of 8 allowed); position 1 of 3',
+        reason: 'queue research: cpu 40/40 in use (borrowing 8 of 8 allowed)',
       }),
       queuedOf({
         name: 'small',
@@ -121,7 +121,7 @@ describe('formatQueueDetail', () => {
         '  cpu       44    40       4         8                <none>',
         'Pending (2 in queue order; 1 more you may not list):',
         '  POSITION  KIND    NAMESPACE  NAME   WAITING  REASON',
-        '  1         job     team-a     big    10m      queue research: cpu 40/40 in use (borrowing 8 of 8 allowed); position 1 of 3',
+        '  1         job     team-a     big    10m      queue research: cpu 40/40 in use (borrowing 8 of 8 allowed)',
         '  3         rayjob  team-a     small  60s      <none>',
         'Admitted (1):',
         '  KIND  NAMESPACE  NAME  CLUSTER   PODS  ADMITTED',

@@ -428,7 +428,7 @@ describe('commands', () => {
             uid: 'v',
             waitingSince: null,
             waitingSeconds: 60,
-            reason: 'queue research: cpu 40/40 in use; position 3 of 17',
+            reason: 'queue research: cpu 40/40 in use',
             queueState: 'delayed',
             queue: { name: 'research', position: 3, of: 17 },
           },
@@ -440,7 +440,7 @@ describe('commands', () => {
     expect(result.stdout).toBe(
       'POSITION  KIND  NAMESPACE  NAME   QUEUE          WAITING  REASON\n' +
         '1         job   a          big    <none>         7m       0/2 clusters available: 2 insufficient cpu\n' +
-        '2         job   a          quota  research 3/17  60s      queue research: cpu 40/40 in use; position 3 of 17\n',
+        '2         job   a          quota  research 3/17  60s      queue research: cpu 40/40 in use\n',
     );
     expect(requests[0]!.url.searchParams.has('namespace')).toBe(false);
     expect(requests[0]!.url.searchParams.has('kind')).toBe(false);

@@ -269,7 +269,11 @@ function hold(
   }
 }
 
-export function comparePendingOrder(a: QueuedWorkload, b: QueuedWorkload): number {
+/** A queue's order: priority (highest first), then age (oldest first), then UID. */
+export function comparePendingOrder(
+  a: Pick<QueuedWorkload, 'priority' | 'createdAt' | 'uid'>,
+  b: Pick<QueuedWorkload, 'priority' | 'createdAt' | 'uid'>,
+): number {
   return b.priority - a.priority || a.createdAt - b.createdAt || compareText(a.uid, b.uid);
 }
 

@@ -86,3 +86,33 @@ export function priorityClassLookup(objects: readonly PriorityClassObject[]): Pr
     globalDefault: () => globalDefault,
   };
 }
+
+/**
+ * The PriorityClasses of a cache, looked up as they are now: rebuilt at the first look-up after
+ * the cache changed (`changed`, from its events), not at every one.
+ */
+export class CachedPriorityClasses implements PriorityClassLookup {
+  private lookup: PriorityClassLookup | undefined;
+  private readonly list: () => readonly PriorityClassObject[];
+
+  constructor(list: () => readonly PriorityClassObject[]) {
+    this.list = list;
+  }
+
+  changed(): void {
+    this.lookup = undefined;
+  }
+
+  get(name: string): { value: number } | undefined {
+    return this.current().get(name);
+  }
+
+  globalDefault(): { name: string; value: number } | undefined {
+    return this.current().globalDefault();
+  }
+
+  private current(): PriorityClassLookup {
+    this.lookup ??= priorityClassLookup(this.list());
+    return this.lookup;
+  }
+}

@@ -93,13 +93,14 @@ describe('deploy/api', () => {
     );
   });
 
-  it('grants the API process reviews, WorkerClusters, reads of DispatchQueues of every built-in kind, and Secrets only in jobrelay-system', () => {
+  it('grants the API process reviews, WorkerClusters, reads of DispatchQueues, PriorityClasses and every built-in kind, and Secrets only in jobrelay-system', () => {
     expect(grants(role('ClusterRole', 'jobrelay-api').rules)).toEqual(
       [
         'authentication.k8s.io|tokenreviews|create',
         'authorization.k8s.io|subjectaccessreviews|create',
         ...expand(['jobrelay.dev'], ['workerclusters'], all),
         ...expand(['jobrelay.dev'], ['dispatchqueues'], read),
+        ...expand(['scheduling.k8s.io'], ['priorityclasses'], read),
         ...expand(['batch'], ['jobs'], read),
         ...rayKinds,
         'kueue.x-k8s.io|admissionchecks|list',

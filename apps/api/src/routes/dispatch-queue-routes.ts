@@ -7,10 +7,8 @@ import { dns1123Subdomain } from '@jobrelay/kube';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies } from '../api-app.ts';
 import type { FleetView } from '../fleet-view.ts';
-import { placementOf } from '../placement-trust.ts';
 import { ApiProblem } from '../problems.ts';
-import { type QueueMemberInput, queueMembers, queueView } from '../queue-views.ts';
-import { podCount, waitingReason, waitingSince } from '../workload-views.ts';
+import { queueMembers, queueView } from '../queue-views.ts';
 import { listableKindNamespaces } from '../workload-visibility.ts';
 import { dispatchQueueResource, onQueues, rawParams } from './permissions.ts';
 import { errors } from './route-schemas.ts';
@@ -26,28 +24,6 @@ function requireQueues(fleet: FleetView): void {
       {},
       { 'retry-after': '5' },
     );
-}
-
-/** Every dispatched workload as queue membership reads it, from the caches. */
-function memberInputs(fleet: FleetView): QueueMemberInput[] {
-  const now = Date.now();
-  return fleet.workloads().map(({ adapter, object }) => {
-    const record = placementOf(object);
-    const finished = adapter.isFinished(object);
-    const placed = Boolean(record?.cluster);
-    return {
-      kind: adapter.name,
-      object,
-      record,
-      reason: placed ? null : waitingReason(object, now),
-      waitingSince: placed ? null : waitingSince(object),
-      pods: podCount(adapter, object),
-      // Placed and unfinished holds quota; unplaced waits unless suspended or being deleted.
-      live: placed
-        ? !finished
-        : !finished && !adapter.isSuspended(object) && !object.metadata?.deletionTimestamp,
-    };
-  });
 }
 
 export function registerDispatchQueueRoutes(app: ApiApp, deps: ApiDependencies): void {
@@ -80,7 +56,7 @@ export function registerDispatchQueueRoutes(app: ApiApp, deps: ApiDependencies):
         summary:
           'One DispatchQueue, its pending workloads in order with their reasons, and its admitted ones',
         description:
-          'Needs get on the dispatchqueue. Its workloads (every kind) are named only where the caller may list their kind (everywhere, or in their namespace), as /api/v1/workloads decides; `hidden` counts the others. A pending workload’s position is its place among all of the queue’s pending workloads, in the order the controller stated in their waiting reasons.',
+          'Needs get on the dispatchqueue. Its workloads (every kind) are named only where the caller may list their kind (everywhere, or in their namespace), as /api/v1/workloads decides; `hidden` counts the others. A pending workload’s position is its place among all of the queue’s pending workloads, in the controller’s order (priority, then age).',
         params: z.object({ name: queueName }),
         response: { 200: dispatchQueueDetailSchema, ...errors },
       },
@@ -93,7 +69,7 @@ export function registerDispatchQueueRoutes(app: ApiApp, deps: ApiDependencies):
       const { name } = request.params;
       const queue = fleet.dispatchQueue(name);
       if (!queue) throw new ApiProblem('not-found', `no DispatchQueue ${name}`);
-      const inputs = memberInputs(fleet);
+      const inputs = fleet.queueMemberInputs();
       const members = queueMembers(name, inputs, (input) => fleet.selectQueue(input.object));
       const all = [...members.pending, ...members.admitted];
       const byUid = new Map(fleet.workloads().map((entry) => [entry.object.metadata?.uid, entry]));

@@ -106,6 +106,7 @@ export function registerQueueRoutes(
       const adapters = fleet.workloadKinds.selectOrRefuse(kind, 'querystring.kind');
       const now = Date.now();
       const states = await fleet.queueStates().catch(() => new Map<string, 'unknown'>());
+      const places = fleet.queuePlaces();
       const items = fleet
         .pending(adapters)
         .filter((entry) => !namespace || entry.object.metadata?.namespace === namespace)
@@ -124,8 +125,10 @@ export function registerQueueRoutes(
             waitingSeconds: since ? Math.max(0, Math.floor((now - Date.parse(since)) / 1000)) : null,
             reason: summary.reason ?? 'waiting for the placement worker to look at it',
             queueState: states.get(summary.uid) ?? 'unknown',
-            queue: workloadQueue({ record: undefined, reason: summary.reason }, () =>
-              fleet.selectQueue(entry.object),
+            queue: workloadQueue(
+              { record: undefined, reason: summary.reason, uid: summary.uid },
+              () => fleet.selectQueue(entry.object),
+              places,
             ),
           };
         });

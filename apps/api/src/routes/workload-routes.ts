@@ -170,6 +170,7 @@ export function registerWorkloadRoutes(app: ApiApp, deps: ApiDependencies, openS
         },
         Date.now(),
         () => fleet.selectQueue(object),
+        fleet.queuePlaces(),
       );
     },
   );

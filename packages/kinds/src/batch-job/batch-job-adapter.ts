@@ -20,7 +20,7 @@ import {
   noJobProgress,
 } from './job-progress.ts';
 import { validateJobStatusTransition } from './job-status-rules.ts';
-import { mirrorSpecUpdate } from './mirror-spec-update.ts';
+import { mirrorHeldByWorker, mirrorSpecUpdate, mirrorSuspendRecordUpdate } from './mirror-spec-update.ts';
 import { sameJobStatus } from './same-job-status.ts';
 import { translateMirrorStatus, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
@@ -50,6 +50,8 @@ export const batchJobAdapter = {
       continuation: continuationFor(origin, attempt, carriedJob.read(carried), now),
     }),
   mirrorSpecUpdate: (origin, mirror) => mirrorSpecUpdate(origin, mirror),
+  mirrorRecordUpdate: mirrorSuspendRecordUpdate,
+  mirrorHeldByWorker,
   // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.
   originStatus: (origin, mirror, carried, now) =>
     translateMirrorStatus(

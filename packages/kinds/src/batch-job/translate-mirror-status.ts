@@ -2,6 +2,7 @@ import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
 import type { Job, JobCondition, JobStatus } from './job-object.ts';
 import type { JobProgress } from './job-progress.ts';
+import { mirrorHeldByWorker } from './mirror-spec-update.ts';
 
 /** Conditions the built-in controller writes that mean something on the origin too. */
 const mirroredConditionTypes = [
@@ -87,10 +88,12 @@ export function translateMirrorStatus(
   const succeededNow = indexed ? indexes.completed.length : carried.succeeded + (from.succeeded ?? 0);
   const failedNow = carried.failed + (from.failed ?? 0);
 
+  // A mirror its worker's own admission holds suspended shows it on the origin as it would
+  // on that worker alone: Suspended=True now, Suspended=False (JobResumed) once admitted.
   const conditions = mergeConditions(
     was.conditions ?? [],
     from.conditions ?? [],
-    origin.spec?.suspend === true,
+    origin.spec?.suspend === true || mirrorHeldByWorker(origin, mirror) !== undefined,
   );
   // Created suspended, then resumed before placement: the mirror starts unsuspended and
   // never reports Suspended, so the origin's own Suspended=True is flipped here, as the
@@ -190,7 +193,7 @@ function mergeConditions(
     // On one cluster Suspended=True appears only while the Job is suspended, and
     // Suspended=False only after a Suspended=True. A mirror can be suspended when its origin
     // is not (a re-placed mirror is created suspended until its progress is seeded), and that
-    // must not show on the origin.
+    // must not show on the origin; a hold of the worker's own admission does.
     if (incoming.type === 'Suspended') {
       if (incoming.status === 'True' && !originSuspended) continue;
       if (incoming.status !== 'True' && !originHasSuspended) continue;

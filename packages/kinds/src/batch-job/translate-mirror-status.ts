@@ -1,4 +1,5 @@
 import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
+import { continuesFromAnnotation } from '@jobrelay/mirror';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
 import type { Job, JobCondition, JobStatus } from './job-object.ts';
 import type { JobProgress } from './job-progress.ts';
@@ -90,11 +91,13 @@ export function translateMirrorStatus(
 
   // A mirror its worker's own admission holds suspended shows it on the origin as it would
   // on that worker alone: Suspended=True now, Suspended=False (JobResumed) once admitted.
-  const conditions = mergeConditions(
-    was.conditions ?? [],
-    from.conditions ?? [],
-    origin.spec?.suspend === true || mirrorHeldByWorker(origin, mirror) !== undefined,
-  );
+  // A resume the origin did not see the hold of (the worker admitted the mirror before the
+  // origin was synced) shows too: the same Job on that worker alone ends with JobResumed. Only
+  // a re-placed mirror's resume is jobrelay's own (the hold while its progress was seeded).
+  const conditions = mergeConditions(was.conditions ?? [], from.conditions ?? [], {
+    originSuspended: origin.spec?.suspend === true || mirrorHeldByWorker(origin, mirror) !== undefined,
+    resumeIsJobrelays: mirror.metadata?.annotations?.[continuesFromAnnotation] !== undefined,
+  });
   // Created suspended, then resumed before placement: the mirror starts unsuspended and
   // never reports Suspended, so the origin's own Suspended=True is flipped here, as the
   // built-in controller would on resume.
@@ -180,7 +183,7 @@ export function translateMirrorStatus(
 function mergeConditions(
   origin: JobCondition[],
   mirror: JobCondition[],
-  originSuspended: boolean,
+  { originSuspended, resumeIsJobrelays }: { originSuspended: boolean; resumeIsJobrelays: boolean },
 ): JobCondition[] {
   const merged = origin.map((c) => ({ ...c }));
   const originHasSuspended = origin.some((c) => c.type === 'Suspended');
@@ -196,7 +199,7 @@ function mergeConditions(
     // must not show on the origin; a hold of the worker's own admission does.
     if (incoming.type === 'Suspended') {
       if (incoming.status === 'True' && !originSuspended) continue;
-      if (incoming.status !== 'True' && !originHasSuspended) continue;
+      if (incoming.status !== 'True' && !originHasSuspended && resumeIsJobrelays) continue;
     }
     const index = merged.findIndex((c) => c.type === incoming.type);
     const existing = merged[index];

@@ -1,4 +1,4 @@
-import { suspendSentAnnotation } from '@jobrelay/mirror';
+import { continuesFromAnnotation, suspendSentAnnotation } from '@jobrelay/mirror';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
@@ -621,6 +621,27 @@ describe('translateMirrorStatus', () => {
           newStatus: translated,
         }),
       ).toEqual([]);
+    });
+
+    it('shows the JobResumed of a hold the origin never saw (admitted before the origin synced)', () => {
+      const admitted = held({ startTime: at(40), active: 1, conditions: [resumed(40)] }, false);
+      const translated = translateMirrorStatus(origin0, admitted, firstAttempt, NOW_DATE);
+      expect(conditionSummary(translated)).toEqual(['Suspended=False/JobResumed']);
+      expect(
+        validateJobStatusTransition({ spec: origin0.spec!, oldStatus: {}, newStatus: translated }),
+      ).toEqual([]);
+      // A re-placed mirror's resume is jobrelay's own (the hold while its progress was seeded).
+      const reseeded: Job = {
+        ...admitted,
+        metadata: {
+          ...admitted.metadata,
+          annotations: {
+            ...admitted.metadata?.annotations,
+            [continuesFromAnnotation]: '{"succeeded":0,"failed":0}',
+          },
+        },
+      };
+      expect(translateMirrorStatus(origin0, reseeded, firstAttempt, NOW_DATE).conditions).toEqual([]);
     });
 
     it('shows nothing of a hold that is jobrelay’s own (a re-placed mirror waiting for its seed)', () => {

@@ -1,7 +1,7 @@
 import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
 import { continuesFromAnnotation } from '@jobrelay/mirror';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
-import type { Job, JobCondition, JobStatus } from './job-object.ts';
+import { type Job, type JobCondition, type JobStatus, usesBackoffLimitPerIndex } from './job-object.ts';
 import type { JobProgress } from './job-progress.ts';
 import { mirrorHeldByWorker } from './mirror-spec-update.ts';
 
@@ -17,11 +17,6 @@ const terminalConditionTypes = new Set(['FailureTarget', 'Failed', 'SuccessCrite
 /** The two ways a Job ends; the Job API lets a Job take only one of them. */
 const failurePath = new Set(['FailureTarget', 'Failed']);
 const successPath = new Set(['SuccessCriteriaMet', 'Complete']);
-
-/** Whether the Job counts failures per index (spec.backoffLimitPerIndex set; 0 counts too). */
-export function usesBackoffLimitPerIndex(spec: Job['spec']): boolean {
-  return spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
-}
 
 function isTrue(conditions: JobCondition[] | undefined, type: string): boolean {
   return (conditions ?? []).some((c) => c.type === type && c.status === 'True');

@@ -1,6 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { registerSandboxWorkers, repositoryRoot, sandboxDown, sandboxUp } from '@jobrelay/sandbox';
+import {
+  registerSandboxWorkers,
+  repositoryRoot,
+  resolveKueueManager,
+  sandboxDown,
+  sandboxUp,
+} from '@jobrelay/sandbox';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -19,6 +25,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dir = process.env.JOBRELAY_E2E_SANDBOX_DIR ?? join(repositoryRoot, '.sandbox-e2e');
   const wasRunning = existsSync(join(dir, 'state.json'));
   const began = Date.now();
+  // Kueue runs only on demand (e2e/test/worker-kueue.test.ts starts it on one worker), but is
+  // built here, once and cached like the fleet's binaries, so no test waits minutes for Go.
+  await resolveKueueManager((line) => console.log(`[sandbox] ${line}`));
   const { sandbox, started } = await sandboxUp({
     dir,
     workers: 3,

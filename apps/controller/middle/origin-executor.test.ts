@@ -4,7 +4,13 @@
 
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter } from '@jobrelay/kinds';
-import { originUidLabel, placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  originUidLabel,
+  placementAnnotation,
+  placementAttemptAnnotation,
+  suspendSentAnnotation,
+  unschedulableAnnotation,
+} from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import {
   conflictRetryMs,
@@ -371,6 +377,16 @@ describe('writes to the origin', () => {
     expect(result.origin).toEqual(stored);
   });
 
+  it('note-waiting null: the note is removed once the workload no longer waits', async () => {
+    const world = executorWorld();
+    const noted = originJob();
+    noted.metadata!.annotations = { [unschedulableAnnotation]: "held suspended by worker-1's own admission" };
+    world.management.put(noted);
+    await world.executor.execute([{ type: 'note-waiting', message: null }], world.target());
+    const stored = world.management.get('team-a', 'train')!;
+    expect(stored.metadata?.annotations?.[unschedulableAnnotation]).toBeUndefined();
+  });
+
   it('note-waiting that fails: only logged, the run goes on', async () => {
     const world = executorWorld();
     world.management.put(originJob());
@@ -402,6 +418,30 @@ describe('the mirror, the queue, Events', () => {
     const patched = worker.get('team-a', 'train')!;
     expect(patched.status?.succeeded).toBe(2);
     expect(patched.spec?.parallelism).toBe(1);
+  });
+
+  it('patch-mirror-spec with annotations: the record of what was sent goes in the same patch', async () => {
+    const world = executorWorld();
+    world.management.put(originJob());
+    const worker = world.workers.get('worker-1')!;
+    const mirror = worker.put(mirrorOf(originJob()));
+    await world.executor.execute(
+      [
+        {
+          type: 'patch-mirror-spec',
+          cluster: 'worker-1',
+          mirror,
+          patch: { suspend: true },
+          annotations: { [suspendSentAnnotation]: 'true' },
+        },
+      ],
+      world.target(),
+    );
+    expect(worker.calls).toEqual(['patch team-a/train']);
+    const patched = worker.get('team-a', 'train')!;
+    expect(patched.spec?.suspend).toBe(true);
+    expect(patched.metadata?.annotations?.[suspendSentAnnotation]).toBe('true');
+    expect(patched.metadata?.annotations?.[placementAttemptAnnotation]).toBe('1');
   });
 
   it('enqueue-placement, record-event, forget-origin; requeue ends the run', async () => {

@@ -238,7 +238,10 @@ export class OriginExecutor {
         if (action.type === 'seed-mirror-status') {
           await worker.client.patchStatus(namespace!, name!, { status: action.seed });
         } else {
-          await worker.client.patch(namespace!, name!, { spec: action.patch });
+          await worker.client.patch(namespace!, name!, {
+            ...(action.annotations ? { metadata: { annotations: action.annotations } } : {}),
+            spec: action.patch,
+          });
         }
         log.info(
           {

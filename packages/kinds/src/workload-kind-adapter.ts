@@ -149,8 +149,24 @@ export interface WorkloadKindAdapter<T extends KubeObject = KubeObject> {
    * it), and the identity labels from @jobrelay/mirror's `mirrorIdentityMetadata`.
    */
   buildMirror(origin: T, context: MirrorBuildContext): T;
-  /** The merge patch bringing a mirror's mutable spec in line with its origin, or undefined. */
+  /**
+   * The merge patch bringing a mirror's mutable spec in line with its origin, or undefined. A
+   * kind with a suspend field sends only the origin's suspend transitions, never a standing
+   * value over a worker's own admission (see mirrorHeldByWorker).
+   */
   mirrorSpecUpdate(origin: T, mirror: T): object | undefined;
+  /**
+   * Annotations jobrelay keeps on the mirror about what it sent (the suspend value last
+   * propagated), to write together with the spec patch; undefined when they are current.
+   */
+  mirrorRecordUpdate?(origin: T, mirror: T): Record<string, string> | undefined;
+  /**
+   * Why the worker's own admission (a Kueue there, or any controller that suspends workloads
+   * for its quota) holds the mirror suspended while its origin is not suspended: the worker's
+   * reason as the mirror shows it; undefined when it is not held. The origin then says it waits
+   * on that worker's queue, and jobrelay leaves the hold alone.
+   */
+  mirrorHeldByWorker?(origin: T, mirror: T): string | undefined;
   /**
    * The origin status that reflects `mirror`'s, together with the progress `carried` from
    * earlier attempts (a kind whose mirror already started from it does not add it again).

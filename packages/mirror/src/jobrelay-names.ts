@@ -14,6 +14,14 @@ export const continuesFromAnnotation = 'jobrelay.dev/continues-from';
 /** On a re-placed Job's mirror: seconds of activeDeadlineSeconds earlier attempts used. */
 export const deadlineUsedAnnotation = 'jobrelay.dev/deadline-used-seconds';
 
+/**
+ * On a mirror: the suspend value jobrelay last sent it (`true`/`false`), set when the mirror is
+ * built and on every suspend jobrelay propagates. Only the origin's transitions go down: a
+ * mirror suspended while this says `false` is held by its worker's own admission (a Kueue
+ * there), and jobrelay leaves it held instead of resuming it over that worker's quota.
+ */
+export const suspendSentAnnotation = 'jobrelay.dev/suspend-sent';
+
 /** On the origin: where the Job lives (JSON, see PlacementRecord). Written before any mirror exists. */
 export const placementAnnotation = 'jobrelay.dev/placement';
 /** On the origin, set by users: a label selector over WorkerClusters. */
@@ -43,6 +51,7 @@ export const controllerOwnedAnnotations = [
   continuesFromAnnotation,
   deadlineUsedAnnotation,
   placementAttemptAnnotation,
+  suspendSentAnnotation,
 ] as const;
 
 /** Labels only the controller writes (see controllerOwnedAnnotations). */

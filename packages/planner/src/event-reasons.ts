@@ -66,6 +66,12 @@ export const eventReasons = {
    * the mirror is deleted and made again.
    */
   mirrorTampered: 'MirrorTampered',
+  /**
+   * Normal: the worker's own admission (a Kueue there) holds the mirror suspended while the
+   * origin is not; jobrelay leaves it held, and the note (also on the origin's
+   * jobrelay.dev/unschedulable annotation) gives the worker's reason. Once per change of reason.
+   */
+  heldByWorker: 'HeldByWorker',
   /** Warning: the mirror's status would break the kind's API rules; nothing was written. */
   statusRefused: 'StatusRefused',
 } as const;

@@ -44,8 +44,17 @@ export type OriginAction<T extends KubeObject = KubeObject> =
   | { type: 'confirm-mirror-vanished'; cluster: string; attempt: number; ifVanished: OriginAction<T>[] }
   /** Merge-patch the mirror's status (a re-placed mirror's progress seed). */
   | { type: 'seed-mirror-status'; cluster: string; mirror: T; seed: object }
-  /** Merge-patch the mirror's spec (changes that may flow down). */
-  | { type: 'patch-mirror-spec'; cluster: string; mirror: T; patch: object }
+  /**
+   * Merge-patch the mirror's spec (changes that may flow down), with `annotations` (jobrelay's
+   * record of what it sent) in the same write.
+   */
+  | {
+      type: 'patch-mirror-spec';
+      cluster: string;
+      mirror: T;
+      patch: object;
+      annotations?: Record<string, string>;
+    }
   /** Replace the origin's status over the version read; a conflict re-reads and re-plans. */
   | { type: 'write-status'; status: object; purpose: 'sync' | 'suspended' | 'decided' | 'gave-up' }
   /** A status that breaks the kind's rules: nothing is written, the refusal is logged and counted. */
@@ -58,10 +67,11 @@ export type OriginAction<T extends KubeObject = KubeObject> =
       note: string;
     }
   /**
-   * Say on the origin why it waits for a cluster (annotation `jobrelay.dev/unschedulable`).
-   * Not over the version read: only the annotation is written, and a failure is only logged.
+   * Say on the origin why it waits, for a cluster or on its worker's own queue (annotation
+   * `jobrelay.dev/unschedulable`); null removes the note once it no longer waits. Not over the
+   * version read: only the annotation is written, and a failure is only logged.
    */
-  | { type: 'note-waiting'; message: string }
+  | { type: 'note-waiting'; message: string | null }
   /** Placement bookkeeping: a removed origin is no longer assumed anywhere. */
   | { type: 'forget-origin'; uid: string }
   /** Look at this origin again after a while; ends the plan. */

@@ -1,5 +1,11 @@
 import type { KubeObject, WorkloadKindAdapter } from '@jobrelay/kinds';
-import { applyMergePatch, mirrorOwnership, originUidLabel, placementAnnotation } from '@jobrelay/mirror';
+import {
+  applyMergePatch,
+  mirrorOwnership,
+  originUidLabel,
+  placementAnnotation,
+  unschedulableAnnotation,
+} from '@jobrelay/mirror';
 import {
   describeRefusal,
   newlyRefusedAsks,
@@ -223,20 +229,58 @@ export function planOrigin<T extends KubeObject>(
     ];
   }
   const specPatch = adapter.mirrorSpecUpdate(origin, mirror);
-  if (specPatch) {
-    const refused = specChangeRefusal(adapter, mirror, specPatch, here);
-    if (refused) {
-      actions.push(
-        event(
-          'Warning',
-          eventReasons.specChangeRefused,
-          'Sync',
-          `its spec change is not sent to ${here.name}, ${refused}`,
-        ),
-      );
-    } else actions.push({ type: 'patch-mirror-spec', cluster: here.name, mirror, patch: specPatch });
+  const annotations = adapter.mirrorRecordUpdate?.(origin, mirror);
+  const refused = specPatch ? specChangeRefusal(adapter, mirror, specPatch, here) : undefined;
+  if (refused) {
+    actions.push(
+      event(
+        'Warning',
+        eventReasons.specChangeRefused,
+        'Sync',
+        `its spec change is not sent to ${here.name}, ${refused}`,
+      ),
+    );
+  } else if (specPatch || annotations) {
+    actions.push({
+      type: 'patch-mirror-spec',
+      cluster: here.name,
+      mirror,
+      patch: specPatch ?? {},
+      ...(annotations ? { annotations } : {}),
+    });
   }
-  return [...actions, ...statusFromMirror(adapter, origin, mirror, record, now)];
+  return [
+    ...actions,
+    ...statusFromMirror(adapter, origin, mirror, record, now),
+    ...heldByWorkerNote(adapter, origin, mirror, here.name),
+  ];
+}
+
+/**
+ * A worker's own admission is a second gate, never fought: while it holds the mirror
+ * suspended (the origin is not), the origin says it waits on that worker's queue, with the
+ * worker's reason, where a wait for a cluster is said (annotation and Event); the note goes
+ * once the worker lets it run. A placed origin carries no other such note (placing it removed
+ * the wait for a cluster).
+ */
+function heldByWorkerNote<T extends KubeObject>(
+  adapter: WorkloadKindAdapter<T>,
+  origin: T,
+  mirror: T,
+  cluster: string,
+): Action<T>[] {
+  const because = adapter.mirrorHeldByWorker?.(origin, mirror);
+  const noted = origin.metadata?.annotations?.[unschedulableAnnotation];
+  if (because === undefined) return noted === undefined ? [] : [{ type: 'note-waiting', message: null }];
+  const prefix = `held suspended by ${cluster}'s own admission`;
+  const message = `${prefix}: ${because}`;
+  if (noted === message) return [];
+  // One Event per hold: the reason may grow once the worker's controller says more.
+  const firstNote = !noted?.startsWith(prefix);
+  return [
+    { type: 'note-waiting', message },
+    ...(firstNote ? [event('Normal', eventReasons.heldByWorker, 'Sync', message)] : []),
+  ];
 }
 
 /** The mirror's status written to the origin, with what earlier attempts carried. */

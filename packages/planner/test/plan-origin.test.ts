@@ -6,6 +6,8 @@ import {
   deadlineUsedAnnotation,
   placementAnnotation,
   placementAttemptAnnotation,
+  suspendSentAnnotation,
+  unschedulableAnnotation,
 } from '@jobrelay/mirror';
 import { nothingCarried, type PlacementRecord } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
@@ -759,6 +761,59 @@ describe('6. sync', () => {
     const actions = plan(present(origin, record({ attempt: 2, carried }), [cluster('worker-1', { mirror })]));
     expect(types(actions)).toEqual(['seed-mirror-status', 'requeue']);
     expect(only(actions, 'seed-mirror-status')[0]!.seed).toMatchObject({ succeeded: 2 });
+  });
+
+  describe('a mirror its worker’s own admission holds suspended (a Kueue there)', () => {
+    const heldSince = { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' };
+    const heldMirror = (origin: Job): Job => {
+      const mirror = mirrorOf(origin, { status: { conditions: [heldSince] } });
+      mirror.spec!.suspend = true;
+      return mirror;
+    };
+    const withNote = (origin: Job, message: string): Job => ({
+      ...origin,
+      metadata: { ...origin.metadata, annotations: { [unschedulableAnnotation]: message } },
+    });
+    const note =
+      "held suspended by worker-1's own admission: its Job is suspended there (JobSuspended: Job suspended)";
+
+    it('is left held: no spec patch; the origin says it waits on that worker’s queue, once, with an Event', () => {
+      const origin = originJob();
+      const actions = plan(present(origin, record(), [cluster('worker-1', { mirror: heldMirror(origin) })]));
+      expect(types(actions)).not.toContain('patch-mirror-spec');
+      expect(only(actions, 'note-waiting')).toEqual([{ type: 'note-waiting', message: note }]);
+      expect(reasons(actions)).toEqual(['HeldByWorker']);
+      expect(only(actions, 'record-event')[0]!.eventType).toBe('Normal');
+      // Its Suspended condition shows on the origin, as on that worker alone.
+      expect((only(actions, 'write-status')[0]!.status as Job['status'])?.conditions).toEqual([heldSince]);
+
+      const noted = withNote(originJob({ status: { conditions: [heldSince] } }), note);
+      const again = plan(present(noted, record(), [cluster('worker-1', { mirror: heldMirror(noted) })]));
+      expect(types(again)).not.toContain('note-waiting');
+      expect(reasons(again)).toEqual([]);
+    });
+
+    it('removes the note once the worker lets it run', () => {
+      const origin = withNote(originJob(), note);
+      const admitted = mirrorOf(origin, { status: running });
+      const actions = plan(present(origin, record(), [cluster('worker-1', { mirror: admitted })]));
+      expect(only(actions, 'note-waiting')).toEqual([{ type: 'note-waiting', message: null }]);
+      expect(types(actions)).not.toContain('patch-mirror-spec');
+    });
+
+    it('still gets the origin’s own suspend, once, with the record of it', () => {
+      const origin = originJob({ spec: { ...originJob().spec!, suspend: true } });
+      const actions = plan(
+        present(origin, record(), [cluster('worker-1', { mirror: heldMirror(originJob()) })]),
+      );
+      expect(only(actions, 'patch-mirror-spec')).toEqual([
+        expect.objectContaining({
+          patch: { suspend: true },
+          annotations: { [suspendSentAnnotation]: 'true' },
+        }),
+      ]);
+      expect(types(actions)).not.toContain('note-waiting');
+    });
   });
 
   it('propagates a parallelism change down', () => {

@@ -5,6 +5,7 @@ import { goTools, resolveGoTool } from './go-tools.ts';
 import { resolveJobSetManager } from './jobset-manager.ts';
 import { describePins, resolveKubeBinaries } from './kube-binaries.ts';
 import { resolveKuberayOperator } from './kuberay-operator.ts';
+import { resolveKueueManager } from './kueue-manager.ts';
 import { registerSandboxWorkers } from './register-workers.ts';
 import { openSandbox, sandboxDown, sandboxEnv, sandboxStatus, sandboxUp } from './sandbox.ts';
 import { defaultSandboxDir } from './sandbox-layout.ts';
@@ -24,7 +25,7 @@ commands:
                      ServiceAccount (not admin) in a Secret in jobrelay-system; WorkerCluster objects;
                      deploy/api and deploy/controller's RBAC, kubeconfigs of the jobrelay-controller and
                      jobrelay-api ServiceAccounts, and the fleet-admin, viewer, team-a bindings
-  binaries           build the pinned Kubernetes binaries, KubeRay's ray-operator, JobSet's manager, helm and
+  binaries           build the pinned Kubernetes binaries, KubeRay's ray-operator, JobSet's and Kueue's managers, helm and
                      promtool now (once; cached)
                      and print where they are
 
@@ -123,6 +124,11 @@ async function main(): Promise<void> {
       const jobset = await resolveJobSetManager(log);
       process.stdout.write(
         `JobSet manager ${jobset.version}: ${jobset.manager} (CRD and webhooks in ${jobset.manifestDir})\n`,
+      );
+      // Not part of a sandbox: started on demand on one worker by the tests that need it.
+      const kueue = await resolveKueueManager(log);
+      process.stdout.write(
+        `Kueue manager ${kueue.version}: ${kueue.manager} (CRDs in ${kueue.crdDir}, webhooks in ${kueue.manifestDir})\n`,
       );
       for (const name of Object.keys(goTools) as Array<keyof typeof goTools>)
         process.stdout.write(`${name} ${goTools[name].version}: ${await resolveGoTool(name, log)}\n`);

@@ -22,6 +22,16 @@ export {
   kuberayManagedBy,
   resolveKuberayOperator,
 } from './kuberay-operator.ts';
+export {
+  type KueueManager,
+  kueueCacheDir,
+  kueueManagerConfig,
+  kueueMetricsCertDir,
+  kueueWebhookConfigurations,
+  resolveKueueManager,
+  startKueueOnWorker,
+  type WorkerKueue,
+} from './kueue-manager.ts';
 export { pinnedVersions } from './pinned-versions.ts';
 export {
   jobInfoAt,

@@ -20,6 +20,13 @@ export const pinnedVersions = {
    */
   jobset: 'v0.9.1',
   /**
+   * Kueue's controller manager (sigs.k8s.io/kueue), built separately
+   * (scripts/build-kueue-manager.sh, its own cache key) and started on demand on one worker:
+   * the worker's own admission, which jobrelay must never fight. The only version the proxy
+   * serves here; its module is in the checksum database, so `go install` checks it.
+   */
+  kueue: 'v0.17.0',
+  /**
    * helm (helm.sh/helm/v4), built by scripts/build-go-tool.sh: lints, renders and installs the
    * chart. v4.3.2 is the vetted release for this project's machines (v3.22.0 is served by the
    * proxy but not vetted); v4.3 needs Go >= 1.26.

@@ -396,6 +396,14 @@ export async function sandboxDown(dir: string = defaultSandboxDir()): Promise<st
       await stopProcess(pid, binary);
     }
     const specs = sandboxProcesses(contextFor(layout, state));
+    // Then what a test started on demand (Kueue on one worker, startKueueOnWorker) and did not
+    // stop, a failed run's: it talks to an apiserver too.
+    const specNames = new Set(specs.map((spec) => spec.name));
+    for (const [name, { pid, binary }] of Object.entries(state.processes)) {
+      if (name.startsWith(appPrefix) || specNames.has(name)) continue;
+      if (isOurProcess(pid, binary)) stopped.push(name);
+      await stopProcess(pid, binary);
+    }
     for (const tier of [...tiers].reverse()) {
       await Promise.all(
         specs

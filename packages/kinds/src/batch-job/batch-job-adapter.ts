@@ -10,7 +10,7 @@ import { buildMirrorJob } from './build-mirror-job.ts';
 import { continuationFor, continuationProblem, mirrorStatusSeed, seededProgress } from './continuation.ts';
 import { finishDecidedJob } from './finish-decided-job.ts';
 import { isJobFinished } from './job-finished.ts';
-import type { Job, JobCondition, JobStatus } from './job-object.ts';
+import { type Job, type JobCondition, type JobStatus, usesBackoffLimitPerIndex } from './job-object.ts';
 import { jobPodsAtOnce } from './job-pods-at-once.ts';
 import {
   carriedJob,
@@ -20,9 +20,9 @@ import {
   noJobProgress,
 } from './job-progress.ts';
 import { validateJobStatusTransition } from './job-status-rules.ts';
-import { mirrorSpecUpdate } from './mirror-spec-update.ts';
+import { mirrorHeldByWorker, mirrorSpecUpdate, mirrorSuspendRecordUpdate } from './mirror-spec-update.ts';
 import { sameJobStatus } from './same-job-status.ts';
-import { translateMirrorStatus, usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
+import { translateMirrorStatus } from './translate-mirror-status.ts';
 
 const resource: WorkloadResource = { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs' };
 
@@ -50,6 +50,8 @@ export const batchJobAdapter = {
       continuation: continuationFor(origin, attempt, carriedJob.read(carried), now),
     }),
   mirrorSpecUpdate: (origin, mirror) => mirrorSpecUpdate(origin, mirror),
+  mirrorRecordUpdate: mirrorSuspendRecordUpdate,
+  mirrorHeldByWorker,
   // A seeded mirror's status is already the whole Job's; a fresh one's adds to the carried.
   originStatus: (origin, mirror, carried, now) =>
     translateMirrorStatus(

@@ -3,6 +3,7 @@ import {
   deadlineUsedAnnotation,
   deepCopy,
   mirrorIdentityMetadata,
+  suspendSentAnnotation,
 } from '@jobrelay/mirror';
 import { type MirrorContinuation, remainingDeadlineSeconds } from './continuation.ts';
 import type { Job, JobSpec } from './job-object.ts';
@@ -81,7 +82,13 @@ export function buildMirrorJob(origin: Job, identity: MirrorIdentity): Job {
     kind: 'Job',
     metadata: {
       ...identityMetadata,
-      annotations: { ...identityMetadata.annotations, ...continuationAnnotations },
+      annotations: {
+        ...identityMetadata.annotations,
+        ...continuationAnnotations,
+        // What jobrelay sent, so that later only the origin's transitions go down: a worker's
+        // admission webhook may suspend the mirror at creation, and that hold is the worker's.
+        [suspendSentAnnotation]: String(mirrorSpec.suspend === true),
+      },
     },
     spec: mirrorSpec,
   };

@@ -1,8 +1,7 @@
 import { continuesFromAnnotation, deadlineUsedAnnotation } from '@jobrelay/mirror';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
-import type { Job, JobStatus } from './job-object.ts';
+import { type Job, type JobStatus, usesBackoffLimitPerIndex } from './job-object.ts';
 import { hasJobProgress, type JobProgress, jobProgressSchema } from './job-progress.ts';
-import { usesBackoffLimitPerIndex } from './translate-mirror-status.ts';
 
 /**
  * What the mirror of a re-placed Job takes over from earlier attempts, so the Job keeps the

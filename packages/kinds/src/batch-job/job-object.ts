@@ -11,3 +11,8 @@ export type Job = PlainJson<V1Job>;
 export type JobSpec = PlainJson<V1JobSpec>;
 export type JobStatus = PlainJson<V1JobStatus>;
 export type JobCondition = PlainJson<V1JobCondition>;
+
+/** Whether the Job counts failures per index (spec.backoffLimitPerIndex set; 0 counts too). */
+export function usesBackoffLimitPerIndex(spec: Job['spec']): boolean {
+  return spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
+}

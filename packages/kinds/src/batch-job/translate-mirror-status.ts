@@ -1,7 +1,9 @@
 import { rfc3339Seconds } from '@jobrelay/kube/plain-json';
+import { continuesFromAnnotation } from '@jobrelay/mirror';
 import { formatIndexIntervals, parseIndexIntervals } from './index-intervals.ts';
-import type { Job, JobCondition, JobStatus } from './job-object.ts';
+import { type Job, type JobCondition, type JobStatus, usesBackoffLimitPerIndex } from './job-object.ts';
 import type { JobProgress } from './job-progress.ts';
+import { mirrorHeldByWorker } from './mirror-spec-update.ts';
 
 /** Conditions the built-in controller writes that mean something on the origin too. */
 const mirroredConditionTypes = [
@@ -15,11 +17,6 @@ const terminalConditionTypes = new Set(['FailureTarget', 'Failed', 'SuccessCrite
 /** The two ways a Job ends; the Job API lets a Job take only one of them. */
 const failurePath = new Set(['FailureTarget', 'Failed']);
 const successPath = new Set(['SuccessCriteriaMet', 'Complete']);
-
-/** Whether the Job counts failures per index (spec.backoffLimitPerIndex set; 0 counts too). */
-export function usesBackoffLimitPerIndex(spec: Job['spec']): boolean {
-  return spec?.backoffLimitPerIndex !== undefined && spec?.backoffLimitPerIndex !== null;
-}
 
 function isTrue(conditions: JobCondition[] | undefined, type: string): boolean {
   return (conditions ?? []).some((c) => c.type === type && c.status === 'True');
@@ -87,11 +84,15 @@ export function translateMirrorStatus(
   const succeededNow = indexed ? indexes.completed.length : carried.succeeded + (from.succeeded ?? 0);
   const failedNow = carried.failed + (from.failed ?? 0);
 
-  const conditions = mergeConditions(
-    was.conditions ?? [],
-    from.conditions ?? [],
-    origin.spec?.suspend === true,
-  );
+  // A mirror its worker's own admission holds suspended shows it on the origin as it would
+  // on that worker alone: Suspended=True now, Suspended=False (JobResumed) once admitted.
+  // A resume the origin did not see the hold of (the worker admitted the mirror before the
+  // origin was synced) shows too: the same Job on that worker alone ends with JobResumed. Only
+  // a re-placed mirror's resume is jobrelay's own (the hold while its progress was seeded).
+  const conditions = mergeConditions(was.conditions ?? [], from.conditions ?? [], {
+    originSuspended: origin.spec?.suspend === true || mirrorHeldByWorker(origin, mirror) !== undefined,
+    resumeIsJobrelays: mirror.metadata?.annotations?.[continuesFromAnnotation] !== undefined,
+  });
   // Created suspended, then resumed before placement: the mirror starts unsuspended and
   // never reports Suspended, so the origin's own Suspended=True is flipped here, as the
   // built-in controller would on resume.
@@ -177,7 +178,7 @@ export function translateMirrorStatus(
 function mergeConditions(
   origin: JobCondition[],
   mirror: JobCondition[],
-  originSuspended: boolean,
+  { originSuspended, resumeIsJobrelays }: { originSuspended: boolean; resumeIsJobrelays: boolean },
 ): JobCondition[] {
   const merged = origin.map((c) => ({ ...c }));
   const originHasSuspended = origin.some((c) => c.type === 'Suspended');
@@ -190,10 +191,10 @@ function mergeConditions(
     // On one cluster Suspended=True appears only while the Job is suspended, and
     // Suspended=False only after a Suspended=True. A mirror can be suspended when its origin
     // is not (a re-placed mirror is created suspended until its progress is seeded), and that
-    // must not show on the origin.
+    // must not show on the origin; a hold of the worker's own admission does.
     if (incoming.type === 'Suspended') {
       if (incoming.status === 'True' && !originSuspended) continue;
-      if (incoming.status !== 'True' && !originHasSuspended) continue;
+      if (incoming.status !== 'True' && !originHasSuspended && resumeIsJobrelays) continue;
     }
     const index = merged.findIndex((c) => c.type === incoming.type);
     const existing = merged[index];

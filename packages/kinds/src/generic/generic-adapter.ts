@@ -5,7 +5,7 @@
 // run against jobrelay here), unless it is exactly a configuration the e2e suite runs against
 // its kind's real controller (verifiedGenericKinds: JobSet).
 import type { PodTemplateSpec } from '@jobrelay/kube';
-import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
+import { deepCopy, mirrorIdentityMetadata, suspendSentAnnotation } from '@jobrelay/mirror';
 import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { KubeObject, WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
@@ -79,10 +79,20 @@ export function genericAdapter(config: GenericKindConfig) {
   const fields = flowingFields(config);
   const suspendPath = config.suspendField?.slice('spec.'.length);
 
+  /** The suspend value jobrelay last sent the mirror (its record); undefined without one. */
+  const sentSuspend = (mirror: GenericWorkload): boolean | undefined => {
+    const sent = mirror.metadata?.annotations?.[suspendSentAnnotation];
+    return sent === 'true' ? true : sent === 'false' ? false : undefined;
+  };
+  const originSuspended = (origin: GenericWorkload) =>
+    suspendPath !== undefined && valueAt(origin.spec, suspendPath) === true;
+
   /**
    * A merge patch of the flowing fields that differ. The suspend field is compared as a
-   * boolean (absent is false); another field the origin leaves out has no opinion; an array
-   * that differs is sent whole.
+   * boolean (absent is false) and goes down as the origin's transitions only, never a standing
+   * value over a worker's own admission (a Kueue there holding the mirror suspended); a mirror
+   * without the record of what was sent is brought to the origin's value once. Another field
+   * the origin leaves out has no opinion; an array that differs is sent whole.
    */
   const mirrorSpecUpdate = (
     origin: GenericWorkload,
@@ -95,7 +105,7 @@ export function genericAdapter(config: GenericKindConfig) {
       let have = valueAt(mirror.spec, path);
       if (path === suspendPath) {
         want = want === true;
-        have = have === true;
+        have = sentSuspend(mirror) ?? have === true;
       }
       if (agrees(have, want)) continue;
       patch = mergeObjects(patch ?? {}, objectAt(path, deepCopy(want)));
@@ -116,14 +126,39 @@ export function genericAdapter(config: GenericKindConfig) {
       if (!origin.spec)
         throw new Error(`${config.kind} ${origin.metadata?.namespace}/${origin.metadata?.name} has no spec`);
       const { managedBy: _claimed, ...spec } = deepCopy(origin.spec);
+      const metadata = mirrorIdentityMetadata(origin.metadata ?? {}, context);
       return {
         apiVersion: apiVersionOf(resource),
         kind: config.kind,
-        metadata: mirrorIdentityMetadata(origin.metadata ?? {}, context),
+        metadata: suspendPath
+          ? {
+              ...metadata,
+              // What jobrelay sent: later only the origin's suspend transitions go down.
+              annotations: {
+                ...metadata.annotations,
+                [suspendSentAnnotation]: String(originSuspended(origin)),
+              },
+            }
+          : metadata,
         spec,
       };
     },
     mirrorSpecUpdate,
+    mirrorRecordUpdate: (origin: GenericWorkload, mirror: GenericWorkload) => {
+      if (suspendPath === undefined) return undefined;
+      const intended = String(originSuspended(origin));
+      return mirror.metadata?.annotations?.[suspendSentAnnotation] === intended
+        ? undefined
+        : { [suspendSentAnnotation]: intended };
+    },
+    /** Suspended on its worker though jobrelay last told it to run: the worker's own admission holds it. */
+    mirrorHeldByWorker: (origin: GenericWorkload, mirror: GenericWorkload) =>
+      suspendPath !== undefined &&
+      valueAt(mirror.spec, suspendPath) === true &&
+      !originSuspended(origin) &&
+      sentSuspend(mirror) === false
+        ? `its ${config.kind} is suspended there`
+        : undefined,
     /**
      * The mirror's status verbatim, except a top-level observedGeneration, which counts the
      * mirror's generations: the origin reports its own (originObservedGeneration). Nothing is

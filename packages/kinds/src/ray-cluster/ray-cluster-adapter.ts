@@ -6,7 +6,14 @@ import { deepCopy } from '@jobrelay/mirror';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent, isPlainObject } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
-import { buildRayMirror, rayClusterPods, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
+import {
+  buildRayMirror,
+  rayClusterPods,
+  rayHeldByWorker,
+  rayManagedByPolicy,
+  raySpecPatch,
+  raySuspendRecordUpdate,
+} from '../ray/ray-mirror.ts';
 import { rayClusterPodGroups } from '../ray/ray-pod-demand.ts';
 import { rayCheckName, rayClusterPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayClusterStatusViolations } from '../ray/ray-status-schema.ts';
@@ -56,7 +63,7 @@ function keepAutoscalerFields(mirrorSpec: RayClusterSpec | undefined) {
  * leaves out is not removed from the mirror (the worker's apiserver may have defaulted it).
  */
 function mirrorSpecUpdate(origin: RayCluster, mirror: RayCluster): Record<string, unknown> | undefined {
-  return raySpecPatch(origin.spec, mirror.spec, keepAutoscalerFields(mirror.spec));
+  return raySpecPatch(origin, mirror, keepAutoscalerFields(mirror.spec));
 }
 
 export const rayClusterAdapter = {
@@ -70,6 +77,14 @@ export const rayClusterAdapter = {
 
   buildMirror: (origin, context) => buildRayMirror(origin, apiVersionOf(resource), resource.kind, context),
   mirrorSpecUpdate,
+  mirrorRecordUpdate: (origin, mirror) => raySuspendRecordUpdate(origin, mirror),
+  mirrorHeldByWorker: (origin, mirror) =>
+    rayHeldByWorker(
+      origin,
+      mirror,
+      resource.kind,
+      mirror.status?.state ? `state ${mirror.status.state}` : undefined,
+    ),
   /**
    * The mirror's status as the worker's operator wrote it: state, worker counts, desired
    * resources, conditions, lastUpdateTime, stateTransitionTimes, reason, endpoints and head

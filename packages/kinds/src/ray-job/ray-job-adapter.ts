@@ -9,7 +9,14 @@ import { carriedProgressReader } from '../carried-progress.ts';
 import { customObjectClient } from '../custom-object-client.ts';
 import { absentWhenZeroValue, equalIgnoringAbsent } from '../generic/json-values.ts';
 import { originObservedGeneration, withObservedGeneration } from '../generic/observed-generation.ts';
-import { buildRayMirror, rayClusterPods, rayManagedByPolicy, raySpecPatch } from '../ray/ray-mirror.ts';
+import {
+  buildRayMirror,
+  rayClusterPods,
+  rayHeldByWorker,
+  rayManagedByPolicy,
+  raySpecPatch,
+  raySuspendRecordUpdate,
+} from '../ray/ray-mirror.ts';
 import { rayJobPodGroups, usesExistingCluster } from '../ray/ray-pod-demand.ts';
 import { rayJobPodTemplates } from '../ray/ray-pod-templates.ts';
 import { rayJobStatusViolations } from '../ray/ray-status-schema.ts';
@@ -28,7 +35,7 @@ const resource: WorkloadResource = { group: 'ray.io', version: 'v1', kind: 'RayJ
  * one cluster). The operator itself never writes a RayJob's spec.
  */
 function mirrorSpecUpdate(origin: RayJob, mirror: RayJob): Record<string, unknown> | undefined {
-  return raySpecPatch(origin.spec, mirror.spec);
+  return raySpecPatch(origin, mirror);
 }
 
 /** A RayJob's progress: its succeeded and failed counts when an attempt began. */
@@ -61,6 +68,16 @@ export const rayJobAdapter = {
 
   buildMirror: (origin, context) => buildRayMirror(origin, apiVersionOf(resource), resource.kind, context),
   mirrorSpecUpdate,
+  mirrorRecordUpdate: (origin, mirror) => raySuspendRecordUpdate(origin, mirror),
+  mirrorHeldByWorker: (origin, mirror) =>
+    rayHeldByWorker(
+      origin,
+      mirror,
+      resource.kind,
+      mirror.status?.jobDeploymentStatus
+        ? `jobDeploymentStatus ${mirror.status.jobDeploymentStatus}`
+        : undefined,
+    ),
   /**
    * The mirror's status as the worker's operator wrote it (jobStatus, jobDeploymentStatus,
    * jobId, rayClusterName, dashboardURL — the worker's address, where the head Service is —

@@ -2,7 +2,7 @@
 // spec, and the spec changes that flow down.
 
 import type { ObjectMeta } from '@jobrelay/kube';
-import { deepCopy, mirrorIdentityMetadata } from '@jobrelay/mirror';
+import { deepCopy, mirrorIdentityMetadata, suspendSentAnnotation } from '@jobrelay/mirror';
 import { mergePatchTowards } from '../generic/json-values.ts';
 import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../workload-kind-adapter.ts';
 import { multiKueueManagedBy } from './ray-types.ts';
@@ -34,37 +34,94 @@ export function specWithoutManagedBy<S extends { managedBy?: string }>(spec: S):
  */
 export function buildRayMirror<
   T extends { metadata?: ObjectMeta; spec?: S },
-  S extends { managedBy?: string },
+  S extends { managedBy?: string; suspend?: boolean },
 >(origin: T, apiVersion: string, kind: string, context: MirrorBuildContext): T {
   if (!origin.spec)
     throw new Error(`${kind} ${origin.metadata?.namespace}/${origin.metadata?.name} has no spec`);
+  const metadata = mirrorIdentityMetadata(origin.metadata ?? {}, context);
   return {
     apiVersion,
     kind,
-    metadata: mirrorIdentityMetadata(origin.metadata ?? {}, context),
+    metadata: {
+      ...metadata,
+      // What jobrelay sent, so that later only the origin's suspend transitions go down (a
+      // worker's Kueue may suspend the mirror at creation: that hold is the worker's).
+      annotations: { ...metadata.annotations, [suspendSentAnnotation]: String(origin.spec.suspend === true) },
+    },
     spec: specWithoutManagedBy(origin.spec),
   } as unknown as T;
 }
 
+interface RayObject {
+  metadata?: ObjectMeta;
+  spec?: { suspend?: boolean };
+}
+
+/** The suspend value last sent to the mirror, as recorded on it; undefined on a mirror built before the record. */
+function sentSuspend(mirror: RayObject): boolean | undefined {
+  const sent = mirror.metadata?.annotations?.[suspendSentAnnotation];
+  return sent === 'true' ? true : sent === 'false' ? false : undefined;
+}
+
+/**
+ * The suspend value to send, when the origin's changed since the last one sent: only the
+ * origin's transitions go down, never a standing value over a worker's own admission (Kueue
+ * suspends a RayCluster or RayJob that names a LocalQueue until its quota admits it). A mirror
+ * without the record (built by an older jobrelay) is brought to the origin's value once.
+ */
+function raySuspendTransition(origin: RayObject, mirror: RayObject): boolean | undefined {
+  const intended = origin.spec?.suspend === true;
+  const sent = sentSuspend(mirror) ?? mirror.spec?.suspend === true;
+  return intended !== sent ? intended : undefined;
+}
+
+/** The record of the suspend value sent, to write with the spec patch; undefined when current. */
+export function raySuspendRecordUpdate(
+  origin: RayObject,
+  mirror: RayObject,
+): Record<string, string> | undefined {
+  const intended = String(origin.spec?.suspend === true);
+  return mirror.metadata?.annotations?.[suspendSentAnnotation] === intended
+    ? undefined
+    : { [suspendSentAnnotation]: intended };
+}
+
+/**
+ * Why the mirror is suspended though jobrelay last told it to run: the worker's own admission
+ * holds it (`state` is what its operator says of it, when it says), or undefined.
+ */
+export function rayHeldByWorker(
+  origin: RayObject,
+  mirror: RayObject,
+  kind: string,
+  state: string | undefined,
+): string | undefined {
+  if (mirror.spec?.suspend !== true || origin.spec?.suspend === true || sentSuspend(mirror) !== false)
+    return undefined;
+  return state ? `its ${kind} is suspended there (${state})` : `its ${kind} is suspended there`;
+}
+
 /**
  * The merge patch that brings a mirror's spec in line with its origin's: every field the
- * origin states except managedBy (immutable, and the mirror must have none). `suspend` is
- * compared as a boolean (absent is false) so a resume always flows down. Other fields the
- * origin leaves out have no opinion (the worker's defaults stay), and an array that differs
- * is sent whole. `prepare` adjusts the wanted spec first (RayCluster keeps the autoscaler's
- * fields).
+ * origin states except managedBy (immutable, and the mirror must have none). `suspend` goes
+ * down as the origin's transitions only (raySuspendTransition), compared as a boolean (absent
+ * is false) so a resume flows down once. Other fields the origin leaves out have no opinion
+ * (the worker's defaults stay), and an array that differs is sent whole. `prepare` adjusts the
+ * wanted spec first (RayCluster keeps the autoscaler's fields).
  */
 export function raySpecPatch<S extends { managedBy?: string; suspend?: boolean }>(
-  originSpec: S | undefined,
-  mirrorSpec: S | undefined,
+  origin: { metadata?: ObjectMeta; spec?: S },
+  mirror: { metadata?: ObjectMeta; spec?: S },
   prepare: (want: Record<string, unknown>) => Record<string, unknown> = (want) => want,
 ): Record<string, unknown> | undefined {
+  const originSpec = origin.spec;
+  const mirrorSpec = mirror.spec;
   if (!originSpec || !mirrorSpec) return undefined;
   const want = prepare(specWithoutManagedBy(originSpec) as Record<string, unknown>);
   const have = mirrorSpec as Record<string, unknown>;
   const patch = mergePatchTowards(have, { ...want, suspend: undefined }) ?? {};
-  const suspend = originSpec.suspend === true;
-  if (suspend !== (mirrorSpec.suspend === true)) patch.suspend = suspend;
+  const suspend = raySuspendTransition(origin, mirror);
+  if (suspend !== undefined) patch.suspend = suspend;
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 

@@ -4,12 +4,17 @@ import {
   originUidLabel,
   placementAnnotation,
   placementAttemptAnnotation,
+  suspendSentAnnotation,
   unschedulableAnnotation,
 } from '@jobrelay/mirror';
 import { describe, expect, it } from 'vitest';
 import { buildMirrorJob } from '../../src/batch-job/build-mirror-job.ts';
 import type { Job } from '../../src/batch-job/job-object.ts';
-import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
+import {
+  mirrorHeldByWorker,
+  mirrorSpecUpdate,
+  mirrorSuspendRecordUpdate,
+} from '../../src/batch-job/mirror-spec-update.ts';
 
 /** An origin Job as the management cluster's apiserver returns it: defaulted and generated fields set. */
 function originJob(overrides: Partial<Job['spec']> = {}): Job {
@@ -78,7 +83,11 @@ describe('buildMirrorJob', () => {
       [originLabel]: 'mgmt-1',
       [originUidLabel]: 'origin-uid-1',
     });
-    expect(mirror.metadata?.annotations).toEqual({ team: 'a', [placementAttemptAnnotation]: '2' });
+    expect(mirror.metadata?.annotations).toEqual({
+      team: 'a',
+      [placementAttemptAnnotation]: '2',
+      [suspendSentAnnotation]: 'false',
+    });
   });
 
   it('drops metadata that belongs to the origin object', () => {
@@ -199,5 +208,103 @@ describe('mirrorSpecUpdate', () => {
       completions: 2,
       parallelism: 2,
     });
+  });
+});
+
+/**
+ * A worker's own admission (Kueue's Job webhook suspends a Job that names a LocalQueue, and
+ * Kueue resumes it once its ClusterQueue admits it) is a second gate: only the origin's
+ * suspend transitions go down, never a standing value over that worker's hold.
+ */
+describe('suspend: only the origin’s transitions go down', () => {
+  const built = buildMirrorJob(originJob(), { originId: 'mgmt-1', attempt: 1 });
+  /** The mirror as the worker's admission left it: suspended, its controller saying so. */
+  const heldByWorker: Job = {
+    ...built,
+    spec: { ...built.spec!, suspend: true },
+    status: {
+      conditions: [
+        {
+          type: 'Suspended',
+          status: 'True',
+          reason: 'JobSuspended',
+          message: 'Job suspended',
+          lastProbeTime: '2026-01-01T00:00:02Z',
+          lastTransitionTime: '2026-01-01T00:00:02Z',
+        },
+      ],
+    },
+  };
+  const withSent = (job: Job, sent: string | undefined): Job => {
+    const annotations = { ...job.metadata?.annotations };
+    if (sent === undefined) delete annotations[suspendSentAnnotation];
+    else annotations[suspendSentAnnotation] = sent;
+    return { ...job, metadata: { ...job.metadata, annotations } };
+  };
+
+  it('records what it built the mirror with', () => {
+    expect(built.metadata?.annotations?.[suspendSentAnnotation]).toBe('false');
+    const suspended = buildMirrorJob(originJob({ suspend: true }), { originId: 'mgmt-1', attempt: 1 });
+    expect(suspended.metadata?.annotations?.[suspendSentAnnotation]).toBe('true');
+  });
+
+  it('an author’s value for the record on the origin never reaches the mirror', () => {
+    const forged = originJob();
+    forged.metadata!.annotations = { ...forged.metadata!.annotations, [suspendSentAnnotation]: 'true' };
+    const mirror = buildMirrorJob(forged, { originId: 'mgmt-1', attempt: 1 });
+    expect(mirror.metadata?.annotations?.[suspendSentAnnotation]).toBe('false');
+  });
+
+  it('leaves a mirror its worker holds suspended alone while the origin runs', () => {
+    expect(mirrorSpecUpdate(originJob(), heldByWorker)).toBeUndefined();
+    expect(mirrorSuspendRecordUpdate(originJob(), heldByWorker)).toBeUndefined();
+  });
+
+  it('says the worker holds it, with the reason its controller gives', () => {
+    expect(mirrorHeldByWorker(originJob(), heldByWorker)).toBe(
+      'its Job is suspended there (JobSuspended: Job suspended)',
+    );
+    const beforeItsController = { ...heldByWorker, status: {} };
+    expect(mirrorHeldByWorker(originJob(), beforeItsController)).toBe('its Job is suspended there');
+  });
+
+  it('is not held when it runs, when the origin is suspended, or while jobrelay itself holds it', () => {
+    expect(mirrorHeldByWorker(originJob(), built)).toBeUndefined();
+    expect(mirrorHeldByWorker(originJob({ suspend: true }), withSent(heldByWorker, 'true'))).toBeUndefined();
+    // jobrelay suspended it last (the origin was suspended, then resumed: that transition is due).
+    expect(mirrorHeldByWorker(originJob(), withSent(heldByWorker, 'true'))).toBeUndefined();
+  });
+
+  it('sends a suspend of the origin once, over the worker’s hold too, with its record', () => {
+    const suspendedOrigin = originJob({ suspend: true });
+    expect(mirrorSpecUpdate(suspendedOrigin, heldByWorker)).toEqual({ suspend: true });
+    expect(mirrorSuspendRecordUpdate(suspendedOrigin, heldByWorker)).toEqual({
+      [suspendSentAnnotation]: 'true',
+    });
+    // Sent: nothing more, whatever the mirror's suspend is now.
+    const sent = withSent(heldByWorker, 'true');
+    expect(mirrorSpecUpdate(suspendedOrigin, sent)).toBeUndefined();
+    expect(
+      mirrorSpecUpdate(suspendedOrigin, { ...sent, spec: { ...sent.spec!, suspend: false } }),
+    ).toBeUndefined();
+  });
+
+  it('sends the origin’s resume once; the worker may hold the mirror again afterwards', () => {
+    const suspendedByJobrelay = withSent({ ...built, spec: { ...built.spec!, suspend: true } }, 'true');
+    expect(mirrorSpecUpdate(originJob(), suspendedByJobrelay)).toEqual({ suspend: false });
+    expect(mirrorSuspendRecordUpdate(originJob(), suspendedByJobrelay)).toEqual({
+      [suspendSentAnnotation]: 'false',
+    });
+    // The worker's admission suspended it again after the resume went down: its hold stands.
+    expect(mirrorSpecUpdate(originJob(), withSent(suspendedByJobrelay, 'false'))).toBeUndefined();
+  });
+
+  it('brings a mirror built before the record to the origin’s value once, and records it', () => {
+    const legacy = withSent({ ...built, spec: { ...built.spec!, suspend: true } }, undefined);
+    expect(mirrorSpecUpdate(originJob(), legacy)).toEqual({ suspend: false });
+    expect(mirrorSuspendRecordUpdate(originJob(), legacy)).toEqual({ [suspendSentAnnotation]: 'false' });
+    const agreeing = withSent(built, undefined);
+    expect(mirrorSpecUpdate(originJob(), agreeing)).toBeUndefined();
+    expect(mirrorSuspendRecordUpdate(originJob(), agreeing)).toEqual({ [suspendSentAnnotation]: 'false' });
   });
 });

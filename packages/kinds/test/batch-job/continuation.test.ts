@@ -15,7 +15,7 @@ import { formatIndexIntervals, parseIndexIntervals } from '../../src/batch-job/i
 import type { Job, JobSpec, JobStatus } from '../../src/batch-job/job-object.ts';
 import type { JobProgress } from '../../src/batch-job/job-progress.ts';
 import { validateJobStatusTransition } from '../../src/batch-job/job-status-rules.ts';
-import { mirrorSpecUpdate } from '../../src/batch-job/mirror-spec-update.ts';
+import { mirrorSpecUpdate, mirrorSuspendRecordUpdate } from '../../src/batch-job/mirror-spec-update.ts';
 import { translateMirrorStatus } from '../../src/batch-job/translate-mirror-status.ts';
 
 const startedAt = '2026-01-01T00:00:00Z';
@@ -328,8 +328,15 @@ describe('re-placement keeps the limits of one cluster (properties)', () => {
         const patch = mirrorSpecUpdate(job, mirror);
         // Never resumed before the seed is in its status.
         if (!isSeedApplied(mirror)) expect(patch?.suspend).not.toBe(false);
-        const applied = { ...mirror, spec: { ...mirror.spec!, ...patch } };
+        // The executor writes the record of what was sent in the same patch.
+        const record = mirrorSuspendRecordUpdate(job, mirror);
+        const applied = {
+          ...mirror,
+          metadata: { ...mirror.metadata, annotations: { ...mirror.metadata?.annotations, ...record } },
+          spec: { ...mirror.spec!, ...patch },
+        };
         expect(mirrorSpecUpdate(job, applied)).toBe(undefined);
+        expect(mirrorSuspendRecordUpdate(job, applied)).toBe(undefined);
       }),
     );
   });

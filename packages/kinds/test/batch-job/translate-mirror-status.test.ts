@@ -1,3 +1,4 @@
+import { continuesFromAnnotation, suspendSentAnnotation } from '@jobrelay/mirror';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
@@ -581,6 +582,75 @@ describe('translateMirrorStatus', () => {
     );
     expect(translated.uncountedTerminatedPods).toEqual({});
     expect(translated).toMatchObject({ succeeded: 0, failed: 0 });
+  });
+
+  describe('a mirror its worker’s own admission holds suspended (a Kueue there)', () => {
+    /** A mirror jobrelay told to run (its record says so) that the worker suspended. */
+    const held = (status: JobStatus, suspend: boolean): Job => ({
+      ...mirror(status),
+      metadata: { name: 'train', namespace: 'ml', annotations: { [suspendSentAnnotation]: 'false' } },
+      spec: { ...nonIndexed, suspend },
+    });
+    const origin0 = origin(nonIndexed, {});
+
+    it('shows Suspended=True on the origin, as the same Job held on that worker alone shows', () => {
+      const suspended = condition('Suspended', 'True', 10);
+      const translated = translateMirrorStatus(
+        origin0,
+        held({ conditions: [suspended] }, true),
+        firstAttempt,
+        NOW_DATE,
+      );
+      expect(translated.conditions).toEqual([suspended]);
+      expect(translated.startTime).toBeUndefined();
+      expect(
+        validateJobStatusTransition({ spec: origin0.spec!, oldStatus: {}, newStatus: translated }),
+      ).toEqual([]);
+    });
+
+    it('then JobResumed and the startTime once the worker admits it, in a valid update', () => {
+      const wasHeld = origin(nonIndexed, { conditions: [condition('Suspended', 'True', 10)] });
+      const admitted = held({ startTime: at(40), active: 1, conditions: [resumed(40)] }, false);
+      const translated = translateMirrorStatus(wasHeld, admitted, firstAttempt, NOW_DATE);
+      expect(conditionSummary(translated)).toEqual(['Suspended=False/JobResumed']);
+      expect(translated).toMatchObject({ startTime: at(40), active: 1 });
+      expect(
+        validateJobStatusTransition({
+          spec: wasHeld.spec!,
+          oldStatus: wasHeld.status!,
+          newStatus: translated,
+        }),
+      ).toEqual([]);
+    });
+
+    it('shows the JobResumed of a hold the origin never saw (admitted before the origin synced)', () => {
+      const admitted = held({ startTime: at(40), active: 1, conditions: [resumed(40)] }, false);
+      const translated = translateMirrorStatus(origin0, admitted, firstAttempt, NOW_DATE);
+      expect(conditionSummary(translated)).toEqual(['Suspended=False/JobResumed']);
+      expect(
+        validateJobStatusTransition({ spec: origin0.spec!, oldStatus: {}, newStatus: translated }),
+      ).toEqual([]);
+      // A re-placed mirror's resume is jobrelay's own (the hold while its progress was seeded).
+      const reseeded: Job = {
+        ...admitted,
+        metadata: {
+          ...admitted.metadata,
+          annotations: {
+            ...admitted.metadata?.annotations,
+            [continuesFromAnnotation]: '{"succeeded":0,"failed":0}',
+          },
+        },
+      };
+      expect(translateMirrorStatus(origin0, reseeded, firstAttempt, NOW_DATE).conditions).toEqual([]);
+    });
+
+    it('shows nothing of a hold that is jobrelay’s own (a re-placed mirror waiting for its seed)', () => {
+      const ownHold: Job = {
+        ...held({ conditions: [condition('Suspended', 'True', 10)] }, true),
+        metadata: { name: 'train', namespace: 'ml', annotations: { [suspendSentAnnotation]: 'true' } },
+      };
+      expect(translateMirrorStatus(origin0, ownHold, firstAttempt, NOW_DATE).conditions).toEqual([]);
+    });
   });
 
   it('changes neither of its inputs', () => {

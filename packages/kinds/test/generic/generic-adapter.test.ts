@@ -1,4 +1,9 @@
-import { originLabel, originUidLabel, placementAttemptAnnotation } from '@jobrelay/mirror';
+import {
+  originLabel,
+  originUidLabel,
+  placementAttemptAnnotation,
+  suspendSentAnnotation,
+} from '@jobrelay/mirror';
 import { describe, expect, it } from 'vitest';
 import { type GenericWorkload, genericAdapter } from '../../src/generic/generic-adapter.ts';
 import { genericKindConfigSchema } from '../../src/generic/generic-kind-config.ts';
@@ -113,7 +118,7 @@ describe('genericAdapter.buildMirror', () => {
         name: 'train',
         namespace: 'team-a',
         labels: { app: 'train', [originLabel]: 'mgmt-7f3a', [originUidLabel]: 'js-uid' },
-        annotations: { [placementAttemptAnnotation]: '1' },
+        annotations: { [placementAttemptAnnotation]: '1', [suspendSentAnnotation]: 'false' },
       },
       spec,
     });
@@ -123,6 +128,20 @@ describe('genericAdapter.buildMirror', () => {
 });
 
 describe('genericAdapter.mirrorSpecUpdate', () => {
+  it('sends the suspend field as the origin’s transitions only: a worker’s own hold stays (a Kueue there)', () => {
+    const origin = originJobSet();
+    const built = jobSet.buildMirror(origin, context);
+    const held: GenericWorkload = { ...built, spec: { ...built.spec, suspend: true } };
+    expect(jobSet.mirrorSpecUpdate(origin, held)).toBeUndefined();
+    expect(jobSet.mirrorRecordUpdate(origin, held)).toBeUndefined();
+    expect(jobSet.mirrorHeldByWorker(origin, held)).toBe('its JobSet is suspended there');
+    expect(jobSet.mirrorHeldByWorker(origin, built)).toBeUndefined();
+    const suspended: GenericWorkload = { ...origin, spec: { ...origin.spec, suspend: true } };
+    expect(jobSet.mirrorSpecUpdate(suspended, held)).toEqual({ suspend: true });
+    expect(jobSet.mirrorRecordUpdate(suspended, held)).toEqual({ [suspendSentAnnotation]: 'true' });
+    expect(jobSet.mirrorHeldByWorker(suspended, held)).toBeUndefined();
+  });
+
   it('flows down only the suspend field by default, as a boolean', () => {
     const origin = originJobSet();
     const mirror = mirrorOf(origin);

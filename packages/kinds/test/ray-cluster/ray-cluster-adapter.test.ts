@@ -1,4 +1,9 @@
-import { originLabel, originUidLabel, placementAttemptAnnotation } from '@jobrelay/mirror';
+import {
+  originLabel,
+  originUidLabel,
+  placementAttemptAnnotation,
+  suspendSentAnnotation,
+} from '@jobrelay/mirror';
 import { describe, expect, it } from 'vitest';
 import type { RayCluster, RayClusterStatus } from '../../src/ray/ray-types.ts';
 import { rayClusterAdapter } from '../../src/ray-cluster/ray-cluster-adapter.ts';
@@ -62,8 +67,43 @@ describe('rayClusterAdapter.buildMirror', () => {
         [originLabel]: 'mgmt-7f3a',
         [originUidLabel]: 'origin-raycluster-uid',
       },
-      annotations: { owner: 'ana', [placementAttemptAnnotation]: '2' },
+      annotations: { owner: 'ana', [placementAttemptAnnotation]: '2', [suspendSentAnnotation]: 'false' },
     });
+  });
+
+  // The worker's Kueue (the origin names its LocalQueue) suspends the mirror at creation and
+  // resumes it once its quota admits it: a second gate, never fought.
+  it('leaves a mirror its worker’s own admission holds suspended; sends the origin’s own suspend and resume once', () => {
+    const origin = originRayCluster();
+    const built = rayClusterAdapter.buildMirror(origin, context);
+    const held: RayCluster = {
+      ...built,
+      spec: { ...built.spec!, suspend: true },
+      status: { state: 'suspended' },
+    };
+    expect(rayClusterAdapter.mirrorSpecUpdate(origin, held)).toBeUndefined();
+    expect(rayClusterAdapter.mirrorRecordUpdate(origin, held)).toBeUndefined();
+    expect(rayClusterAdapter.mirrorHeldByWorker(origin, held)).toBe(
+      'its RayCluster is suspended there (state suspended)',
+    );
+    expect(rayClusterAdapter.mirrorHeldByWorker(origin, built)).toBeUndefined();
+
+    const suspended: RayCluster = { ...origin, spec: { ...origin.spec!, suspend: true } };
+    expect(rayClusterAdapter.mirrorSpecUpdate(suspended, built)).toEqual({ suspend: true });
+    expect(rayClusterAdapter.mirrorRecordUpdate(suspended, built)).toEqual({
+      [suspendSentAnnotation]: 'true',
+    });
+    expect(rayClusterAdapter.mirrorHeldByWorker(suspended, held)).toBeUndefined();
+
+    const sentSuspend: RayCluster = {
+      ...held,
+      metadata: {
+        ...held.metadata,
+        annotations: { ...held.metadata?.annotations, [suspendSentAnnotation]: 'true' },
+      },
+    };
+    expect(rayClusterAdapter.mirrorSpecUpdate(origin, sentSuspend)).toEqual({ suspend: false });
+    expect(rayClusterAdapter.mirrorHeldByWorker(origin, sentSuspend)).toBeUndefined();
   });
 
   it('is a deep copy: changing the mirror changes nothing of the origin', () => {

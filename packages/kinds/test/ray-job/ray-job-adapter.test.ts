@@ -78,6 +78,23 @@ describe('rayJobAdapter.mirrorSpecUpdate', () => {
     expect(rayJobAdapter.mirrorSpecUpdate(originRayJob(), suspended)).toEqual({ suspend: false });
   });
 
+  it('never resumes a mirror its worker’s own admission holds suspended (a Kueue there), and says so', () => {
+    const origin = originRayJob();
+    // Built as jobrelay builds it: with the record of the suspend value it sent.
+    const built = rayJobAdapter.buildMirror(origin, context);
+    const held: RayJob = {
+      ...built,
+      spec: { ...built.spec!, suspend: true },
+      status: { jobDeploymentStatus: 'Suspended' },
+    };
+    expect(rayJobAdapter.mirrorSpecUpdate(origin, held)).toBeUndefined();
+    expect(rayJobAdapter.mirrorRecordUpdate(origin, held)).toBeUndefined();
+    expect(rayJobAdapter.mirrorHeldByWorker(origin, held)).toBe(
+      'its RayJob is suspended there (jobDeploymentStatus Suspended)',
+    );
+    expect(rayJobAdapter.mirrorHeldByWorker(originRayJob({ suspend: true }), held)).toBeUndefined();
+  });
+
   it('flows down what the operator reads while running and what it reads on the next attempt', () => {
     const mirror = mirrorOf(originRayJob());
     expect(rayJobAdapter.mirrorSpecUpdate(originRayJob({ activeDeadlineSeconds: 600 }), mirror)).toEqual({

@@ -263,18 +263,23 @@ describe('fair sharing across a cohort', () => {
     sampler.limit([lenderQueue, ...tenantQueues.values()], poolCpu);
     for (const queue of tenantQueues.values()) sampler.limit([queue], poolCpu);
 
-    // Enough that no tenant runs dry during the window (the weight-2 tenant turns ~4 slots
-    // every ~8 s); created interleaved, so no tenant is ahead by arriving first.
-    const perTenant = 40;
-    for (let i = 0; i < perTenant; i += 1)
+    // Enough that no tenant runs dry before the window ends (a slot turns a 5 s Job every ~6 s,
+    // so ~14 Jobs per slot over warm-up and window): 45 per unit of weight, the same Jobs for
+    // all. Created interleaved, so no tenant is ahead by arriving first.
+    const perWeight = 45;
+    const flood: Array<{ namespace: string; name: string }> = [];
+    for (let i = 0; i < perWeight * 2; i += 1)
+      for (const t of tenants)
+        if (i < perWeight * t.weight)
+          flood.push({ namespace: tenantNamespaces.get(t.key)!, name: `flood-${t.key}-${i}` });
+    // A few rounds at once: creating them one by one would take longer than the window.
+    for (let i = 0; i < flood.length; i += 12)
       await Promise.all(
-        tenants.map((t) =>
-          createJob(tenantNamespaces.get(t.key)!, `flood-${t.key}-${i}`, { runSeconds: 5, cpu: 1 }),
-        ),
+        flood.slice(i, i + 12).map((j) => createJob(j.namespace, j.name, { runSeconds: 5, cpu: 1 })),
       );
     // Warm-up: the first admissions followed arrival order; a few turnovers later the shares are
     // the rule's own.
-    await new Promise((r) => setTimeout(r, 15_000));
+    await new Promise((r) => setTimeout(r, 12_000));
     const from = Date.now();
     const windowMs = 60_000;
     await new Promise((r) => setTimeout(r, windowMs));
@@ -324,16 +329,18 @@ describe('fair sharing across a cohort', () => {
 describe('reclaim within the cohort', () => {
   it('the idle lender takes its quota back by preemption within seconds; the evicted wait and complete', async () => {
     // The rest of the flood goes: what follows needs the tenants holding Jobs that run long.
-    for (const t of tenants)
-      for (const job of await jobsOf(tenantNamespaces.get(t.key)!))
-        if (!recordOf(job)?.cluster && !isFinished(job))
-          await fleet.management.batch
-            .deleteNamespacedJob({
-              name: job.metadata!.name!,
-              namespace: job.metadata!.namespace!,
-              propagationPolicy: 'Background',
-            })
-            .catch(() => {});
+    const unplaced = (await allJobs()).filter((job) => !recordOf(job)?.cluster && !isFinished(job));
+    await Promise.all(
+      unplaced.map((job) =>
+        fleet.management.batch
+          .deleteNamespacedJob({
+            name: job.metadata!.name!,
+            namespace: job.metadata!.namespace!,
+            propagationPolicy: 'Background',
+          })
+          .catch(() => {}),
+      ),
+    );
     // The tenants fill the pool with Jobs of 30 s: only preemption can free quota sooner.
     const longRun = 30;
     const long: V1Job[] = [];

@@ -65,6 +65,8 @@ const policy = `
   POST   /api/v1/placement-preview (a manifest)                    401       401       403    200    403    200
   POST   /api/v1/placement-preview (a RayCluster manifest)         401       401       403    200    403    200
   GET    /api/v1/queue                                             401       401       403    200    403    200
+  GET    /api/v1/queues                                            401       401       403    200    403    200
+  GET    /api/v1/queues/no-such-queue                              401       401       403    404    403    404
   GET    /api/v1/stats/history                                     401       401       403    200    403    200
   GET    /api/v1/me                                                401       401       200    200    200    200
   GET    /api/v1/me?namespace=team-a                               401       401       200    200    200    200
@@ -134,6 +136,12 @@ const clustersPermission = (verb: string, extra: Record<string, string> = {}) =>
   verb,
   group: 'jobrelay.dev',
   resource: 'workerclusters',
+  ...extra,
+});
+const queuesPermission = (verb: string, extra: Record<string, string> = {}) => ({
+  verb,
+  group: 'jobrelay.dev',
+  resource: 'dispatchqueues',
   ...extra,
 });
 const jobsPermission = (verb: string, extra: Record<string, string> = {}) => ({
@@ -492,6 +500,31 @@ const requests: Record<string, RequestSpec> = {
       const preview = response.json() as { decision: string; cluster: string };
       expect(preview.decision).toBe('placed');
       expect(workerNames).toContain(preview.cluster);
+    },
+  },
+  'GET /api/v1/queues': {
+    route: 'GET /api/v1/queues',
+    refusal: { says: 'list dispatchqueues.jobrelay.dev', missing: queuesPermission('list') },
+    answer: (response) => {
+      // Every DispatchQueue the cache holds (other files' queues come and go): a list, each valid or saying why not.
+      const { items } = response.json() as {
+        items: Array<{ name: string; valid: boolean; problems: string[] }>;
+      };
+      for (const queue of items) expect(queue.valid || queue.problems.length > 0).toBe(true);
+    },
+  },
+  'GET /api/v1/queues/no-such-queue': {
+    route: 'GET /api/v1/queues/{name}',
+    refusal: {
+      says: 'get dispatchqueues.jobrelay.dev "no-such-queue"',
+      missing: queuesPermission('get', { name: 'no-such-queue' }),
+    },
+    answer: (response) => {
+      expect(response.json()).toMatchObject({
+        status: 404,
+        code: 'not-found',
+        detail: 'no DispatchQueue no-such-queue',
+      });
     },
   },
   'GET /api/v1/queue': {

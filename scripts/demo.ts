@@ -544,7 +544,7 @@ async function printQueues(custom: CustomObjectsApi): Promise<void> {
       q.spec?.cohort ?? '',
     ]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const row of rows) say(`         ${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`);
+  for (const row of rows) say(`         ${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd());
 }
 
 interface QueueStoryOutcome {
@@ -616,6 +616,16 @@ async function queueStory(batch: BatchV1Api, custom: CustomObjectsApi): Promise<
     }
     if (finished(burst) === burstSize && urgent && outcome(urgent)) break;
     await new Promise((r) => setTimeout(r, 1000));
+  }
+  // The statuses catch up within a few seconds (written at most every 2 s).
+  for (let i = 0; i < 24; i++) {
+    const list = (await custom.listClusterCustomObject({ ...queueApi })) as { items: QueueObject[] };
+    const ours = list.items.filter((q) => (q.metadata?.name ?? '') in teams);
+    if (
+      ours.every((q) => (q.status?.admittedWorkloads ?? 0) === 0 && (q.status?.pendingWorkloads ?? 0) === 0)
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 250));
   }
   say(`${stamp()} queues  both teams done:`);
   await printQueues(custom);

@@ -11,10 +11,12 @@ import { parseArgs } from 'node:util';
 import {
   BenchFleet,
   type BenchSettings,
+  burstNamespaces,
   type ControllerUnderTest,
   describeParts,
   drainBacklog,
   endToEnd,
+  queuedBurst,
   rawCreates,
   replayDispatch,
   type Spread,
@@ -31,7 +33,7 @@ import {
   sandboxUp,
 } from '@jobrelay/sandbox';
 
-const scenarios = ['drain', 'raw', 'replay', 'steady', 'e2e', 'direct', 'tracked'] as const;
+const scenarios = ['drain', 'raw', 'replay', 'steady', 'e2e', 'direct', 'tracked', 'queues'] as const;
 type Scenario = (typeof scenarios)[number];
 
 const usage = `usage: npm run bench -- [options]
@@ -46,6 +48,9 @@ const usage = `usage: npm run bench -- [options]
   --tracked-jobs N    Jobs tracked when the controller's memory is read (default 10000)
   --idle-seconds N    15 s after each drain, read the controller's idle CPU this long, to report CPU per
                       Job net of it (default 30, one resync; 0 skips it)
+  --queue-jobs N      Jobs in the queues scenario's burst, with queues and again without (default 10000)
+  --queues N          DispatchQueues (and namespaces) the burst is spread over (default 20)
+  --queue-quota N     each queue's nominal quota of admitted workloads (default 50)
   --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all)
   --workers N         worker clusters in the sandbox (default 3)
   --sandbox-dir DIR   the sandbox to start or reuse (default .sandbox-bench-perf)
@@ -71,6 +76,9 @@ const { values } = parseArgs({
     'e2e-jobs': { type: 'string' },
     'e2e-clients': { type: 'string' },
     'tracked-jobs': { type: 'string' },
+    'queue-jobs': { type: 'string' },
+    queues: { type: 'string' },
+    'queue-quota': { type: 'string' },
     'idle-seconds': { type: 'string' },
     only: { type: 'string' },
     workers: { type: 'string' },
@@ -114,6 +122,9 @@ const e2eJobs = count('e2e-jobs', 2000);
 const e2eClients = count('e2e-clients', 20);
 const trackedJobs = count('tracked-jobs', 10_000);
 const workers = count('workers', 3);
+const queueJobs = count('queue-jobs', 10_000);
+const queueCount = count('queues', 20);
+const queueQuota = count('queue-quota', 50);
 // One resync interval (the controller's default, 30 s): the idle window holds exactly one resync.
 const idleSeconds = count('idle-seconds', 30, 0);
 const only = new Set<string>(values.only ? values.only.split(',').map((s) => s.trim()) : scenarios);
@@ -256,6 +267,40 @@ try {
       record(`directSeconds${e2eJobs}`, seconds);
       log(`  ${e2eJobs} Jobs directly on one worker: ${seconds.toFixed(1)} s`);
     }
+    if (runs_('queues')) {
+      // The same burst with and without queues, in one run; which goes first alternates by run.
+      const burst = { jobs: queueJobs, queues: queueCount, cohortSize: 5, workloadsPerQueue: queueQuota };
+      const side = async (withQueues: boolean) => {
+        const run = runName(withQueues ? 'queued' : 'unqueued');
+        const began = Date.now();
+        try {
+          return await queuedBurst(fleet, settings, { ...burst, run, withQueues });
+        } finally {
+          log(`  ${withQueues ? 'queued' : 'unqueued'} took ${((Date.now() - began) / 1000).toFixed(1)} s`);
+          if (!values.keep)
+            await Promise.all(burstNamespaces(run, queueCount).map((n) => fleet.deleteNamespace(n)));
+        }
+      };
+      const order = i % 2 === 1 ? [false, true] : [true, false];
+      const [first, second] = [await side(order[0]!), await side(order[1]!)];
+      const [queued, unqueued] = order[0] ? [first, second] : [second, first];
+      record('queuesDispatchJobsPerSec', queued.dispatchJobsPerSec);
+      record('queuesUnqueuedDispatchJobsPerSec', unqueued.dispatchJobsPerSec);
+      record('queuesRatioToUnqueued', queued.dispatchJobsPerSec / unqueued.dispatchJobsPerSec);
+      record('queuesControllerCpuMsPerJob', queued.controllerCpuMsPerJob);
+      record('queuesUnqueuedControllerCpuMsPerJob', unqueued.controllerCpuMsPerJob);
+      record('admissionDecisionMsP50', queued.decision!.p50Ms);
+      record('admissionDecisionMsP99', queued.decision!.p99Ms);
+      record('admissionDecisionMsMean', queued.decision!.meanMs);
+      record('admissionCycles', queued.decision!.cycles);
+      log(
+        `  ${queueJobs} Jobs over ${queueCount} queues of ${queueQuota} workloads: ${queued.dispatchJobsPerSec.toFixed(1)} Jobs/s ` +
+          `(${queued.seconds.toFixed(0)} s), without queues ${unqueued.dispatchJobsPerSec.toFixed(1)} Jobs/s ` +
+          `(${unqueued.seconds.toFixed(0)} s): ratio ${(queued.dispatchJobsPerSec / unqueued.dispatchJobsPerSec).toFixed(2)}; ` +
+          `${queued.decision!.cycles} admission decisions, p50 ${queued.decision!.p50Ms.toFixed(1)} ms, p99 ${queued.decision!.p99Ms.toFixed(1)} ms, ` +
+          `CPU ${queued.controllerCpuMsPerJob.toFixed(2)} ms/Job with queues, ${unqueued.controllerCpuMsPerJob.toFixed(2)} without`,
+      );
+    }
   }
   if (runs_('tracked')) {
     // One drain of the big backlog, then restarts over the same Jobs (each relists them all).
@@ -364,12 +409,17 @@ const report = {
     e2eJobs,
     e2eClients,
     trackedJobs,
+    queueJobs,
+    queueCount,
+    queueQuota,
     idleSeconds,
     workers,
     scenarios: [...only],
     controllerArgs: settings.controllerArgs,
     throughputJobs: 'idle: parallelism 0, one container requesting 10m cpu and 16Mi; no pod is ever created',
     shortJobs: 'one KWOK pod requesting 10m cpu and 16Mi that runs 1 s',
+    queueBurstJobs:
+      'finishing: completions 0 (completed by the worker without a pod), deleted by their TTL once Complete on the origin',
   },
   figures: Object.fromEntries(Object.entries(summary).map(([k, s]) => [k, s.median])),
   spread: summary,

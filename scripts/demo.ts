@@ -27,6 +27,10 @@ import {
 } from '@kubernetes/client-node';
 
 const namespace = 'jobrelay-demo';
+/** Two teams' namespaces, each selected by its DispatchQueue (deploy/examples/queues/two-teams.yaml, scaled). */
+const teams = { research: 'demo-research', production: 'demo-production' } as const;
+const burstSize = 6;
+const queueApi = { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'dispatchqueues' };
 const healthAddress = '127.0.0.1:8081';
 const apiAddress = '127.0.0.1:8090';
 const managedBy = 'jobrelay.dev/dispatcher';
@@ -203,9 +207,14 @@ function progress(job: V1Job): string {
   return parts.join(', ');
 }
 
-async function resetNamespace(core: CoreV1Api, batch: BatchV1Api): Promise<void> {
+async function resetNamespace(
+  core: CoreV1Api,
+  batch: BatchV1Api,
+  namespace: string,
+  labels?: Record<string, string>,
+): Promise<void> {
   try {
-    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespace({ body: { metadata: { name: namespace, ...(labels ? { labels } : {}) } } });
   } catch {
     // Already there from an earlier run: clear its Jobs so the samples start fresh.
     await batch.deleteCollectionNamespacedJob({ namespace, propagationPolicy: 'Background' });
@@ -291,22 +300,31 @@ async function main(): Promise<number> {
   const kc = new KubeConfig();
   kc.loadFromFile(sandbox.kubeconfigPath(sandbox.management.name));
   const batch = kc.makeApiClient(BatchV1Api);
-  await resetNamespace(kc.makeApiClient(CoreV1Api), batch);
+  const core = kc.makeApiClient(CoreV1Api);
+  await resetNamespace(core, batch, namespace);
   const custom = kc.makeApiClient(CustomObjectsApi);
   await resetRay(custom);
+  for (const [team, name] of Object.entries(teams)) await resetNamespace(core, batch, name, { team });
+  await applyQueues(custom);
   for (const sample of samples) await batch.createNamespacedJob({ namespace, body: sampleJob(sample) });
   for (const sample of raySamples) {
     await custom.createNamespacedCustomObject({ ...ray(sample.plural), body: sample.body });
   }
   say(
-    `${stamp()} submitted ${samples.length} Jobs, a RayCluster and a RayJob to namespace ${namespace} on the management cluster\n`,
+    `${stamp()} submitted ${samples.length} Jobs, a RayCluster and a RayJob to namespace ${namespace} on the management cluster`,
   );
+  const story = queueStory(batch, custom);
+  say('');
 
   const seen = new Map<string, string>();
   const final = new Map<string, V1Job>();
   const rayFinals = new Map<string, RayObject>();
+  let storyDone = false;
+  const storyOutcome = story.finally(() => {
+    storyDone = true;
+  });
   while (
-    (final.size < samples.length || rayFinals.size < raySamples.length) &&
+    (final.size < samples.length || rayFinals.size < raySamples.length || !storyDone) &&
     Date.now() - began < timeoutMs
   ) {
     for (const sample of raySamples) {
@@ -364,6 +382,11 @@ async function main(): Promise<number> {
       ok ? 'ok' : 'UNEXPECTED',
     ]);
   }
+  const queued = storyDone ? await storyOutcome : undefined;
+  for (const row of queueRows(queued)) {
+    if (row[5] !== 'ok') failures += 1;
+    rows.push(row);
+  }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   say('');
   for (const row of rows)
@@ -377,7 +400,7 @@ async function main(): Promise<number> {
     samples.filter((s) => s.dispatched).map((s) => final.get(s.name) && placedOn(final.get(s.name)!)),
   );
   say(
-    `\n${samples.length + raySamples.length - failures}/${samples.length + raySamples.length} workloads ended as expected; dispatched Jobs ran on ${[...workersUsed].filter(Boolean).join(' and ')}.`,
+    `\n${samples.length + raySamples.length + 2 - failures}/${samples.length + raySamples.length + 2} workloads ended as expected; dispatched Jobs ran on ${[...workersUsed].filter(Boolean).join(' and ')}.`,
   );
   say(`
 Everything is still running. Try:
@@ -388,6 +411,8 @@ Everything is still running. Try:
   kubectl --kubeconfig "$JOBRELAY_WORKER_1_KUBECONFIG" get jobs,pods -n ${namespace}   # mirrors and their pods
   kubectl get rayclusters,rayjobs -n ${namespace}       # KubeRay origins: live state from the workers' operators
   kubectl get workerclusters                               # worker health
+  kubectl get dispatchqueues                               # the two teams' queues: pending, admitted, cpu used/nominal
+  kubectl get jobs -n ${teams.research} -o custom-columns=NAME:.metadata.name,WAITING:.metadata.annotations.jobrelay\\.dev/unschedulable
 
   curl http://${healthAddress}/metrics                    # the controller's Prometheus metrics
 
@@ -411,6 +436,227 @@ The web dashboard, in a browser; sign in with the fleet-admin's token (the file 
   npm run sandbox -- down                                  # stop everything
 `);
   return failures === 0 ? 0 : 1;
+}
+
+/**
+ * deploy/examples/queues/two-teams.yaml scaled to the demo's fleet (24 cpu, 96Gi over two
+ * workers): production is guaranteed three quarters, research a quarter and may borrow 3 cpu.
+ */
+function demoQueues() {
+  const queue = (name: keyof typeof teams, spec: Record<string, unknown>) => ({
+    apiVersion: 'jobrelay.dev/v1alpha1',
+    kind: 'DispatchQueue',
+    metadata: { name },
+    spec: {
+      namespaceSelector: { matchLabels: { team: name } },
+      cohort: 'demo',
+      queueingStrategy: 'BestEffortFIFO',
+      ...spec,
+    },
+  });
+  return [
+    queue('research', {
+      weight: 1,
+      resources: [
+        { name: 'cpu', nominalQuota: '6', borrowingLimit: '3' },
+        { name: 'memory', nominalQuota: '24Gi' },
+      ],
+      preemption: { withinQueue: 'LowerPriority', reclaimWithinCohort: 'Never' },
+    }),
+    queue('production', {
+      weight: 2,
+      resources: [
+        { name: 'cpu', nominalQuota: '18' },
+        { name: 'memory', nominalQuota: '72Gi' },
+      ],
+      preemption: { withinQueue: 'LowerPriority', reclaimWithinCohort: 'LowerPriority' },
+    }),
+  ];
+}
+
+/** The demo's queues as they are written now (a rerun replaces the previous run's). */
+async function applyQueues(custom: CustomObjectsApi): Promise<void> {
+  for (const body of demoQueues()) {
+    const name = body.metadata.name;
+    const existing = (await custom.getClusterCustomObject({ ...queueApi, name }).catch(() => undefined)) as
+      | KubernetesObject
+      | undefined;
+    if (existing)
+      await custom.replaceClusterCustomObject({
+        ...queueApi,
+        name,
+        body: {
+          ...body,
+          metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+        },
+      });
+    else await custom.createClusterCustomObject({ ...queueApi, body });
+  }
+}
+
+/** A team's Job: one pod asking `cpu` cores and 1Gi, running `seconds`. */
+function teamJob(name: string, cpu: string, seconds: number): V1Job {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name, labels: { 'app.kubernetes.io/part-of': 'jobrelay-demo' } },
+    spec: {
+      managedBy,
+      template: {
+        metadata: { annotations: { 'sandbox.jobrelay.dev/run-seconds': String(seconds) } },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'main',
+              image: 'example.invalid/demo:1',
+              resources: { requests: { cpu, memory: '1Gi' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+interface QueueObject extends KubernetesObject {
+  spec?: { cohort?: string };
+  status?: {
+    pendingWorkloads?: number;
+    admittedWorkloads?: number;
+    columns?: { cpu?: string; memory?: string };
+    share?: string;
+  };
+}
+
+/** `kubectl get dispatchqueues`, as its printer columns show it. */
+async function printQueues(custom: CustomObjectsApi): Promise<void> {
+  const list = (await custom.listClusterCustomObject({ ...queueApi })) as { items: QueueObject[] };
+  const rows = [['NAME', 'PENDING', 'ADMITTED', 'CPU', 'MEMORY', 'SHARE', 'COHORT']];
+  for (const q of list.items.filter((q) => (q.metadata?.name ?? '') in teams))
+    rows.push([
+      q.metadata!.name!,
+      String(q.status?.pendingWorkloads ?? 0),
+      String(q.status?.admittedWorkloads ?? 0),
+      q.status?.columns?.cpu ?? '-',
+      q.status?.columns?.memory ?? '-',
+      q.status?.share ?? '0',
+      q.spec?.cohort ?? '',
+    ]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const row of rows) say(`         ${row.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd());
+}
+
+interface QueueStoryOutcome {
+  burst: V1Job[];
+  urgent: V1Job | undefined;
+  /** The research Jobs still waiting when production's Job was placed. */
+  heldWhileUrgentPlaced: number;
+}
+
+/**
+ * Research submits a burst of 6 Jobs of 3 cpu: its queue admits 3 (6 cpu nominal, 3 borrowed)
+ * and holds the rest. Production then submits one Job: within its own quota, it is placed at
+ * once, ahead of research's older Jobs; research's burst drains as its Jobs finish.
+ */
+async function queueStory(batch: BatchV1Api, custom: CustomObjectsApi): Promise<QueueStoryOutcome> {
+  const research = teams.research;
+  const production = teams.production;
+  const burstNames = Array.from({ length: burstSize }, (_, i) => `train-${i + 1}`);
+  for (const name of burstNames)
+    await batch.createNamespacedJob({ namespace: research, body: teamJob(name, '3', 6) });
+  say(
+    `${stamp()} queues  team research submits a burst of ${burstSize} Jobs of 3 cpu to ${research}: queue research (6 cpu, borrows up to 3 from cohort demo)`,
+  );
+  const jobsOf = async (ns: string) => (await batch.listNamespacedJob({ namespace: ns })).items;
+  const deadline = began + timeoutMs;
+  let burst = await jobsOf(research);
+  // Three placed (6 cpu nominal + 3 borrowed), and the others showing why they wait.
+  const reasonOf = (job: V1Job | undefined) => job?.metadata?.annotations?.['jobrelay.dev/unschedulable'];
+  while (
+    (burst.filter((j) => placedOn(j)).length < 3 || !reasonOf(burst.find((j) => !placedOn(j)))) &&
+    Date.now() < deadline
+  ) {
+    await new Promise((r) => setTimeout(r, 500));
+    burst = await jobsOf(research);
+  }
+  const held = burst.filter((j) => !placedOn(j));
+  const reason = reasonOf(held[0]);
+  say(
+    `${stamp()} queues  research: ${burst.length - held.length} placed, ${held.length} held by the queue${reason ? ` ("${reason}")` : ''}`,
+  );
+  await batch.createNamespacedJob({ namespace: production, body: teamJob('report', '3', 4) });
+  say(`${stamp()} queues  team production submits report (3 cpu) to ${production}, after research's burst`);
+  let urgent: V1Job | undefined;
+  while (Date.now() < deadline) {
+    urgent = (await jobsOf(production))[0];
+    if (urgent && placedOn(urgent)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  burst = await jobsOf(research);
+  const heldWhileUrgentPlaced = burst.filter((j) => !placedOn(j)).length;
+  say(
+    `${stamp()} queues  report placed on ${urgent ? placedOn(urgent) : '-'} within production's own quota, ahead of ${heldWhileUrgentPlaced} older research Jobs still held:`,
+  );
+  // A queue's status is written at most every 2 s: read it once it shows production's admission.
+  for (let i = 0; i < 12; i++) {
+    const q = (await custom.getClusterCustomObject({ ...queueApi, name: 'production' })) as QueueObject;
+    if ((q.status?.admittedWorkloads ?? 0) > 0) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await printQueues(custom);
+  const finished = (jobs: V1Job[]) => jobs.filter((j) => outcome(j)).length;
+  let announced = false;
+  while (Date.now() < deadline) {
+    burst = await jobsOf(research);
+    urgent = (await jobsOf(production))[0];
+    if (!announced && burst.every((j) => placedOn(j))) {
+      say(`${stamp()} queues  research: the rest of its burst placed as its first Jobs finished`);
+      announced = true;
+    }
+    if (finished(burst) === burstSize && urgent && outcome(urgent)) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  // The statuses catch up within a few seconds (written at most every 2 s).
+  for (let i = 0; i < 24; i++) {
+    const list = (await custom.listClusterCustomObject({ ...queueApi })) as { items: QueueObject[] };
+    const ours = list.items.filter((q) => (q.metadata?.name ?? '') in teams);
+    if (
+      ours.every((q) => (q.status?.admittedWorkloads ?? 0) === 0 && (q.status?.pendingWorkloads ?? 0) === 0)
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  say(`${stamp()} queues  both teams done:`);
+  await printQueues(custom);
+  return { burst, urgent, heldWhileUrgentPlaced };
+}
+
+/** The summary's rows for the two teams' Jobs. */
+function queueRows(story: QueueStoryOutcome | undefined): string[][] {
+  const complete = (job: V1Job | undefined) => (job && outcome(job)) === 'Complete/CompletionsReached';
+  const burstDone = story?.burst.filter(complete).length ?? 0;
+  const burstOk = burstDone === burstSize && (story?.heldWhileUrgentPlaced ?? 0) > 0;
+  const urgentOk = complete(story?.urgent);
+  const clusters = [...new Set(story?.burst.map((j) => placedOn(j)).filter(Boolean))].sort().join(',');
+  return [
+    [
+      'train-1..6',
+      `research's burst, held by its queue`,
+      clusters || '-',
+      `${burstDone}/${burstSize} Complete`,
+      `${burstSize}/${burstSize} Complete`,
+      burstOk ? 'ok' : 'UNEXPECTED',
+    ],
+    [
+      'report',
+      `production's Job, placed ahead of it`,
+      (story?.urgent && placedOn(story.urgent)) ?? '-',
+      story?.urgent ? (outcome(story.urgent) ?? 'unfinished') : 'not there (timed out)',
+      'Complete/CompletionsReached',
+      urgentOk && (story?.heldWhileUrgentPlaced ?? 0) > 0 ? 'ok' : 'UNEXPECTED',
+    ],
+  ];
 }
 
 /**

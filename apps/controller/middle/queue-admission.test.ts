@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { admissionFunctions } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
-import { type AdmittedKind, QueueAdmission } from '../src/queue-admission.ts';
+import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
 import { counted, type ExecutorWorld, executorWorld, silentLog, TestClock } from './executor-harness.ts';
 
 const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
@@ -93,7 +93,12 @@ interface AdmissionWorld {
 }
 
 function admissionWorld(
-  options: { queues?: KubeObject[]; world?: ExecutorWorld; clock?: TestClock } = {},
+  options: {
+    queues?: KubeObject[];
+    world?: ExecutorWorld;
+    clock?: TestClock;
+    notes?: Pick<QueueAdmissionOptions, 'notesPerCycle' | 'noteRefreshMs'>;
+  } = {},
 ): AdmissionWorld {
   const world = options.world ?? executorWorld();
   const clock = options.clock ?? new TestClock();
@@ -148,6 +153,7 @@ function admissionWorld(
     metrics: world.metrics.queues,
     // No timer fires in these tests: every cycle is the test's own call.
     scheduleCycles: false,
+    ...options.notes,
   });
   const sync = () => {
     const before = new Map(cache);
@@ -287,6 +293,56 @@ describe('QueueAdmission', () => {
     a.admission.factsChanged();
     expect(state()).toEqual([]);
     expect(a.admission.isQueued(a.kind, a.stored('two'))).toBe(false);
+  });
+
+  it('a burst waiting is noted a few per cycle, and a reason whose figures moved is refreshed only every so often', async () => {
+    // A burst of thousands waiting must not hold admission while thousands of notes are written.
+    const clock = new TestClock();
+    const a = admissionWorld({
+      queues: [oneCpuQueue()],
+      clock,
+      notes: { notesPerCycle: 2, noteRefreshMs: 10_000 },
+    });
+    const names = ['one', 'two', 'three', 'four', 'five', 'six'];
+    for (const [index, name] of names.entries()) a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    const first = await a.admission.cycle();
+    expect(first?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
+    expect(first?.noted.map((x) => x.uid).sort()).toEqual(['uid-four', 'uid-three']);
+    a.sync();
+    const second = await a.admission.cycle();
+    expect(second?.noted.map((x) => x.uid).sort()).toEqual(['uid-five', 'uid-six']);
+    a.sync();
+    expect((await a.admission.cycle())?.noted).toEqual([]);
+    // More quota: one more admitted; the others' reason is the same gate with new figures.
+    a.queues.splice(
+      0,
+      1,
+      dispatchQueue('research', {
+        namespaceSelector: {},
+        resources: [{ name: 'cpu', nominalQuota: '1500m' }],
+      }),
+    );
+    a.admission.factsChanged();
+    clock.advance(2_000);
+    const grown = await a.admission.cycle();
+    expect(grown?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
+    expect(grown?.noted).toEqual([]);
+    a.sync();
+    expect(a.stored('four').metadata?.annotations?.[unschedulableAnnotation]).toBe(
+      'queue research: cpu 1/1 in use',
+    );
+    // Past the refresh interval: rewritten, a tenth of the budget (here 1) per cycle.
+    clock.advance(10_000);
+    for (let cycle = 0; cycle < 3; cycle++) {
+      expect((await a.admission.cycle())?.noted).toHaveLength(1);
+      a.sync();
+    }
+    expect((await a.admission.cycle())?.noted).toEqual([]);
+    for (const name of ['four', 'five', 'six'])
+      expect(a.stored(name).metadata?.annotations?.[unschedulableAnnotation]).toBe(
+        'queue research: cpu 1500m/1500m in use',
+      );
   });
 
   it('a finished workload frees its quota: the next in order is admitted', async () => {

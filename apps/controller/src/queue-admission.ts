@@ -82,6 +82,17 @@ export interface QueueAdmissionOptions {
   statusIntervalMs?: number;
   /** False: cycles run only when called (tests drive them); nothing is scheduled on a timer. */
   scheduleCycles?: boolean;
+  /**
+   * At most this many waiting reasons written per cycle (default 100): a burst of thousands
+   * waiting is noted over a few cycles rather than holding admission while thousands of writes
+   * land. Those with no reason yet, or a new gate, go first; refreshes take at most a tenth.
+   */
+  notesPerCycle?: number;
+  /**
+   * A reason whose gate is the same as the one last written (only its figures moved: usage,
+   * borrowing) is rewritten at most this often (default 60 s); a new gate at once.
+   */
+  noteRefreshMs?: number;
 }
 
 interface ParsedQueues {
@@ -150,6 +161,8 @@ export class QueueAdmission {
   private readonly assumedEvictions = new Set<string>();
   /** Waiting reasons written, by UID, until the cache shows them: not written twice. */
   private readonly notedWaiting = new Map<string, string>();
+  /** When this replica last wrote each workload's reason, and its gate. */
+  private readonly notedAt = new Map<string, { gate: string; at: number }>();
   /** Per queue: the status last written and when. */
   private readonly writtenStatus = new Map<string, { json: string; at: number }>();
   private wasActive = false;
@@ -240,6 +253,7 @@ export class QueueAdmission {
     this.assumedAdmissions.delete(uid);
     this.assumedEvictions.delete(uid);
     this.notedWaiting.delete(uid);
+    this.notedAt.delete(uid);
   }
 
   private rebuild(): void {
@@ -358,7 +372,7 @@ export class QueueAdmission {
     const { specs, invalid } = parsedQueues;
     const admitted: AdmittedWorkload[] = [];
     const pending: QueuedWorkload[] = [];
-    const refusedNotes: Array<{ entry: IndexedWorkload; message: string }> = [];
+    const refusedNotes: Array<{ entry: IndexedWorkload; message: string; gate: string }> = [];
     for (const entry of this.index.values()) {
       const facts = this.factsOf(entry, parsedQueues);
       const workload = {
@@ -388,9 +402,10 @@ export class QueueAdmission {
         });
       } else if (entry.pending) {
         if (facts.choice.kind === 'unqueued') continue;
-        if (facts.choice.kind === 'refused') refusedNotes.push({ entry, message: facts.choice.message });
+        if (facts.choice.kind === 'refused')
+          refusedNotes.push({ entry, message: facts.choice.message, gate: 'refused' });
         else if (facts.priority.kind === 'refused')
-          refusedNotes.push({ entry, message: facts.priority.message });
+          refusedNotes.push({ entry, message: facts.priority.message, gate: 'refused' });
         else pending.push({ ...workload, queue: facts.choice.queue });
       }
     }
@@ -476,13 +491,12 @@ export class QueueAdmission {
       ...refusedNotes,
       ...[...decision.waiting].flatMap(([uid, verdict]) => {
         const entry = this.index.get(uid);
-        return entry ? [{ entry, message: verdict.message }] : [];
+        return entry ? [{ entry, message: verdict.message, gate: verdict.gate }] : [];
       }),
     ];
-    for (const { entry, message } of notes) {
-      const current = entry.origin.metadata?.annotations?.[unschedulableAnnotation];
-      if (current === message || this.notedWaiting.get(entry.uid) === message) continue;
+    for (const { entry, message, gate } of this.notesToWrite(notes, now)) {
       this.notedWaiting.set(entry.uid, message);
+      this.notedAt.set(entry.uid, { gate, at: now });
       const kind = this.options.kinds.get(entry.kindName)!;
       writes.push(
         this.options.placer
@@ -492,6 +506,7 @@ export class QueueAdmission {
           })
           .catch((err: unknown) => {
             this.notedWaiting.delete(entry.uid);
+            this.notedAt.delete(entry.uid);
             log.warn({ kind: entry.kindName, job: entry.key, err }, 'noting why a workload waits failed');
           }),
       );
@@ -500,6 +515,46 @@ export class QueueAdmission {
     report.statusWritten = await this.writeStatuses(specs, invalid, decision.usage);
     this.updateGauges(specs, decision.usage);
     return report;
+  }
+
+  /**
+   * The waiting reasons to write this cycle: those that changed, a workload with none (or a new
+   * gate) first, a same-gate refresh (only its figures moved) once `noteRefreshMs` has passed
+   * since this replica wrote it; at most `notesPerCycle`. What is left asks for a later cycle.
+   */
+  private notesToWrite<T extends { entry: IndexedWorkload; message: string; gate: string }>(
+    notes: readonly T[],
+    now: number,
+  ): T[] {
+    const budget = this.options.notesPerCycle ?? 100;
+    const refreshMs = this.options.noteRefreshMs ?? 60_000;
+    const fresh: T[] = [];
+    const refresh: T[] = [];
+    let soonest: number | undefined;
+    for (const note of notes) {
+      const { entry, message, gate } = note;
+      const current = entry.origin.metadata?.annotations?.[unschedulableAnnotation];
+      if (current === message || this.notedWaiting.get(entry.uid) === message) continue;
+      const last = this.notedAt.get(entry.uid);
+      // Ours since (the cache may not show it yet) with the same gate: only its figures moved.
+      if (!last || last.gate !== gate) fresh.push(note);
+      else if (now - last.at >= refreshMs) refresh.push(note);
+      else {
+        const wait = refreshMs - (now - last.at);
+        soonest = soonest === undefined ? wait : Math.min(soonest, wait);
+      }
+    }
+    // Refreshes are cheap to defer (the gate is right, a figure is stale): a tenth of the budget.
+    const chosen = [
+      ...fresh.slice(0, budget),
+      ...refresh.slice(
+        0,
+        Math.min(budget - Math.min(budget, fresh.length), Math.max(1, Math.floor(budget / 10))),
+      ),
+    ];
+    if (chosen.length < fresh.length + refresh.length) this.cycleSoon(1_000);
+    else if (soonest !== undefined) this.cycleSoon(soonest);
+    return chosen;
   }
 
   private unassume(uid: string): void {

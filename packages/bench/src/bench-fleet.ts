@@ -101,10 +101,16 @@ export class BenchFleet {
     await this.redis.flushall();
   }
 
-  async createNamespace(name: string, clusters = this.clusters): Promise<void> {
+  async createNamespace(
+    name: string,
+    clusters = this.clusters,
+    labels: Record<string, string> = {},
+  ): Promise<void> {
     await Promise.all(
       clusters.map((c) =>
-        c.core.createNamespace({ body: { metadata: { name, labels: { 'jobrelay.dev/bench': 'true' } } } }),
+        c.core.createNamespace({
+          body: { metadata: { name, labels: { 'jobrelay.dev/bench': 'true', ...labels } } },
+        }),
       ),
     );
   }
@@ -145,6 +151,8 @@ export interface ControllerUnderTest {
   heap(): Promise<HeapReading>;
   /** A counter of the controller's /metrics summed over its labels (after ready()). */
   counter(name: string): Promise<number>;
+  /** The controller's whole /metrics text (after ready()). */
+  metrics(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -168,6 +176,37 @@ function metricSamples(text: string, name: string): number[] {
 /** The sum of every sample of `name` (over all its labels): 0 when there is none. */
 export function metricSum(text: string, name: string): number {
   return metricSamples(text, name).reduce((sum, value) => sum + value, 0);
+}
+
+/**
+ * The q-th quantile (0..1) of a histogram in a Prometheus text exposition, as Prometheus's
+ * histogram_quantile computes it: linear within the bucket it falls in. Undefined without samples.
+ */
+export function histogramQuantile(text: string, name: string, q: number): number | undefined {
+  const buckets = text
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}_bucket{`))
+    .map((line) => ({
+      le: Number(/le="([^"]+)"/.exec(line)?.[1]?.replace('+Inf', 'Infinity')),
+      count: Number(line.slice(line.lastIndexOf(' ') + 1)),
+    }))
+    .sort((a, b) => a.le - b.le);
+  const total = buckets.at(-1)?.count ?? 0;
+  if (total === 0) return undefined;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const bucket of buckets) {
+    if (bucket.count >= rank) {
+      // In the +Inf bucket: the highest finite bound, as Prometheus answers.
+      if (!Number.isFinite(bucket.le)) return lower;
+      const within = bucket.count - below;
+      return within === 0 ? bucket.le : lower + ((bucket.le - lower) * (rank - below)) / within;
+    }
+    lower = bucket.le;
+    below = bucket.count;
+  }
+  return lower;
 }
 
 function metricMiB(text: string, name: string): number {
@@ -251,6 +290,10 @@ export function startBenchController(
     async counter(name: string) {
       if (!url) throw new Error('counter() before ready()');
       return metricSum(await (await fetch(`${url}/metrics`)).text(), name);
+    },
+    async metrics() {
+      if (!url) throw new Error('metrics() before ready()');
+      return (await fetch(`${url}/metrics`)).text();
     },
     async heap() {
       if (!url) throw new Error('heap() before ready()');

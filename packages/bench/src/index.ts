@@ -4,6 +4,7 @@ export * from './bench-jobs.ts';
 export * from './fleet-cpu.ts';
 export * from './job-watch.ts';
 export * from './process-usage.ts';
+export * from './queues.ts';
 export * from './scenarios.ts';
 export * from './soak.ts';
 export * from './statistics.ts';

@@ -26,6 +26,7 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
   /** Namespaces created through `core`, with their labels. */
   readonly createdNamespaces = new Map<string, Record<string, string> | undefined>();
   private readonly failures = new Map<Verb, Error[]>();
+  private readonly holds: Array<{ verb: Verb; name: string; held: Promise<void> }> = [];
   private version = 100;
   private uids = 0;
 
@@ -34,6 +35,26 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
   constructor(name: string, namespaces: string[] = ['team-a']) {
     this.name = name;
     for (const namespace of namespaces) this.namespaces.add(namespace);
+  }
+
+  /**
+   * The next call of `verb` on `name` hangs (as a request on a dead connection would) until the
+   * returned function is called; then it goes on as usual.
+   */
+  holdNext(verb: Verb, name: string): () => void {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.holds.push({ verb, name, held });
+    return release;
+  }
+
+  private async held(verb: Verb, name: string): Promise<void> {
+    const index = this.holds.findIndex((h) => h.verb === verb && h.name === name);
+    if (index < 0) return;
+    const [hold] = this.holds.splice(index, 1);
+    await hold!.held;
   }
 
   /** The next call of `verb` fails with `err` (queued: several calls, several failures). */
@@ -87,6 +108,7 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
 
   async patch(namespace: string, name: string, body: object): Promise<T> {
     this.calls.push(`patch ${namespace}/${name}`);
+    await this.held('patch', name);
     this.fail('patch');
     const current = this.existing(namespace, name);
     const precondition = (body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;

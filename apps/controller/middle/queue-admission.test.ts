@@ -97,7 +97,7 @@ function admissionWorld(
     queues?: KubeObject[];
     world?: ExecutorWorld;
     clock?: TestClock;
-    notes?: Pick<QueueAdmissionOptions, 'notesPerCycle' | 'noteRefreshMs'>;
+    notes?: Pick<QueueAdmissionOptions, 'notesPerCycle' | 'noteRefreshMs' | 'writeWaitMs'>;
   } = {},
 ): AdmissionWorld {
   const world = options.world ?? executorWorld();
@@ -359,6 +359,26 @@ describe('QueueAdmission', () => {
     const report = await a.admission.cycle();
     expect(report?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
     expect(recordOf(a, 'three')).toMatchObject({ queue: 'research' });
+  });
+
+  it('a write that hangs does not hold admission: the cycle goes on, the next one admits', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock, notes: { writeWaitMs: 20 } });
+    for (const [index, name] of ['one', 'two', 'three'].entries())
+      a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    // The note on the one that waits never gets an answer (until released at the end).
+    const release = a.world.management.holdNext('patch', 'three');
+    const first = await a.admission.cycle();
+    expect(first?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
+    a.sync();
+    finish(a, 'one');
+    a.sync();
+    clock.advance(5_000);
+    const second = await a.admission.cycle();
+    expect(second?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
+    expect(recordOf(a, 'three')).toMatchObject({ queue: 'research' });
+    release();
   });
 
   it('the placement task of a queued workload leaves it to admission: nothing written', async () => {

@@ -93,6 +93,12 @@ export interface QueueAdmissionOptions {
    * borrowing) is rewritten at most this often (default 60 s); a new gate at once.
    */
   noteRefreshMs?: number;
+  /**
+   * A cycle waits at most this long for its writes (default 10 s) before the next may run: one
+   * request that hangs (a dead connection under load) must not hold every queue's admission.
+   * What it wrote stays assumed, so the next cycle neither admits nor evicts it twice.
+   */
+  writeWaitMs?: number;
 }
 
 interface ParsedQueues {
@@ -511,9 +517,36 @@ export class QueueAdmission {
           }),
       );
     }
-    await Promise.all(writes);
-    report.statusWritten = await this.writeStatuses(specs, invalid, decision.usage);
     this.updateGauges(specs, decision.usage);
+    const tail = Promise.all(writes).then(async () => {
+      report.statusWritten = await this.writeStatuses(specs, invalid, decision.usage);
+    });
+    let waited: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      tail.then(() => 'written' as const),
+      new Promise<'still writing'>((resolve) => {
+        waited = setTimeout(() => resolve('still writing'), this.options.writeWaitMs ?? 10_000);
+      }),
+    ]);
+    clearTimeout(waited);
+    log.debug(
+      {
+        pending: pending.length,
+        admitted: report.admitted.length,
+        evicted: report.evicted.length,
+        writes: writes.length,
+        outcome,
+      },
+      'admission cycle',
+    );
+    if (outcome === 'still writing') {
+      log.warn(
+        { writes: writes.length, waitedMs: this.options.writeWaitMs ?? 10_000 },
+        'an admission cycle’s writes are still running; the next cycle goes on',
+      );
+      // Its failures are logged where each write is made; nothing more to do when it ends.
+      tail.catch(() => {});
+    }
     return report;
   }
 

@@ -13,7 +13,7 @@ import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { defaultManagedBy, unschedulableAnnotation } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import { eventReasons } from '@jobrelay/planner';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { admissionFunctions } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
@@ -97,7 +97,10 @@ function admissionWorld(
     queues?: KubeObject[];
     world?: ExecutorWorld;
     clock?: TestClock;
-    notes?: Pick<QueueAdmissionOptions, 'notesPerCycle' | 'noteRefreshMs' | 'writeWaitMs'>;
+    notes?: Pick<
+      QueueAdmissionOptions,
+      'notesPerCycle' | 'noteRefreshMs' | 'writeWaitMs' | 'scheduleCycles' | 'debounceMs'
+    >;
   } = {},
 ): AdmissionWorld {
   const world = options.world ?? executorWorld();
@@ -359,6 +362,23 @@ describe('QueueAdmission', () => {
     const report = await a.admission.cycle();
     expect(report?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
     expect(recordOf(a, 'three')).toMatchObject({ queue: 'research' });
+  });
+
+  it('a cycle asked for now is not held back by one scheduled later (a deferred note refresh)', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({
+      queues: [oneCpuQueue()],
+      clock,
+      notes: { scheduleCycles: true, debounceMs: 5 },
+    });
+    // The first cycle (nothing to admit yet) runs; then one is scheduled a minute ahead.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    a.admission.cycleSoon(60_000);
+    // A workload arrives: its event asks for a cycle now, which must not wait for that minute.
+    a.world.management.put(job('one', clock, 10));
+    a.sync();
+    await vi.waitFor(() => expect(recordOf(a, 'one')?.queue).toBe('research'), { timeout: 5_000 });
+    a.admission.stop();
   });
 
   it('a write that hangs does not hold admission: the cycle goes on, the next one admits', async () => {

@@ -172,6 +172,8 @@ export class QueueAdmission {
   /** Per queue: the status last written and when. */
   private readonly writtenStatus = new Map<string, { json: string; at: number }>();
   private wasActive = false;
+  /** When the scheduled cycle (timer) fires, in Date.now() terms. */
+  private timerDue = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<CycleReport | undefined> | undefined;
   private again = false;
@@ -339,7 +341,13 @@ export class QueueAdmission {
   /** Asks for a cycle soon (changes within the debounce cost one). */
   cycleSoon(delayMs = this.options.debounceMs ?? 200): void {
     if (this.options.scheduleCycles === false) return;
-    if (this.stopped || this.timer || !this.options.leading() || !this.wasActive) return;
+    if (this.stopped || !this.options.leading() || !this.wasActive) return;
+    // The earliest asked for wins: a refresh deferred by a minute must not hold back the cycle a
+    // change asks for now (it once did: a reclaim waited 55 s for a note refresh's timer).
+    const due = Date.now() + delayMs;
+    if (this.timer && this.timerDue <= due) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.cycle().catch((err: unknown) => {

@@ -1,4 +1,4 @@
-import { suspendSentAnnotation } from '@jobrelay/mirror';
+import { heldByWorker, suspendRecordUpdate, suspendTransition } from '@jobrelay/mirror';
 import { deadlineUsedSeconds, isSeedApplied, remainingDeadlineSeconds } from './continuation.ts';
 import type { Job, JobCondition, JobSpec } from './job-object.ts';
 
@@ -19,12 +19,6 @@ function intendedSuspend(origin: Job, mirror: Job): boolean {
   return (origin.spec?.suspend ?? false) || !isSeedApplied(mirror);
 }
 
-/** The suspend value last sent to the mirror, as recorded on it; undefined on a mirror built before the record. */
-function sentSuspend(mirror: Job): boolean | undefined {
-  const sent = mirror.metadata?.annotations?.[suspendSentAnnotation];
-  return sent === 'true' ? true : sent === 'false' ? false : undefined;
-}
-
 /**
  * The suspend value to send the mirror, when jobrelay's intent changed since it last sent one
  * (the origin was suspended or resumed, a seed was applied): a transition goes down once. A
@@ -34,18 +28,12 @@ function sentSuspend(mirror: Job): boolean | undefined {
  * jobrelay) is brought to the intent once, and gets the record then.
  */
 export function mirrorSuspendTransition(origin: Job, mirror: Job): boolean | undefined {
-  const intended = intendedSuspend(origin, mirror);
-  const sent = sentSuspend(mirror);
-  if (sent === undefined) return intended !== (mirror.spec?.suspend ?? false) ? intended : undefined;
-  return intended !== sent ? intended : undefined;
+  return suspendTransition(intendedSuspend(origin, mirror), mirror, mirror.spec?.suspend ?? false);
 }
 
 /** The record of the suspend value sent, to write with the mirror's spec patch; undefined when it is current. */
 export function mirrorSuspendRecordUpdate(origin: Job, mirror: Job): Record<string, string> | undefined {
-  const intended = String(intendedSuspend(origin, mirror));
-  return mirror.metadata?.annotations?.[suspendSentAnnotation] === intended
-    ? undefined
-    : { [suspendSentAnnotation]: intended };
+  return suspendRecordUpdate(intendedSuspend(origin, mirror), mirror);
 }
 
 /**
@@ -54,8 +42,8 @@ export function mirrorSuspendRecordUpdate(origin: Job, mirror: Job): Record<stri
  * one), or undefined when it is not held so.
  */
 export function mirrorHeldByWorker(origin: Job, mirror: Job): string | undefined {
-  if (mirror.spec?.suspend !== true || origin.spec?.suspend === true) return undefined;
-  if (sentSuspend(mirror) !== false || !isSeedApplied(mirror)) return undefined;
+  const held = heldByWorker(origin.spec?.suspend === true, mirror, mirror.spec?.suspend === true);
+  if (!held || !isSeedApplied(mirror)) return undefined;
   const suspended: JobCondition | undefined = mirror.status?.conditions?.find(
     (c) => c.type === 'Suspended' && c.status === 'True',
   );

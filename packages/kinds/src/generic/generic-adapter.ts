@@ -5,7 +5,14 @@
 // run against jobrelay here), unless it is exactly a configuration the e2e suite runs against
 // its kind's real controller (verifiedGenericKinds: JobSet).
 import type { PodTemplateSpec } from '@jobrelay/kube';
-import { deepCopy, mirrorIdentityMetadata, suspendSentAnnotation } from '@jobrelay/mirror';
+import {
+  deepCopy,
+  heldByWorker,
+  mirrorIdentityMetadata,
+  suspendRecordUpdate,
+  suspendSent,
+  suspendSentAnnotation,
+} from '@jobrelay/mirror';
 import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { KubeObject, WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
@@ -79,11 +86,6 @@ export function genericAdapter(config: GenericKindConfig) {
   const fields = flowingFields(config);
   const suspendPath = config.suspendField?.slice('spec.'.length);
 
-  /** The suspend value jobrelay last sent the mirror (its record); undefined without one. */
-  const sentSuspend = (mirror: GenericWorkload): boolean | undefined => {
-    const sent = mirror.metadata?.annotations?.[suspendSentAnnotation];
-    return sent === 'true' ? true : sent === 'false' ? false : undefined;
-  };
   const originSuspended = (origin: GenericWorkload) =>
     suspendPath !== undefined && valueAt(origin.spec, suspendPath) === true;
 
@@ -105,7 +107,7 @@ export function genericAdapter(config: GenericKindConfig) {
       let have = valueAt(mirror.spec, path);
       if (path === suspendPath) {
         want = want === true;
-        have = sentSuspend(mirror) ?? have === true;
+        have = suspendSent(mirror) ?? have === true;
       }
       if (agrees(have, want)) continue;
       patch = mergeObjects(patch ?? {}, objectAt(path, deepCopy(want)));
@@ -146,17 +148,12 @@ export function genericAdapter(config: GenericKindConfig) {
     mirrorSpecUpdate,
     mirrorRecordUpdate: (origin: GenericWorkload, mirror: GenericWorkload) => {
       if (suspendPath === undefined) return undefined;
-      const intended = String(originSuspended(origin));
-      return mirror.metadata?.annotations?.[suspendSentAnnotation] === intended
-        ? undefined
-        : { [suspendSentAnnotation]: intended };
+      return suspendRecordUpdate(originSuspended(origin), mirror);
     },
     /** Suspended on its worker though jobrelay last told it to run: the worker's own admission holds it. */
     mirrorHeldByWorker: (origin: GenericWorkload, mirror: GenericWorkload) =>
       suspendPath !== undefined &&
-      valueAt(mirror.spec, suspendPath) === true &&
-      !originSuspended(origin) &&
-      sentSuspend(mirror) === false
+      heldByWorker(originSuspended(origin), mirror, valueAt(mirror.spec, suspendPath) === true)
         ? `its ${config.kind} is suspended there`
         : undefined,
     /**

@@ -2,7 +2,14 @@
 // spec, and the spec changes that flow down.
 
 import type { ObjectMeta } from '@jobrelay/kube';
-import { deepCopy, mirrorIdentityMetadata, suspendSentAnnotation } from '@jobrelay/mirror';
+import {
+  deepCopy,
+  heldByWorker,
+  mirrorIdentityMetadata,
+  suspendRecordUpdate,
+  suspendSentAnnotation,
+  suspendTransition,
+} from '@jobrelay/mirror';
 import { mergePatchTowards } from '../generic/json-values.ts';
 import type { ManagedByPolicy, MirrorBuildContext, WorkloadPods } from '../workload-kind-adapter.ts';
 import { multiKueueManagedBy } from './ray-types.ts';
@@ -57,12 +64,6 @@ interface RayObject {
   spec?: { suspend?: boolean };
 }
 
-/** The suspend value last sent to the mirror, as recorded on it; undefined on a mirror built before the record. */
-function sentSuspend(mirror: RayObject): boolean | undefined {
-  const sent = mirror.metadata?.annotations?.[suspendSentAnnotation];
-  return sent === 'true' ? true : sent === 'false' ? false : undefined;
-}
-
 /**
  * The suspend value to send, when the origin's changed since the last one sent: only the
  * origin's transitions go down, never a standing value over a worker's own admission (Kueue
@@ -70,9 +71,7 @@ function sentSuspend(mirror: RayObject): boolean | undefined {
  * without the record (built by an older jobrelay) is brought to the origin's value once.
  */
 function raySuspendTransition(origin: RayObject, mirror: RayObject): boolean | undefined {
-  const intended = origin.spec?.suspend === true;
-  const sent = sentSuspend(mirror) ?? mirror.spec?.suspend === true;
-  return intended !== sent ? intended : undefined;
+  return suspendTransition(origin.spec?.suspend === true, mirror, mirror.spec?.suspend === true);
 }
 
 /** The record of the suspend value sent, to write with the spec patch; undefined when current. */
@@ -80,10 +79,7 @@ export function raySuspendRecordUpdate(
   origin: RayObject,
   mirror: RayObject,
 ): Record<string, string> | undefined {
-  const intended = String(origin.spec?.suspend === true);
-  return mirror.metadata?.annotations?.[suspendSentAnnotation] === intended
-    ? undefined
-    : { [suspendSentAnnotation]: intended };
+  return suspendRecordUpdate(origin.spec?.suspend === true, mirror);
 }
 
 /**
@@ -96,8 +92,7 @@ export function rayHeldByWorker(
   kind: string,
   state: string | undefined,
 ): string | undefined {
-  if (mirror.spec?.suspend !== true || origin.spec?.suspend === true || sentSuspend(mirror) !== false)
-    return undefined;
+  if (!heldByWorker(origin.spec?.suspend === true, mirror, mirror.spec?.suspend === true)) return undefined;
   return state ? `its ${kind} is suspended there (${state})` : `its ${kind} is suspended there`;
 }
 

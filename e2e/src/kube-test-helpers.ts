@@ -4,6 +4,7 @@ import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
 import { makeClusterApiClients, type PlainJson } from '@jobrelay/kube';
 import { type Identity, openSandbox, type Sandbox } from '@jobrelay/sandbox';
 import {
+  ApiException,
   BatchV1Api,
   CoreV1Api,
   KubeConfig,
@@ -113,6 +114,20 @@ export async function statusCodeOf(call: Promise<unknown>): Promise<number | und
     if (typeof code === 'number') return code;
     throw err;
   }
+}
+
+/** The apiserver's refusal of a call that must fail: its HTTP code and the Status message. */
+export async function refusal(call: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await call;
+  } catch (err) {
+    if (err instanceof ApiException) {
+      const body = typeof err.body === 'string' ? (JSON.parse(err.body) as { message?: string }) : err.body;
+      return { code: err.code, message: String((body as { message?: string })?.message ?? '') };
+    }
+    throw err;
+  }
+  throw new Error('the apiserver accepted it');
 }
 
 export async function eventually<T>(

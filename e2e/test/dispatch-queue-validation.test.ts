@@ -4,9 +4,9 @@
 // (parseDispatchQueue) fills in, and the status the controller writes is kept whole.
 import { parseDispatchQueue } from '@jobrelay/admission';
 import { mergePatch } from '@jobrelay/kube';
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { statusCodeOf, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
+import { refusal, statusCodeOf, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
 
 let custom: CustomObjectsApi;
 const created: string[] = [];
@@ -25,20 +25,6 @@ afterAll(async () => {
 
 function dispatchQueue(name: string, spec: Record<string, unknown>) {
   return { apiVersion: 'jobrelay.dev/v1alpha1', kind: 'DispatchQueue', metadata: { name }, spec };
-}
-
-/** The apiserver's refusal: its HTTP code and the Status message. */
-async function refusal(call: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ApiException) {
-      const body = typeof err.body === 'string' ? (JSON.parse(err.body) as { message?: string }) : err.body;
-      return { code: err.code, message: String((body as { message?: string })?.message ?? '') };
-    }
-    throw err;
-  }
-  throw new Error('the apiserver accepted it');
 }
 
 const cpu = [{ name: 'cpu', nominalQuota: 4 }];

@@ -2,10 +2,10 @@
 // CEL rules in deploy/crds), with a message that says what to fix, and nothing is stored: not on
 // create, and not on an update of a good one (it stays as it was).
 import { mergePatch } from '@jobrelay/kube';
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
-import { statusCodeOf, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
+import { refusal, statusCodeOf, testSandbox, uniqueName } from '../src/kube-test-helpers.ts';
 
 let fleet: Fleet;
 let custom: CustomObjectsApi;
@@ -23,20 +23,6 @@ afterAll(async () => {
 
 function workerCluster(name: string, spec: Record<string, unknown>) {
   return { apiVersion: 'jobrelay.dev/v1alpha1', kind: 'WorkerCluster', metadata: { name }, spec };
-}
-
-/** The apiserver's refusal: its HTTP code and the Status message. */
-async function refusal(call: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ApiException) {
-      const body = typeof err.body === 'string' ? (JSON.parse(err.body) as { message?: string }) : err.body;
-      return { code: err.code, message: String((body as { message?: string })?.message ?? '') };
-    }
-    throw err;
-  }
-  throw new Error('the apiserver accepted it');
 }
 
 const secretRef = { kubeconfigSecretRef: { name: 'worker-x' } };

@@ -87,6 +87,8 @@ interface AdmissionWorld {
   admission: QueueAdmission;
   kind: AdmittedKind;
   statuses: Array<{ name: string; status: DispatchQueueStatus }>;
+  /** Workloads admission handed back to their reconcile (`released`), as `kind namespace/name`. */
+  released: string[];
   /** The origin cache catches up with the management cluster, its events reaching placer and admission. */
   sync(): void;
   stored(name: string): Job;
@@ -110,6 +112,7 @@ function admissionWorld(
   const priorityClasses: KubeObject[] = [];
   const priorityLookup = new CachedPriorityClasses(() => priorityClasses);
   const statuses: AdmissionWorld['statuses'] = [];
+  const released: string[] = [];
   const kind: AdmittedKind = {
     adapter: batchJobAdapter,
     managedBy: defaultManagedBy,
@@ -156,6 +159,7 @@ function admissionWorld(
     metrics: world.metrics.queues,
     // No timer fires in these tests: every cycle is the test's own call.
     scheduleCycles: false,
+    released: (kindName, key) => void released.push(`${kindName} ${key}`),
     ...options.notes,
   });
   const sync = () => {
@@ -187,6 +191,7 @@ function admissionWorld(
     admission,
     kind,
     statuses,
+    released,
     sync,
     stored: (name) => world.management.get('team-a', name)!,
   };
@@ -407,8 +412,54 @@ describe('QueueAdmission', () => {
     a.world.management.put(job('one', clock, 10));
     a.sync();
     const task = { namespace: 'team-a', name: 'one', uid: 'uid-one', kind: 'job' };
-    expect(await a.placer.place(task, 0)).toBe('unschedulable');
+    // Its task ends (no delayed retry per waiting workload): the cycle places it.
+    expect(await a.placer.place(task, 0)).toBe('queued');
     expect(a.world.management.calls).toEqual([]);
+    expect(a.released).toEqual([]);
+  });
+
+  it('a workload left to its queue is handed back to its reconcile when its queue goes', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    for (const name of ['one', 'two', 'three']) a.world.management.put(job(name, clock, 10));
+    a.sync();
+    const task = (name: string) => ({ namespace: 'team-a', name, uid: `uid-${name}`, kind: 'job' });
+    // 'one' and 'two' were left to the queue by their tasks; 'three' never had its task run.
+    expect(await a.placer.place(task('one'), 0)).toBe('queued');
+    expect(await a.placer.place(task('two'), 0)).toBe('queued');
+    a.queues.length = 0;
+    a.admission.factsChanged();
+    expect(a.released.sort()).toEqual(['job team-a/one', 'job team-a/two']);
+    // Handed back once: their tasks now place them as without queues.
+    a.admission.factsChanged();
+    expect(a.released).toHaveLength(2);
+    expect(await a.placer.place(task('one'), 0)).toBe('placed');
+  });
+
+  it('a queue that no longer selects its namespace hands its waiting workloads back (the cycle sees it)', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    for (const [i, name] of ['one', 'two', 'three'].entries())
+      a.world.management.put(job(name, clock, 10 - i));
+    a.sync();
+    expect((await a.admission.cycle())?.admitted).toHaveLength(2);
+    a.sync();
+    const three = { namespace: 'team-a', name: 'three', uid: 'uid-three', kind: 'job' };
+    expect(await a.placer.place(three, 0)).toBe('queued');
+    // Another queue (for team b only) stays, so admission stays on; this one now selects nothing here.
+    a.queues.splice(
+      0,
+      1,
+      dispatchQueue('research', {
+        namespaceSelector: { matchLabels: { team: 'b' } },
+        resources: [{ name: 'cpu', nominalQuota: '1' }],
+      }),
+    );
+    a.admission.factsChanged();
+    expect(a.released).toEqual([]);
+    await a.admission.cycle();
+    expect(a.released).toEqual(['job team-a/three']);
+    expect(await a.placer.place(three, 0)).toBe('placed');
   });
 
   it('no DispatchQueue: placement as before, admission does nothing', async () => {

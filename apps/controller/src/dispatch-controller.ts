@@ -291,7 +291,15 @@ export class DispatchController {
       kind: 'DispatchQueue',
       path: '/apis/jobrelay.dev/v1alpha1/dispatchqueues',
       log,
-      onEvent: () => this.admission.factsChanged(),
+      // Its own status writes (every few seconds while admitting) change nothing admission reads.
+      onEvent: (event) => {
+        if (
+          event.type === 'upsert' &&
+          event.previous?.metadata?.generation === event.object.metadata?.generation
+        )
+          return;
+        this.admission.factsChanged();
+      },
     });
     this.priorityClasses = new ResilientInformer<KubeObject>({
       name: 'priority classes',
@@ -308,6 +316,8 @@ export class DispatchController {
     this.priorityLookup = new CachedPriorityClasses(() => this.priorityClasses.list());
     this.admission = new QueueAdmission({
       kinds: this.kinds,
+      // Its queue let go of it: its reconcile enqueues its placement again.
+      released: (kindName, key) => this.reconciles.add(originKey(kindName, key)),
       placer: this.placer,
       queues: this.dispatchQueues,
       priorityClasses: this.priorityLookup,

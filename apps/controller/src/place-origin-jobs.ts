@@ -184,8 +184,11 @@ export class OriginPlacer {
       throw new Error(`namespace ${task.namespace} is not in the cache yet; retrying`);
     // Its queue's admission places it, with quota reserved: this task only waits for it.
     if (this.options.admissionGate?.(kind, origin)) {
+      // The task ends here: a delayed retry per waiting workload, each promoted on every
+      // capacity change, cost more than the whole admission (10,000 waiting: moveToDelayed
+      // storms). The admission cycle places it, or hands it back (QueueAdmission.released).
       this.log.debug({ kind: adapter.name, job: key }, 'queued: left to its queue’s admission');
-      return 'unschedulable';
+      return 'queued';
     }
     const request = placementRequestFor(origin, previous, this.placementSettings(), adapter, (o) =>
       this.demandOf({ workload: o, facts: adapter }),

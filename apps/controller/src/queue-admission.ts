@@ -99,6 +99,12 @@ export interface QueueAdmissionOptions {
    * What it wrote stays assumed, so the next cycle neither admits nor evicts it twice.
    */
   writeWaitMs?: number;
+  /**
+   * A workload this replica left to its queue (`isQueued` said so, and its placement task ended)
+   * is no longer queued: its queue went, or no longer selects its namespace. Its reconcile must
+   * enqueue its placement again.
+   */
+  released?(kindName: string, key: string): void;
 }
 
 interface ParsedQueues {
@@ -171,6 +177,10 @@ export class QueueAdmission {
   private readonly notedAt = new Map<string, { gate: string; at: number }>();
   /** Per queue: the status last written and when. */
   private readonly writtenStatus = new Map<string, { json: string; at: number }>();
+  /** The DispatchQueues parsed as of `factsVersion` (parsing every queue per call cost more than admission). */
+  private parsed: { version: number; queues: ParsedQueues } | undefined;
+  /** Pending workloads whose placement task ended on `isQueued`: their queue owns them (see `released`). */
+  private readonly leftToQueue = new Map<string, { kindName: string; key: string }>();
   private wasActive = false;
   /** When the scheduled cycle (timer) fires, in Date.now() terms. */
   private timerDue = 0;
@@ -204,7 +214,12 @@ export class QueueAdmission {
     const active = this.active;
     // The first queue: the index is built from the caches (it is not kept while there are none).
     if (active && !this.wasActive) this.rebuild();
-    if (!active) this.index.clear();
+    if (!active) {
+      this.index.clear();
+      // The last queue went: what waited on one is placed as without queues.
+      for (const { kindName, key } of this.leftToQueue.values()) this.options.released?.(kindName, key);
+      this.leftToQueue.clear();
+    }
     this.wasActive = active;
     this.cycleSoon();
   }
@@ -227,6 +242,7 @@ export class QueueAdmission {
       return;
     }
     this.index.set(uid, after);
+    if (!after.pending) this.leftToQueue.delete(uid);
     // The cache shows what was assumed: the record now says it.
     if (after.admitted || !after.pending) this.assumedAdmissions.delete(uid);
     if (after.admitted?.evicting || !after.admitted) this.assumedEvictions.delete(uid);
@@ -252,6 +268,7 @@ export class QueueAdmission {
     if (!entry) return false;
     const facts = this.factsOf(entry, this.parsedQueues());
     if (facts.choice.kind === 'unqueued') return false;
+    this.leftToQueue.set(uid, { kindName: entry.kindName, key: entry.key });
     this.cycleSoon();
     return true;
   }
@@ -262,6 +279,7 @@ export class QueueAdmission {
     this.assumedEvictions.delete(uid);
     this.notedWaiting.delete(uid);
     this.notedAt.delete(uid);
+    this.leftToQueue.delete(uid);
   }
 
   private rebuild(): void {
@@ -328,6 +346,7 @@ export class QueueAdmission {
 
   /** Every DispatchQueue parsed: the usable specs, and the others with their object (for their status). */
   private parsedQueues(): ParsedQueues {
+    if (this.parsed?.version === this.factsVersion) return this.parsed.queues;
     const specs: QueueSpec[] = [];
     const invalid = new Map<string, { queue: InvalidQueue; object: KubeObject }>();
     for (const object of this.options.queues.list()) {
@@ -335,7 +354,8 @@ export class QueueAdmission {
       if (parsed.kind === 'ok') specs.push(parsed.spec);
       else invalid.set(parsed.name, { queue: parsed, object });
     }
-    return { specs, invalid };
+    this.parsed = { version: this.factsVersion, queues: { specs, invalid } };
+    return this.parsed.queues;
   }
 
   /** Asks for a cycle soon (changes within the debounce cost one). */
@@ -415,7 +435,10 @@ export class QueueAdmission {
           admittedAt: assumed.at,
         });
       } else if (entry.pending) {
-        if (facts.choice.kind === 'unqueued') continue;
+        if (facts.choice.kind === 'unqueued') {
+          if (this.leftToQueue.delete(entry.uid)) this.options.released?.(entry.kindName, entry.key);
+          continue;
+        }
         if (facts.choice.kind === 'refused')
           refusedNotes.push({ entry, message: facts.choice.message, gate: 'refused' });
         else if (facts.priority.kind === 'refused')
@@ -620,7 +643,8 @@ export class QueueAdmission {
       ]),
       ...[...invalid].map(([name, { queue, object }]): [string, DispatchQueueStatus] => [
         name,
-        invalidStatus(queue.problems, object, now),
+        // The cached object, not the parse's: its status moves without a new parse.
+        invalidStatus(queue.problems, objects.get(name) ?? object, now),
       ]),
     ];
     const written: string[] = [];

@@ -15,7 +15,8 @@ export interface PlacementTask {
   kind: string;
 }
 
-export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable';
+/** `queued`: its queue's admission places it (the task ends, as for `not-needed`). */
+export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable' | 'queued';
 
 export interface PlacementQueueOptions {
   /** One Redis, its Sentinels, or a Redis Cluster (redis-connection.ts). */

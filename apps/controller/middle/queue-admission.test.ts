@@ -406,6 +406,37 @@ describe('QueueAdmission', () => {
     release();
   });
 
+  it('reasons still being written hold no admission and count against the next cycle’s budget', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock, notes: { notesPerCycle: 2 } });
+    const names = ['one', 'two', 'three', 'four', 'five', 'six'];
+    for (const [index, name] of names.entries()) a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    // Neither reason of this cycle gets an answer until released.
+    const releases = [
+      a.world.management.holdNext('patch', 'three'),
+      a.world.management.holdNext('patch', 'four'),
+    ];
+    // As the scheduler runs it: the decisions' writes only (the default wait would be 10 s).
+    const first = await a.admission.cycle({ followUp: false });
+    expect(first?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
+    expect(first?.noted).toEqual([]);
+    a.sync();
+    finish(a, 'one');
+    a.sync();
+    const second = await a.admission.cycle({ followUp: false });
+    // Admitted although two reasons hang; no new reason: the two in flight take the budget.
+    expect(second?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
+    expect(a.world.management.calls.filter((c) => c.startsWith('patch') && /\/(five|six)$/.test(c))).toEqual(
+      [],
+    );
+    for (const release of releases) release();
+    await vi.waitFor(() => expect(first?.noted.map((x) => x.uid).sort()).toEqual(['uid-four', 'uid-three']));
+    a.sync();
+    const third = await a.admission.cycle();
+    expect(third?.noted.map((x) => x.uid).sort()).toEqual(['uid-five', 'uid-six']);
+  });
+
   it('the placement task of a queued workload leaves it to admission: nothing written', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });

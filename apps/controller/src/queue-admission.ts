@@ -179,13 +179,17 @@ export class QueueAdmission {
   private readonly writtenStatus = new Map<string, { json: string; at: number }>();
   /** The DispatchQueues parsed as of `factsVersion` (parsing every queue per call cost more than admission). */
   private parsed: { version: number; queues: ParsedQueues } | undefined;
+  /** Waiting reasons being written (a cycle does not wait for them): they count against the budget. */
+  private notesInFlight = 0;
+  /** The queue statuses being written, if any (one round at a time). */
+  private statusRound: Promise<string[]> | undefined;
   /** Pending workloads whose placement task ended on `isQueued`: their queue owns them (see `released`). */
   private readonly leftToQueue = new Map<string, { kindName: string; key: string }>();
   private wasActive = false;
   /** When the scheduled cycle (timer) fires, in Date.now() terms. */
   private timerDue = 0;
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<CycleReport | undefined> | undefined;
+  private running: Promise<{ report: CycleReport; followUp: Promise<void> } | undefined> | undefined;
   private again = false;
   private stopped = false;
 
@@ -370,7 +374,8 @@ export class QueueAdmission {
     this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.cycle().catch((err: unknown) => {
+      // The scheduler waits for a cycle's decisions only: reasons and statuses follow on their own.
+      void this.cycle({ followUp: false }).catch((err: unknown) => {
         this.options.log.warn({ err }, 'admission cycle failed; retrying');
         this.cycleSoon(1_000);
       });
@@ -379,16 +384,20 @@ export class QueueAdmission {
 
   /**
    * One admission cycle (leader only); cycles never overlap: one asked for while another runs
-   * follows it. Resolves with what it did (undefined when it did nothing).
+   * follows it. Resolves with what it did (undefined when it did nothing), once its admissions
+   * and evictions are written and, unless `followUp` is false, its waiting reasons and queue
+   * statuses too (each wait bounded by `writeWaitMs`).
    */
-  async cycle(): Promise<CycleReport | undefined> {
+  async cycle({ followUp = true }: { followUp?: boolean } = {}): Promise<CycleReport | undefined> {
     if (this.running) {
       this.again = true;
-      return this.running;
+      return (await this.running)?.report;
     }
     this.running = this.runCycle();
     try {
-      return await this.running;
+      const ran = await this.running;
+      if (ran && followUp) await this.boundedWait(ran.followUp, 'reasons and statuses');
+      return ran?.report;
     } finally {
       this.running = undefined;
       if (this.again) {
@@ -398,7 +407,7 @@ export class QueueAdmission {
     }
   }
 
-  private async runCycle(): Promise<CycleReport | undefined> {
+  private async runCycle(): Promise<{ report: CycleReport; followUp: Promise<void> } | undefined> {
     if (!this.options.leading() || !this.wasActive) return undefined;
     const { functions, clock, log, metrics } = this.options;
     const report: CycleReport = { admitted: [], evicted: [], noted: [], statusWritten: [] };
@@ -531,12 +540,79 @@ export class QueueAdmission {
         return entry ? [{ entry, message: verdict.message, gate: verdict.gate }] : [];
       }),
     ];
-    for (const { entry, message, gate } of this.notesToWrite(notes, now)) {
+    // Chosen now (so the next cycle does not choose them again), written once the decisions are.
+    const chosenNotes = this.notesToWrite(notes, now);
+    for (const { entry, message, gate } of chosenNotes) {
       this.notedWaiting.set(entry.uid, message);
       this.notedAt.set(entry.uid, { gate, at: now });
-      const kind = this.options.kinds.get(entry.kindName)!;
-      writes.push(
-        this.options.placer
+    }
+    this.notesInFlight += chosenNotes.length;
+    this.updateGauges(specs, decision.usage);
+    const decided = Promise.all(writes);
+    // Admissions first: a cycle's hundred reasons and twenty statuses once held every admission
+    // behind them (the next cycle waited for all its writes). They follow the decisions' writes,
+    // and the next cycle does not wait for them.
+    const followUp = decided
+      .catch(() => {})
+      .then(() =>
+        Promise.all([
+          this.writeNotes(chosenNotes, report),
+          this.writeStatusRound(specs, invalid, decision.usage).then((written) => {
+            report.statusWritten = written;
+          }),
+        ]),
+      )
+      .then(() => {});
+    const outcome = await this.boundedWait(decided, 'admissions and evictions');
+    log.debug(
+      {
+        pending: pending.length,
+        admitted: report.admitted.length,
+        evicted: report.evicted.length,
+        writes: writes.length,
+        notes: chosenNotes.length,
+        outcome,
+      },
+      'admission cycle',
+    );
+    return { report, followUp };
+  }
+
+  /**
+   * Waits for `writes` at most `writeWaitMs` (default 10 s): one request that hangs (a dead
+   * connection under load) must not hold every queue's admission. What was written stays
+   * assumed, so the next cycle neither admits nor evicts it twice.
+   */
+  private async boundedWait(writes: Promise<unknown>, what: string): Promise<'written' | 'still writing'> {
+    const waitMs = this.options.writeWaitMs ?? 10_000;
+    let waited: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      writes.then(
+        () => 'written' as const,
+        () => 'written' as const,
+      ),
+      new Promise<'still writing'>((resolve) => {
+        waited = setTimeout(() => resolve('still writing'), waitMs);
+      }),
+    ]);
+    clearTimeout(waited);
+    if (outcome === 'still writing')
+      // Their failures are logged where each write is made; nothing more to do when they end.
+      this.options.log.warn(
+        { waitedMs: waitMs, what },
+        'an admission cycle’s writes are still running; going on',
+      );
+    return outcome;
+  }
+
+  private async writeNotes(
+    notes: ReadonlyArray<{ entry: IndexedWorkload; message: string }>,
+    report: CycleReport,
+  ): Promise<void> {
+    await Promise.all(
+      notes.map(({ entry, message }) => {
+        const kind = this.options.kinds.get(entry.kindName)!;
+        return this.options.placer
           .writeOn(kind, entry.origin, [{ type: 'note-waiting', message }])
           .then(() => {
             report.noted.push({ uid: entry.uid, message });
@@ -544,41 +620,33 @@ export class QueueAdmission {
           .catch((err: unknown) => {
             this.notedWaiting.delete(entry.uid);
             this.notedAt.delete(entry.uid);
-            log.warn({ kind: entry.kindName, job: entry.key, err }, 'noting why a workload waits failed');
-          }),
-      );
-    }
-    this.updateGauges(specs, decision.usage);
-    const tail = Promise.all(writes).then(async () => {
-      report.statusWritten = await this.writeStatuses(specs, invalid, decision.usage);
-    });
-    let waited: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      tail.then(() => 'written' as const),
-      new Promise<'still writing'>((resolve) => {
-        waited = setTimeout(() => resolve('still writing'), this.options.writeWaitMs ?? 10_000);
+            this.options.log.warn(
+              { kind: entry.kindName, job: entry.key, err },
+              'noting why a workload waits failed',
+            );
+          })
+          .finally(() => {
+            this.notesInFlight -= 1;
+          });
       }),
-    ]);
-    clearTimeout(waited);
-    log.debug(
-      {
-        pending: pending.length,
-        admitted: report.admitted.length,
-        evicted: report.evicted.length,
-        writes: writes.length,
-        outcome,
-      },
-      'admission cycle',
     );
-    if (outcome === 'still writing') {
-      log.warn(
-        { writes: writes.length, waitedMs: this.options.writeWaitMs ?? 10_000 },
-        'an admission cycle’s writes are still running; the next cycle goes on',
-      );
-      // Its failures are logged where each write is made; nothing more to do when it ends.
-      tail.catch(() => {});
+  }
+
+  /** One round of queue status writes at a time; a cycle meanwhile leaves them to a later one. */
+  private writeStatusRound(
+    specs: readonly QueueSpec[],
+    invalid: ParsedQueues['invalid'],
+    usage: ReadonlyMap<string, QueueUsage>,
+  ): Promise<string[]> {
+    if (this.statusRound) {
+      this.cycleSoon(this.options.statusIntervalMs ?? 2_000);
+      return Promise.resolve([]);
     }
-    return report;
+    const round = this.writeStatuses(specs, invalid, usage).finally(() => {
+      this.statusRound = undefined;
+    });
+    this.statusRound = round;
+    return round;
   }
 
   /**
@@ -590,7 +658,8 @@ export class QueueAdmission {
     notes: readonly T[],
     now: number,
   ): T[] {
-    const budget = this.options.notesPerCycle ?? 100;
+    // Those still being written count: a slow apiserver gets no more than the budget at once.
+    const budget = Math.max(0, (this.options.notesPerCycle ?? 100) - this.notesInFlight);
     const refreshMs = this.options.noteRefreshMs ?? 60_000;
     const fresh: T[] = [];
     const refresh: T[] = [];
@@ -648,6 +717,7 @@ export class QueueAdmission {
       ]),
     ];
     const written: string[] = [];
+    const writes: Promise<void>[] = [];
     let soonest: number | undefined;
     for (const [name, status] of desired) {
       const json = JSON.stringify(comparable(status));
@@ -659,14 +729,21 @@ export class QueueAdmission {
         soonest = soonest === undefined ? wait : Math.min(soonest, wait);
         continue;
       }
-      try {
-        await this.options.writeQueueStatus(name, status);
-        this.writtenStatus.set(name, { json, at: now });
-        written.push(name);
-      } catch (err) {
-        this.options.log.warn({ queue: name, err }, 'writing a DispatchQueue status failed');
-      }
+      // All at once: twenty queues one after another took seconds on a busy apiserver.
+      writes.push(
+        this.options.writeQueueStatus(name, status).then(
+          () => {
+            this.writtenStatus.set(name, { json, at: now });
+            written.push(name);
+          },
+          (err: unknown) => {
+            this.options.log.warn({ queue: name, err }, 'writing a DispatchQueue status failed');
+          },
+        ),
+      );
     }
+    await Promise.all(writes);
+    written.sort();
     for (const name of this.writtenStatus.keys()) if (!objects.has(name)) this.writtenStatus.delete(name);
     if (soonest !== undefined) this.cycleSoon(soonest);
     return written;

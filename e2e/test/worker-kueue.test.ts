@@ -3,8 +3,9 @@
 // for their local users. Three 500m Jobs naming its LocalQueue are created directly on that
 // worker, then the same three are dispatched through jobrelay, pinned there: Kueue admits two,
 // holds the third suspended until quota frees, and jobrelay must leave that hold alone (never
-// resume it over the worker's quota), say on the origin that it waits on the worker's queue,
-// and end each origin as the same Job ended directly.
+// resume it over the worker's quota), say on the origin that it waits on the worker's queue in
+// Kueue's own words (those of the Workload Kueue made for the direct Job that waited), and end
+// each origin as the same Job ended directly.
 import { clusterPinAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { startKueueOnWorker, type WorkerKueue } from '@jobrelay/sandbox';
 import { CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
@@ -206,6 +207,47 @@ afterAll(async () => {
   await kueue?.stop();
 });
 
+/** One QuotaReserved condition of a Kueue Workload, as seen while sampling. */
+interface QuotaSeen {
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/** Samples the Kueue Workloads of a namespace on the worker: every distinct QuotaReserved condition seen. */
+function watchWorkloads(namespace: string): { stop(): Promise<QuotaSeen[]> } {
+  const custom = workerClients.kubeConfig.makeApiClient(CustomObjectsApi);
+  const seen = new Map<string, QuotaSeen>();
+  let stopped = false;
+  const sampling = (async () => {
+    while (!stopped) {
+      const list = (await custom.listNamespacedCustomObject({
+        group: 'kueue.x-k8s.io',
+        version: 'v1beta2',
+        namespace,
+        plural: 'workloads',
+      })) as { items: Array<{ status?: { conditions?: Array<Record<string, string>> } }> };
+      for (const workload of list.items) {
+        const quota = workload.status?.conditions?.find((c) => c.type === 'QuotaReserved');
+        if (!quota) continue;
+        const one = { status: quota.status!, reason: quota.reason!, message: quota.message! };
+        seen.set(JSON.stringify(one), one);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await sampling;
+      return [...seen.values()].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    },
+  };
+}
+
+/** What Kueue said of the Workloads it held (QuotaReserved False). */
+const held = (seen: QuotaSeen[]): QuotaSeen[] => seen.filter((q) => q.status === 'False');
+
 /** Finished Jobs' statuses, times masked, in a stable order: which of the three waited is up to Kueue. */
 function finalStatuses(
   jobs: Array<{ metadata?: { name?: string; namespace?: string }; status?: unknown }>,
@@ -230,8 +272,11 @@ async function stoppedEvents(namespace: string): Promise<string[]> {
 
 describe('a worker running Kueue: its admission is a second gate, never fought', () => {
   let direct: V1Job[] = [];
+  /** The QuotaReserved conditions of the direct Jobs' Workloads. */
+  let directQuota: QuotaSeen[] = [];
 
   it('the same three Jobs created directly on the worker wait for admission and each run once', async () => {
+    const workloads = watchWorkloads(namespaces.direct);
     await Promise.all(
       jobNames.map((name) =>
         workerClients.batch.createNamespacedJob({
@@ -243,6 +288,14 @@ describe('a worker running Kueue: its admission is a second gate, never fought',
     direct = await Promise.all(
       jobNames.map((name) => waitForFinishedJob(workerClients, namespaces.direct, name)),
     );
+    directQuota = await workloads.stop();
+    console.log(`[worker-kueue] the direct Jobs' Workloads said: ${JSON.stringify(directQuota)}`);
+    // One of the three waited for quota, and Kueue said why on its Workload.
+    expect(held(directQuota)).toContainEqual({
+      status: 'False',
+      reason: 'Pending',
+      message: `couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ${clusterQueue}-flavor, ${jobMillicpu}m more needed`,
+    });
     await sampler!.settle();
     for (const job of direct) {
       const pods = sampler!.report().podsOfJob(job.metadata!.uid!);
@@ -255,6 +308,7 @@ describe('a worker running Kueue: its admission is a second gate, never fought',
   });
 
   it('dispatched through jobrelay, they wait on the worker’s queue, run once within its quota, and end as the direct run', async () => {
+    const mirrorWorkloads = watchWorkloads(namespaces.dispatched);
     const origins = await Promise.all(
       jobNames.map((name) =>
         fleet.management.batch.createNamespacedJob({
@@ -279,13 +333,33 @@ describe('a worker running Kueue: its admission is a second gate, never fought',
       },
       { timeoutMs: 180_000, intervalMs: 200 },
     );
+    const mirrorQuota = await mirrorWorkloads.stop();
+    console.log(`[worker-kueue] origin notes seen: ${JSON.stringify([...waitNotes])}`);
+    console.log(`[worker-kueue] the mirrors' Workloads said: ${JSON.stringify(mirrorQuota)}`);
 
-    // A held origin said it waits on the worker's own queue, with the worker's reason.
-    expect([...waitNotes]).toContainEqual(
-      expect.stringMatching(
-        new RegExp(`^held suspended by ${worker}'s own admission: its Job is suspended there`),
-      ),
-    );
+    // The mirror Kueue held had a Workload that said what the direct Job's said, field by field.
+    expect(held(mirrorQuota)).toEqual(held(directQuota));
+    // A held origin said it waits on the worker's own queue, in Kueue's words: those of its
+    // mirror's Workload, the same as the direct Job's.
+    const prefix = `held suspended by ${worker}'s own admission (Kueue: `;
+    const kueueSaid = [...waitNotes]
+      .filter((note) => note.startsWith(prefix) && note.endsWith(')'))
+      .map((note) => note.slice(prefix.length, -1));
+    expect(kueueSaid.length, `notes: ${JSON.stringify([...waitNotes])}`).toBeGreaterThan(0);
+    expect(held(directQuota).map((q) => q.message)).toEqual(expect.arrayContaining(kueueSaid));
+    // Nothing else was said than Kueue's words, or (before its Workload was read) the mirror's own.
+    for (const note of waitNotes)
+      expect(note).toMatch(
+        new RegExp(`^held suspended by ${worker}'s own admission( \\(Kueue: |: its Job is suspended there)`),
+      );
+    // And the Event HeldByWorker carries them too.
+    const heldEvents = (
+      await fleet.management.core.listNamespacedEvent({ namespace: namespaces.dispatched })
+    ).items
+      .filter((e) => e.reason === 'HeldByWorker')
+      .map((e) => e.message ?? '');
+    console.log(`[worker-kueue] HeldByWorker Events: ${JSON.stringify(heldEvents)}`);
+    expect(heldEvents).toEqual(expect.arrayContaining(kueueSaid.map((said) => `${prefix}${said})`)));
     // The note goes once the worker admits it.
     for (const job of finished) expect(job.metadata?.annotations?.[unschedulableAnnotation]).toBeUndefined();
 

@@ -12,6 +12,7 @@ import {
 } from '@jobrelay/sandbox';
 import {
   AuthenticationV1Api,
+  AuthorizationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -156,6 +157,35 @@ describe('the registered worker identity', () => {
       expect(await statusCodeOf(core.readNamespace({ name: 'default' }))).toBe(403);
       // And what it grants works: the node list capacity needs.
       expect((await core.listNode()).items.length).toBeGreaterThan(0);
+      // The optional rule for a worker's own Kueue: its Workloads read, never written.
+      const may = async (verb: string) =>
+        (
+          await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+            body: {
+              apiVersion: 'authorization.k8s.io/v1',
+              kind: 'SelfSubjectAccessReview',
+              spec: { resourceAttributes: { group: 'kueue.x-k8s.io', resource: 'workloads', verb } },
+            },
+          })
+        ).status?.allowed === true;
+      expect(
+        Object.fromEntries(
+          await Promise.all(
+            ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'].map(
+              async (verb) => [verb, await may(verb)] as const,
+            ),
+          ),
+        ),
+        worker.name,
+      ).toEqual({
+        get: true,
+        list: true,
+        watch: false,
+        create: false,
+        update: false,
+        patch: false,
+        delete: false,
+      });
     }
   });
 

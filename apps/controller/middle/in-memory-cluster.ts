@@ -74,6 +74,41 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
     return structuredClone(stored);
   }
 
+  /**
+   * Its Kueue, as far as the controller reads it: `absent` (no Workload API: 404 on every
+   * version, as kube-apiserver answers for a resource it does not serve), `forbidden` (403, the
+   * identity lacks the optional rule), or `installed` (v1beta2 served, the Workloads below).
+   */
+  kueue: 'absent' | 'forbidden' | 'installed' = 'absent';
+  /** Kueue's Workloads there (installed only). */
+  readonly workloads: KubeObject[] = [];
+
+  /** A LIST of Kueue Workloads in `namespace` by one `key=value` label selector, answered as the apiserver would. */
+  async listWorkloads(request: {
+    version: string;
+    namespace: string;
+    labelSelector: string;
+  }): Promise<unknown> {
+    const { version, namespace, labelSelector } = request;
+    this.calls.push(`list workloads.${version} ${namespace}?${labelSelector}`);
+    if (this.kueue === 'forbidden')
+      throw apiError(
+        403,
+        'Forbidden',
+        `workloads.kueue.x-k8s.io is forbidden: User "system:serviceaccount:jobrelay-system:jobrelay-dispatcher" cannot list resource "workloads" in API group "kueue.x-k8s.io" in the namespace "${namespace}"`,
+      );
+    if (this.kueue === 'absent' || version !== 'v1beta2')
+      throw apiError(404, 'NotFound', 'the server could not find the requested resource');
+    const [label, value] = labelSelector.split('=');
+    return {
+      apiVersion: 'kueue.x-k8s.io/v1beta2',
+      kind: 'WorkloadList',
+      items: this.workloads.filter(
+        (w) => w.metadata?.namespace === namespace && w.metadata?.labels?.[label!] === value,
+      ),
+    };
+  }
+
   get(namespace: string, name: string): T | undefined {
     const found = this.objects.get(`${namespace}/${name}`);
     return found ? structuredClone(found) : undefined;

@@ -7,7 +7,7 @@
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import type { InformerEvent } from '@jobrelay/kube';
-import { placementAnnotation } from '@jobrelay/mirror';
+import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { formatPlacementRecord, type PlacementRecord, sealSubjectOf } from '@jobrelay/placement';
 import { deletionRetryMs, eventReasons } from '@jobrelay/planner';
 import { describe, expect, it } from 'vitest';
@@ -18,13 +18,14 @@ import {
   record,
 } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { OriginReconciler } from '../src/origin-reconciler.ts';
-import { executorWorld, TestClock } from './executor-harness.ts';
-import { apiError, type InMemoryCluster } from './in-memory-cluster.ts';
+import { WorkerAdmissionReasons } from '../src/worker-admission-reasons.ts';
+import { executorWorld, silentLog, TestClock } from './executor-harness.ts';
+import { apiError, InMemoryCluster } from './in-memory-cluster.ts';
 
 const key = 'job/team-a/train';
 const objectName = 'team-a/train';
 
-function reconcilerWorld() {
+function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   const clock = new TestClock();
   let reconciler!: OriginReconciler;
   const world = executorWorld({
@@ -45,6 +46,17 @@ function reconcilerWorld() {
   const lags: number[] = [];
   /** Runs after each execution, before the reconcile plans again: a watch event arriving just then. */
   const afterExecute: { hook?: () => void } = {};
+  const enqueue = (k: string, opts: { first?: boolean; afterMs?: number } = {}) =>
+    enqueued.push({ key: k, ...opts });
+  // What the worker's Kueue says, through the worker's client (here: the in-memory worker's answer).
+  const workerAdmission = options.workerAdmission
+    ? new WorkerAdmissionReasons({
+        listWorkloads: (cluster, request) => world.workers.get(cluster)?.listWorkloads(request),
+        clock,
+        enqueue,
+        log: silentLog,
+      })
+    : undefined;
   reconciler = new OriginReconciler({
     kinds: new Map([
       [
@@ -82,10 +94,11 @@ function reconcilerWorld() {
     plannerConfig: config,
     recordKeys: world.keys,
     clock,
-    enqueue: (k, options = {}) => enqueued.push({ key: k, ...options }),
+    enqueue,
     leading: () => true,
     statusCoalesceMs: 100,
     statusLag: (seconds) => lags.push(seconds),
+    ...(workerAdmission ? { workerAdmission } : {}),
   });
 
   /** The origin watch delivers the management cluster's current version (an upsert). */
@@ -127,6 +140,7 @@ function reconcilerWorld() {
     world,
     clock,
     reconciler,
+    workerAdmission,
     originCache,
     mirrorCaches,
     enqueued,
@@ -375,6 +389,195 @@ describe('OriginReconciler', () => {
       expect(r.reconciler.sizes.deletedOrigins).toBe(0);
       // The old origin's mirror is stale for the new one (another origin UID): deleted as an orphan.
       expect(worker.objects.size).toBe(0);
+    });
+  });
+
+  describe('a mirror its worker’s own Kueue holds suspended: the origin says why in Kueue’s words', () => {
+    const insufficient =
+      "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 500m more needed";
+    const mirrorsOwn =
+      "held suspended by worker-1's own admission: its Job is suspended there (JobSuspended: Job suspended)";
+    const kueueNote = `held suspended by worker-1's own admission (Kueue: ${insufficient})`;
+    /** Answers a read started by the reconcile (an in-process promise), as the worker would. */
+    const answered = () => new Promise((resolve) => setImmediate(resolve));
+
+    /** Placed on worker-1 and mirrored there; Kueue's webhook suspended the mirror at creation. */
+    async function heldOnWorker1(kueue: InMemoryCluster['kueue']) {
+      const r = reconcilerWorld({ workerAdmission: true });
+      const worker = r.world.workers.get('worker-1')!;
+      worker.kueue = kueue;
+      r.placeOnWorker1();
+      await r.reconciler.reconcile(key);
+      r.deliverOrigin();
+      const created = worker.get('team-a', 'train')!;
+      const held = worker.put({
+        ...created,
+        spec: { ...created.spec!, suspend: true },
+        status: {
+          conditions: [
+            { type: 'Suspended', status: 'True', reason: 'JobSuspended', message: 'Job suspended' },
+          ],
+        },
+      });
+      r.deliverMirror();
+      r.enqueued.length = 0;
+      const reads = () => worker.calls.filter((call) => call.startsWith('list workloads'));
+      const note = () =>
+        r.world.management.get('team-a', 'train')!.metadata?.annotations?.[unschedulableAnnotation];
+      /** The mirror changes on the worker (its version moves): its watch delivers it. */
+      const mirrorChanged = () => {
+        worker.put(worker.get('team-a', 'train')!);
+        r.deliverMirror();
+      };
+      return { r, worker, held, reads, note, mirrorChanged };
+    }
+
+    function kueueWorkload(jobUid: string, message: string): KubeObject {
+      return {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'Workload',
+        metadata: {
+          name: 'job-train-1a2b3',
+          namespace: 'team-a',
+          labels: { 'kueue.x-k8s.io/job-uid': jobUid },
+          ownerReferences: [
+            { apiVersion: 'batch/v1', kind: 'Job', name: 'train', uid: jobUid, controller: true },
+          ],
+        },
+        status: { conditions: [{ type: 'QuotaReserved', status: 'False', reason: 'Pending', message }] },
+      } as KubeObject;
+    }
+
+    it('one read, not awaited; its answer reconciles the origin, whose note and Event carry Kueue’s message', async () => {
+      const { r, worker, held, reads, note } = await heldOnWorker1('installed');
+      worker.workloads.push(kueueWorkload(held.metadata!.uid!, insufficient));
+      // The reconcile does not wait for the read: the mirror's own reason first.
+      let release!: () => void;
+      const listed = worker.listWorkloads.bind(worker);
+      worker.listWorkloads = async (request) => {
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return listed(request);
+      };
+      await r.reconciler.reconcile(key);
+      expect(note()).toBe(mirrorsOwn);
+      expect(r.enqueued).toEqual([]);
+      release();
+      await answered();
+      expect(reads()).toEqual([`list workloads.v1beta2 team-a?kueue.x-k8s.io/job-uid=${held.metadata!.uid}`]);
+      // The answer asks for a reconcile now, and another while the mirror stays held.
+      expect(r.enqueued).toEqual([{ key }, { key, afterMs: 30_000 }]);
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      expect(note()).toBe(kueueNote);
+      const held2 = r.world.events.filter((e) => e.reason === eventReasons.heldByWorker).map((e) => e.note);
+      expect(held2).toEqual([mirrorsOwn, kueueNote]);
+      expect(reads()).toHaveLength(1);
+    });
+
+    it('one read per mirror version, at most one every 2 s, and again every 30 s while held; none once it runs', async () => {
+      const { r, worker, held, reads, note, mirrorChanged } = await heldOnWorker1('installed');
+      worker.workloads.push(kueueWorkload(held.metadata!.uid!, insufficient));
+      await r.reconciler.reconcile(key);
+      await answered();
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      r.deliverOrigin();
+      expect(note()).toBe(kueueNote);
+      expect(reads()).toHaveLength(1);
+      // The mirror changes within 2 s of the read: no read. Past 2 s: one.
+      r.clock.advance(1_000);
+      mirrorChanged();
+      await r.reconciler.reconcile(key);
+      await r.reconciler.reconcile(key);
+      expect(reads()).toHaveLength(1);
+      r.clock.advance(1_000);
+      await r.reconciler.reconcile(key);
+      await answered();
+      expect(reads()).toHaveLength(2);
+      // Quiet: nothing until 30 s after the last read; then Kueue's new words reach the note.
+      const workload = worker.workloads[0] as { status: { conditions: Array<{ message: string }> } };
+      workload.status.conditions[0]!.message = insufficient.replace('500m', '250m');
+      r.clock.advance(29_999);
+      await r.reconciler.reconcile(key);
+      expect(reads()).toHaveLength(2);
+      r.clock.advance(1);
+      await r.reconciler.reconcile(key);
+      await answered();
+      expect(reads()).toHaveLength(3);
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      expect(note()).toBe(kueueNote.replace('500m', '250m'));
+      // No new Event for a changed message: one for the hold, one when Kueue's words came.
+      expect(r.world.events.filter((e) => e.reason === eventReasons.heldByWorker)).toHaveLength(2);
+      // Admitted: the mirror runs; the note goes, nothing is kept, nothing read any more.
+      r.deliverOrigin();
+      worker.put({
+        ...worker.get('team-a', 'train')!,
+        spec: { ...held.spec!, suspend: false },
+        status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
+      });
+      r.deliverMirror();
+      await r.reconciler.reconcile(key);
+      expect(note()).toBeUndefined();
+      expect(r.workerAdmission!.size).toBe(0);
+      r.clock.advance(60_000);
+      mirrorChanged();
+      await r.reconciler.reconcile(key);
+      expect(reads()).toHaveLength(3);
+    });
+
+    it.each([
+      ['absent', 'no Workload API: 404 on each version', ['v1beta2', 'v1beta1']],
+      ['forbidden', 'the optional rule not granted: 403', ['v1beta2']],
+    ] as const)(
+      'Kueue %s (%s): the mirror’s own reason, silently, and no read for 10 minutes',
+      async (kueue, _why, versions) => {
+        const { r, reads, note, mirrorChanged } = await heldOnWorker1(kueue);
+        await r.reconciler.reconcile(key);
+        await answered();
+        expect(reads().map((call) => call.split(' ')[1])).toEqual(versions.map((v) => `workloads.${v}`));
+        expect(note()).toBe(mirrorsOwn);
+        expect(r.enqueued).toEqual([]);
+        // Mirror changes and reconciles for the next 10 minutes ask nothing of the worker.
+        for (let minute = 1; minute < 10; minute++) {
+          r.clock.advance(60_000);
+          mirrorChanged();
+          r.deliverOrigin();
+          await r.reconciler.reconcile(key);
+          await answered();
+        }
+        expect(reads()).toHaveLength(versions.length);
+        expect(note()).toBe(mirrorsOwn);
+        expect(r.world.events.filter((e) => e.reason === eventReasons.heldByWorker)).toHaveLength(1);
+        // Then it is asked again, once (Kueue may have been installed, the rule granted).
+        r.clock.advance(60_000);
+        await r.reconciler.reconcile(key);
+        await answered();
+        expect(reads()).toHaveLength(2 * versions.length);
+      },
+    );
+
+    it('a failed read (a worker that does not answer) keeps the mirror’s reason and is tried again later', async () => {
+      const { r, worker, held, reads, note } = await heldOnWorker1('installed');
+      worker.listWorkloads = async () => {
+        throw apiError(503, 'ServiceUnavailable');
+      };
+      await r.reconciler.reconcile(key);
+      await answered();
+      expect(note()).toBe(mirrorsOwn);
+      expect(r.enqueued).toEqual([{ key, afterMs: 2_000 }]);
+      worker.listWorkloads = InMemoryCluster.prototype.listWorkloads.bind(worker);
+      worker.workloads.push(kueueWorkload(held.metadata!.uid!, insufficient));
+      r.clock.advance(2_000);
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      await answered();
+      expect(reads()).toHaveLength(1);
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      expect(note()).toBe(kueueNote);
     });
   });
 });

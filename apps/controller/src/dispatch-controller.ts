@@ -36,6 +36,7 @@ import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginReconciler } from './origin-reconciler.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
 import { QueueAdmission } from './queue-admission.ts';
+import { WorkerAdmissionReasons } from './worker-admission-reasons.ts';
 import { createdNamespaceLabels, WorkerNamespaceLabels } from './worker-namespace-labels.ts';
 
 export interface DispatchControllerOptions {
@@ -248,6 +249,28 @@ export class DispatchController {
       statusWritten: (kind, origin) => this.reconciler.statusWritten(kind, objectKey(origin)),
       log,
     });
+    const enqueueReconcile = (
+      key: string,
+      { first = false, afterMs }: { first?: boolean; afterMs?: number } = {},
+    ) => {
+      if (afterMs !== undefined) this.reconciles.addAfter(key, afterMs);
+      else this.reconciles.add(key, first);
+    };
+    // A held mirror's reason, in the worker's Kueue's own words: one LIST of its Workloads
+    // through the worker's own client (its rate limit, its timeouts), never awaited.
+    const workerAdmission = new WorkerAdmissionReasons({
+      listWorkloads: (cluster, { version, namespace, labelSelector }) =>
+        this.registry.get(cluster)?.clients.custom.listNamespacedCustomObject({
+          group: 'kueue.x-k8s.io',
+          version,
+          namespace,
+          plural: 'workloads',
+          labelSelector,
+        }),
+      clock: this.clock,
+      enqueue: enqueueReconcile,
+      log,
+    });
     this.reconciler = new OriginReconciler({
       kinds: this.kinds,
       clusters: (kind) => this.registry.mirrorCaches(kind),
@@ -258,13 +281,11 @@ export class DispatchController {
       plannerConfig: this.plannerConfig,
       recordKeys: options.recordKeys,
       clock: this.clock,
-      enqueue: (key, { first = false, afterMs } = {}) => {
-        if (afterMs !== undefined) this.reconciles.addAfter(key, afterMs);
-        else this.reconciles.add(key, first);
-      },
+      enqueue: enqueueReconcile,
       leading: () => this.leading,
       statusCoalesceMs: config.statusCoalesceMs,
       statusLag: (seconds) => this.metrics.statusLag.observe(seconds),
+      workerAdmission,
     });
     this.placer = new OriginPlacer({
       kinds: this.kinds,

@@ -13,6 +13,7 @@ import { originKey, splitOriginKey } from './dispatched-kinds.ts';
 import type { ReconcileResult } from './keyed-work-queue.ts';
 import type { OriginExecutor, WorkerTarget } from './origin-executor.ts';
 import { OwnOriginWrites } from './own-origin-writes.ts';
+import type { WorkerAdmissionReasons } from './worker-admission-reasons.ts';
 import { WrittenPlacements } from './written-placements.ts';
 
 /** How long a created mirror is taken as existing while its cluster's cache does not show it. */
@@ -53,6 +54,12 @@ export interface OriginReconcilerOptions {
   statusCoalesceMs: number;
   /** A mirror change reached its origin's status this many seconds after it was seen. */
   statusLag?: (seconds: number) => void;
+  /**
+   * What a worker's own admission (its Kueue) says of a mirror it holds suspended, read from
+   * the worker while it is held, never awaited (`WorkerAdmissionReasons`); without it the
+   * origin shows the mirror's own reason.
+   */
+  workerAdmission?: Pick<WorkerAdmissionReasons, 'reasonFor' | 'forget'>;
 }
 
 /**
@@ -258,12 +265,39 @@ export class OriginReconciler {
   ): OriginSnapshot<KubeObject> {
     const clusters = this.clusterSnapshots(kind.adapter.name, objectName);
     if (!origin || origin.metadata?.deletionTimestamp) {
+      this.options.workerAdmission?.forget(key);
       return { kind: 'gone', key, uid: origin?.metadata?.uid ?? this.deletedOrigins.get(key), clusters };
     }
     this.deletedOrigins.delete(key);
     const placement = placementRecordOf(origin, this.options.recordKeys);
     this.checkFences(kind, origin, placement, clusters);
+    this.readWorkerAdmission(kind, key, origin, placement, clusters);
     return { kind: 'present', key, origin, placement, clusters };
+  }
+
+  /**
+   * While the mirror on the cluster the record names is held suspended by that worker's own
+   * admission (the kind's rule, `mirrorHeldByWorker`), what that admission says of it, as known
+   * now (a read of it is started when due, not awaited); forgotten once it is not held.
+   */
+  private readWorkerAdmission(
+    kind: ReconciledKind,
+    key: string,
+    origin: KubeObject,
+    placement: ParsedPlacement,
+    clusters: ClusterSnapshot<KubeObject>[],
+  ): void {
+    const reasons = this.options.workerAdmission;
+    if (!reasons) return;
+    const cluster = placement.kind === 'ok' ? placement.record.cluster : undefined;
+    const here = cluster === undefined ? undefined : clusters.find((c) => c.name === cluster);
+    const mirror = here?.active ? here.mirror : undefined;
+    if (!here || !mirror || kind.adapter.mirrorHeldByWorker?.(origin, mirror) === undefined) {
+      reasons.forget(key);
+      return;
+    }
+    const said = reasons.reasonFor(key, here.name, mirror);
+    if (said !== undefined) here.workerAdmission = said;
   }
 
   /**

@@ -74,6 +74,10 @@ export const clusterPermissions: readonly WorkerPermission[] = [
   ...grant('', 'pods', ['list', 'watch'], { required: ['list', 'watch'] }),
   // Pod logs of dispatched workloads, for the admin API.
   ...grant('', 'pods/log', ['get'], { required: [] }),
+  // Optional, read-only: the worker's own Kueue's Workloads, read (list by label) only while it
+  // holds a mirror suspended, so the origin says why in Kueue's words. Without it (or without
+  // Kueue) the origin shows the mirror's own reason.
+  ...grant('kueue.x-k8s.io', 'workloads', ['get', 'list'], { required: [] }),
 ];
 
 /**

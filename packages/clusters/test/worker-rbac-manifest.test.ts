@@ -116,6 +116,12 @@ describe('deploy/worker', () => {
       workerPermissions.find((p) => p.resource === 'namespaces' && p.verb === 'get')?.resourceNames,
     ).toEqual(['kube-system']);
     expect(has('', 'pods/log', 'get')).toBe(true);
+    // A worker's own Kueue's Workloads: read only, and optional (a worker without Kueue, or
+    // whose admin leaves the rule out, is still Active).
+    expect(workerPermissions.filter((p) => p.group === 'kueue.x-k8s.io')).toEqual([
+      { group: 'kueue.x-k8s.io', resource: 'workloads', verb: 'get', required: false },
+      { group: 'kueue.x-k8s.io', resource: 'workloads', verb: 'list', required: false },
+    ]);
     // Nothing that writes pods or reads Secrets.
     expect(
       workerPermissions.filter((p) => p.resource === 'pods' && !['list', 'watch'].includes(p.verb)),

@@ -164,7 +164,9 @@ export interface WorkloadKindAdapter<T extends KubeObject = KubeObject> {
    * Why the worker's own admission (a Kueue there, or any controller that suspends workloads
    * for its quota) holds the mirror suspended while its origin is not suspended: the worker's
    * reason as the mirror shows it; undefined when it is not held. The origin then says it waits
-   * on that worker's queue, and jobrelay leaves the hold alone.
+   * on that worker's queue, and jobrelay leaves the hold alone. While it is held the controller
+   * also reads the worker's Kueue Workload for the mirror, whatever its kind, and says Kueue's
+   * reason instead when it can (apps/controller/src/worker-admission-reasons.ts).
    */
   mirrorHeldByWorker?(origin: T, mirror: T): string | undefined;
   /**

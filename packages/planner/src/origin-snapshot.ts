@@ -30,6 +30,13 @@ export interface ClusterSnapshot<T extends KubeObject = KubeObject> {
    * the record names while its mirror is missing, undefined when it would take it.
    */
   fenced?: string;
+  /**
+   * What the worker's own admission says of the mirror it holds suspended, in its own words
+   * and naming itself (`Kueue: couldn't assign flavors to pod set main: ...`), read from the
+   * worker while the mirror is held; undefined when not read (yet), or when the worker has no
+   * such admission jobrelay may read. It then says why in place of the mirror's own reason.
+   */
+  workerAdmission?: string;
 }
 
 /** Everything one reconcile of one origin decides from, read from caches at one instant. */

@@ -252,7 +252,7 @@ export function planOrigin<T extends KubeObject>(
   return [
     ...actions,
     ...statusFromMirror(adapter, origin, mirror, record, now),
-    ...heldByWorkerNote(adapter, origin, mirror, here.name),
+    ...heldByWorkerNote(adapter, origin, mirror, here.name, here.workerAdmission),
   ];
 }
 
@@ -260,23 +260,27 @@ export function planOrigin<T extends KubeObject>(
  * A worker's own admission is a second gate, never fought: while it holds the mirror
  * suspended (the origin is not), the origin says it waits on that worker's queue, with the
  * worker's reason, where a wait for a cluster is said (annotation and Event); the note goes
- * once the worker lets it run. A placed origin carries no other such note (placing it removed
- * the wait for a cluster).
+ * once the worker lets it run. The reason is the worker admission's own (`admission`, a
+ * Kueue's Workload message) when it was read, else the one the mirror shows. A placed origin
+ * carries no other such note (placing it removed the wait for a cluster).
  */
 function heldByWorkerNote<T extends KubeObject>(
   adapter: WorkloadKindAdapter<T>,
   origin: T,
   mirror: T,
   cluster: string,
+  admission: string | undefined,
 ): Action<T>[] {
   const because = adapter.mirrorHeldByWorker?.(origin, mirror);
   const noted = origin.metadata?.annotations?.[unschedulableAnnotation];
   if (because === undefined) return noted === undefined ? [] : [{ type: 'note-waiting', message: null }];
   const prefix = `held suspended by ${cluster}'s own admission`;
-  const message = `${prefix}: ${because}`;
+  const message = admission === undefined ? `${prefix}: ${because}` : `${prefix} (${admission})`;
   if (noted === message) return [];
-  // One Event per hold: the reason may grow once the worker's controller says more.
-  const firstNote = !noted?.startsWith(prefix);
+  // One Event per hold, and one more when the admission's own reason first arrives (it is read
+  // from the worker after the hold is seen): the reason may still grow or change, in the note.
+  const firstNote =
+    !noted?.startsWith(prefix) || (admission !== undefined && !noted.startsWith(`${prefix} (`));
   return [
     { type: 'note-waiting', message },
     ...(firstNote ? [event('Normal', eventReasons.heldByWorker, 'Sync', message)] : []),

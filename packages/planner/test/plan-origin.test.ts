@@ -793,6 +793,50 @@ describe('6. sync', () => {
       expect(reasons(again)).toEqual([]);
     });
 
+    it('says why in the worker admission’s own words once they are read, with one more Event then', () => {
+      const kueue =
+        "Kueue: couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 500m more needed";
+      const withKueue = `held suspended by worker-1's own admission (${kueue})`;
+      // Noted first with the mirror's reason (the Workload not read yet): the note and one more Event.
+      const origin = withNote(originJob({ status: { conditions: [heldSince] } }), note);
+      const actions = plan(
+        present(origin, record(), [
+          cluster('worker-1', { mirror: heldMirror(origin), workerAdmission: kueue }),
+        ]),
+      );
+      expect(only(actions, 'note-waiting')).toEqual([{ type: 'note-waiting', message: withKueue }]);
+      expect(reasons(actions)).toEqual(['HeldByWorker']);
+      expect(only(actions, 'record-event')[0]!.note).toBe(withKueue);
+      // Kueue's message changes (less quota missing): the note follows, no new Event.
+      const noted = withNote(originJob({ status: { conditions: [heldSince] } }), withKueue);
+      const changed = kueue.replace('500m', '250m');
+      const again = plan(
+        present(noted, record(), [
+          cluster('worker-1', { mirror: heldMirror(noted), workerAdmission: changed }),
+        ]),
+      );
+      expect(only(again, 'note-waiting')).toEqual([
+        { type: 'note-waiting', message: `held suspended by worker-1's own admission (${changed})` },
+      ]);
+      expect(reasons(again)).toEqual([]);
+      // Read before the first note: one note, one Event, both with Kueue's words.
+      const fresh = originJob();
+      const first = plan(
+        present(fresh, record(), [
+          cluster('worker-1', { mirror: heldMirror(fresh), workerAdmission: kueue }),
+        ]),
+      );
+      expect(only(first, 'note-waiting')).toEqual([{ type: 'note-waiting', message: withKueue }]);
+      expect(only(first, 'record-event').map((e) => e.note)).toEqual([withKueue]);
+      // Not held: whatever was read says nothing.
+      const running = plan(
+        present(noted, record(), [
+          cluster('worker-1', { mirror: mirrorOf(noted, { status: { active: 1 } }), workerAdmission: kueue }),
+        ]),
+      );
+      expect(only(running, 'note-waiting')).toEqual([{ type: 'note-waiting', message: null }]);
+    });
+
     it('removes the note once the worker lets it run', () => {
       const origin = withNote(originJob(), note);
       const admitted = mirrorOf(origin, { status: running });

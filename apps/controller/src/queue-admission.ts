@@ -131,6 +131,8 @@ export interface IndexedWorkload {
   pending: boolean;
   /** Its record as last read (for an eviction: written over). */
   record?: PlacementRecord;
+  /** Its creationTimestamp, parsed once (every cycle orders by it). */
+  createdAt: number;
   /** Queue choice, priority and demand, as of `factsVersion` (queues, classes and namespaces change them). */
   facts?: { version: number; choice: QueueChoice; priority: WorkloadPriority; demand: Resources };
 }
@@ -245,6 +247,9 @@ export class QueueAdmission {
       if (before) this.cycleSoon();
       return;
     }
+    // Its queue, priority and demand follow from its spec, labels and namespace: a status or
+    // annotation change (most events, such as its own waiting reason) keeps them.
+    if (before?.facts && sameFactsInputs(before.origin, after.origin)) after.facts = before.facts;
     this.index.set(uid, after);
     if (!after.pending) this.leftToQueue.delete(uid);
     // The cache shows what was assumed: the record now says it.
@@ -303,7 +308,14 @@ export class QueueAdmission {
     const parsed = placementRecordOf(origin, this.options.recordKeys);
     const record = parsed.kind === 'ok' ? parsed.record : undefined;
     const finished = kind.adapter.isFinished(origin);
-    const base = { kindName: kind.adapter.name, key: `${namespace}/${name}`, uid, origin, record };
+    const base = {
+      kindName: kind.adapter.name,
+      key: `${namespace}/${name}`,
+      uid,
+      origin,
+      record,
+      createdAt: createdAtOf(origin),
+    };
     if (record?.cluster && record.queue && !finished) {
       const placedAt = record.placedAt ? Date.parse(record.placedAt) : Number.NaN;
       return {
@@ -312,7 +324,7 @@ export class QueueAdmission {
         admitted: {
           cluster: record.cluster,
           queue: record.queue,
-          admittedAt: Number.isNaN(placedAt) ? createdAtOf(origin) : placedAt,
+          admittedAt: Number.isNaN(placedAt) ? base.createdAt : placedAt,
           evicting: record.preempted !== undefined,
           record,
         },
@@ -423,7 +435,7 @@ export class QueueAdmission {
         label: `${entry.kindName} ${entry.key}`,
         namespace: entry.origin.metadata!.namespace!,
         priority: facts.priority.kind === 'ok' ? facts.priority.priority : 0,
-        createdAt: createdAtOf(entry.origin),
+        createdAt: entry.createdAt,
         demand: facts.demand,
       };
       const assumed = this.assumedAdmissions.get(entry.uid);
@@ -486,8 +498,7 @@ export class QueueAdmission {
             (outcome) => {
               report.admitted.push({ uid: admit.uid, cluster: admit.cluster, queue: admit.queue, outcome });
               if (outcome === 'placed') {
-                const since =
-                  waitingSince(entry.origin, entry.record)?.getTime() ?? createdAtOf(entry.origin);
+                const since = waitingSince(entry.origin, entry.record)?.getTime() ?? entry.createdAt;
                 metrics?.admissionWaitSeconds.observe(
                   { queue: admit.queue },
                   Math.max(0, now - since) / 1000,
@@ -796,6 +807,16 @@ export class QueueAdmission {
 function createdAtOf(origin: KubeObject): number {
   const at = Date.parse(origin.metadata?.creationTimestamp ?? '');
   return Number.isNaN(at) ? 0 : at;
+}
+
+/** Whether what decides a workload's facts is unchanged: its spec (generation) and labels. */
+function sameFactsInputs(a: KubeObject, b: KubeObject): boolean {
+  const labels = (o: KubeObject) => JSON.stringify(o.metadata?.labels ?? {});
+  return (
+    a.metadata?.generation !== undefined &&
+    a.metadata.generation === b.metadata?.generation &&
+    labels(a) === labels(b)
+  );
 }
 
 function sameAdmission(a: IndexedWorkload, b: IndexedWorkload): boolean {

@@ -471,9 +471,19 @@ function markOrderWaits(queue: QueueState, waiting: Verdicts): void {
 
 function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
   const { cohort, spec } = queue;
+  // Thousands waiting share a handful of messages (by blocking resource, and whether the cohort
+  // is what holds them): each is formatted once.
+  const messages = new Map<string, string>();
   for (const entry of queue.outOfQuota) {
     if (waiting.has(entry.workload.uid)) continue;
     const i = Math.max(0, blockingResource(queue, queue.used, cohort.aboveGuaranteed, entry.held));
+    const byCohort = cohort.inCohort && queue.used[i]! + entry.held[i]! <= queue.ceiling[i]!;
+    const key = `${i}:${byCohort}`;
+    const known = messages.get(key);
+    if (known !== undefined) {
+      waiting.set(entry.workload.uid, verdict(entry, 'quota', known));
+      continue;
+    }
     const resource = cohort.resources[i]!;
     const format = (value: number) => formatResourceAmount(resource, value);
     const nominal = queue.nominal[i]!;
@@ -483,12 +493,11 @@ function explainQuotaWaits(queue: QueueState, waiting: Verdicts): void {
       ? ` (borrowing ${format(Math.max(0, used - nominal))} of ${Number.isFinite(ceiling) ? format(ceiling - nominal) : 'unlimited'} allowed)`
       : '';
     // Under its own ceiling, what holds it is the cohort: its lenders have nothing left to lend.
-    const held = entry.held[i]!;
-    const pooled =
-      cohort.inCohort && used + held <= ceiling
-        ? `; cohort ${spec.cohort} has ${format(Math.max(0, cohort.pool[i]! - cohort.aboveGuaranteed[i]!))} of ${format(cohort.pool[i]!)} left to lend`
-        : '';
+    const pooled = byCohort
+      ? `; cohort ${spec.cohort} has ${format(Math.max(0, cohort.pool[i]! - cohort.aboveGuaranteed[i]!))} of ${format(cohort.pool[i]!)} left to lend`
+      : '';
     const message = `queue ${spec.name}: ${resource} ${format(used)}/${format(nominal)} in use${borrowing}${pooled}`;
+    messages.set(key, message);
     waiting.set(entry.workload.uid, verdict(entry, 'quota', message));
   }
 }

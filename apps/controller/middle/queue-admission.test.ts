@@ -443,10 +443,21 @@ describe('QueueAdmission', () => {
     a.world.management.put(job('one', clock, 10));
     a.sync();
     const task = { namespace: 'team-a', name: 'one', uid: 'uid-one', kind: 'job' };
+    expect(a.admission.holds('uid-one')).toBe(false);
     // Its task ends (no delayed retry per waiting workload): the cycle places it.
     expect(await a.placer.place(task, 0)).toBe('queued');
     expect(a.world.management.calls).toEqual([]);
     expect(a.released).toEqual([]);
+    // Its queue holds it: its reconcile enqueues no task for it (until the queues change).
+    expect(a.admission.holds('uid-one')).toBe(true);
+    a.admission.factsChanged();
+    expect(a.admission.holds('uid-one')).toBe(false);
+    expect(await a.placer.place(task, 0)).toBe('queued');
+    expect(a.admission.holds('uid-one')).toBe(true);
+    // Admitted: no longer held.
+    await a.admission.cycle();
+    a.sync();
+    expect(a.admission.holds('uid-one')).toBe(false);
   });
 
   it('a workload left to its queue is handed back to its reconcile when its queue goes', async () => {

@@ -240,7 +240,14 @@ export class DispatchController {
         return here ? createdNamespaceLabels(options.originId, here.metadata?.labels) : undefined;
       },
       events: this.events,
-      queue: this.queue,
+      queue: {
+        // A workload its queue already holds needs no placement task: each of its events (its
+        // own waiting reason among them) would run one that only says so again.
+        enqueue: async (task) => {
+          if (this.admission.holds(task.uid)) return;
+          await this.queue.enqueue(task);
+        },
+      },
       forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
       mirrorCreated: (kind, cluster, mirror) =>
         this.reconciler.mirrorCreated(kind, cluster, mirror, objectKey(mirror)),

@@ -282,6 +282,17 @@ export class QueueAdmission {
     return true;
   }
 
+  /**
+   * Whether this workload is left to its queue (its placement task ended on `isQueued`) and its
+   * queue still takes it as of the current queues: its reconcile need not enqueue a placement.
+   */
+  holds(uid: string): boolean {
+    if (!this.wasActive || !this.leftToQueue.has(uid)) return false;
+    const entry = this.index.get(uid);
+    if (!entry?.pending || entry.facts?.version !== this.factsVersion) return false;
+    return entry.facts.choice.kind !== 'unqueued';
+  }
+
   private forget(uid: string): void {
     this.index.delete(uid);
     this.assumedAdmissions.delete(uid);

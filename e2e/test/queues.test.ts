@@ -4,13 +4,18 @@
 // completes without running a completed index again; after the controller is killed and
 // restarted, the queue's usage is what the placement records say.
 
-import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  originUidLabel,
+  placementAnnotation,
+  placementAttemptAnnotation,
+  unschedulableAnnotation,
+} from '@jobrelay/mirror';
 import type { PlacementRecord } from '@jobrelay/placement';
 import { CustomObjectsApi, SchedulingV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
-import { type FleetSampler, startFleetSampler } from '../src/fleet-sampler.ts';
+import { type FleetSampler, jobControllerUidLabel, startFleetSampler } from '../src/fleet-sampler.ts';
 import {
   createTestNamespace,
   dispatcherManagedBy,
@@ -92,6 +97,54 @@ function sampleAdmitted(): { stop(): Promise<number> } {
       running = false;
       await loop;
       return most;
+    },
+  };
+}
+
+/**
+ * Lists every worker's mirrors and pods of this namespace every 150 ms until stopped: per
+ * sample, which origins had a mirror there (by origin UID and attempt) and which had pods (by
+ * the mirror's UID), to tell whether two workloads' pods ever existed at once.
+ */
+function sampleWorkers(): {
+  stop(): Promise<
+    Array<{ at: number; mirrors: Set<string>; podsOf: Set<string>; mirrorUids: Map<string, string> }>
+  >;
+} {
+  const samples: Array<{
+    at: number;
+    mirrors: Set<string>;
+    podsOf: Set<string>;
+    mirrorUids: Map<string, string>;
+  }> = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const at = Date.now();
+      const mirrors = new Set<string>();
+      const podsOf = new Set<string>();
+      const mirrorUids = new Map<string, string>();
+      for (const clients of fleet.workers.values()) {
+        const [jobs, pods] = await Promise.all([
+          clients.batch.listNamespacedJob({ namespace, labelSelector: originUidLabel }),
+          clients.core.listNamespacedPod({ namespace, labelSelector: jobControllerUidLabel }),
+        ]);
+        for (const job of jobs.items) {
+          const mirror = `${job.metadata!.labels![originUidLabel]}#${job.metadata?.annotations?.[placementAttemptAnnotation]}`;
+          mirrors.add(mirror);
+          mirrorUids.set(job.metadata!.uid!, mirror);
+        }
+        for (const pod of pods.items) podsOf.add(pod.metadata!.labels![jobControllerUidLabel]!);
+      }
+      samples.push({ at, mirrors, podsOf, mirrorUids });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return samples;
     },
   };
 }
@@ -178,6 +231,7 @@ describe('DispatchQueue admission', () => {
       const job = await fleet.management.batch.readNamespacedJob({ name: lowName, namespace });
       return job.status?.completedIndexes ? job : undefined;
     });
+    const watching = sampleWorkers();
     const high = await createJob(uniqueName('urgent'), { runSeconds: 3, priority: true });
     const preempted = await eventually('the low Job preempted', async () => {
       const job = await fleet.management.batch.readNamespacedJob({ name: lowName, namespace });
@@ -192,6 +246,23 @@ describe('DispatchQueue admission', () => {
     expect(await controller.metric('jobrelay_queue_evictions_total')).toBe(1);
     const urgentDone = await waitForFinishedJob(fleet.management, namespace, high.metadata!.name!);
     expect(urgentDone.status?.succeeded).toBe(1);
+    // The evicted mirror kept the quota until it was gone from its worker, with its pods (deleted
+    // in the foreground): the urgent Job's mirror never existed beside it or any of its pods.
+    const samples = await watching.stop();
+    const evictedMirror = `${low.metadata!.uid}#1`;
+    const urgentMirror = `${high.metadata!.uid}#1`;
+    const evictedUids = new Set(
+      samples.flatMap((x) => [...x.mirrorUids].filter(([, m]) => m === evictedMirror).map(([uid]) => uid)),
+    );
+    const lastEvicted = Math.max(
+      ...samples
+        .filter((x) => x.mirrors.has(evictedMirror) || [...evictedUids].some((uid) => x.podsOf.has(uid)))
+        .map((x) => x.at),
+    );
+    const firstUrgent = Math.min(...samples.filter((x) => x.mirrors.has(urgentMirror)).map((x) => x.at));
+    expect(evictedUids.size).toBe(1);
+    expect(Number.isFinite(lastEvicted) && Number.isFinite(firstUrgent)).toBe(true);
+    expect(firstUrgent).toBeGreaterThan(lastEvicted);
     const lowDone = await waitForFinishedJob(fleet.management, namespace, lowName, 300_000);
     expect(lowDone.status?.succeeded).toBe(6);
     expect(lowDone.status?.completedIndexes).toBe('0-5');

@@ -173,11 +173,42 @@ export class InMemoryCluster<T extends KubeObject = KubeObject> implements Workl
     return this.put({ ...current, status: (object as { status?: unknown }).status });
   }
 
-  async delete(namespace: string, name: string, uid: string): Promise<void> {
-    this.calls.push(`delete ${namespace}/${name}`);
+  /**
+   * Background (the default): the object goes at once. Foreground: it stays with a
+   * deletionTimestamp and the `foregroundDeletion` finalizer, as while the garbage collector
+   * deletes its pods, until `dependentsGone`.
+   */
+  async delete(
+    namespace: string,
+    name: string,
+    uid: string,
+    propagation: 'Background' | 'Foreground' = 'Background',
+  ): Promise<void> {
+    this.calls.push(`delete ${namespace}/${name}${propagation === 'Foreground' ? ' (foreground)' : ''}`);
+    await this.held('delete', name);
     this.fail('delete');
     const current = this.existing(namespace, name);
     if (current.metadata!.uid !== uid) throw apiError(409, 'Conflict', 'Precondition failed: UID');
+    if (propagation === 'Background') {
+      this.objects.delete(`${namespace}/${name}`);
+      return;
+    }
+    if (current.metadata!.deletionTimestamp) return;
+    this.put({
+      ...current,
+      metadata: {
+        ...current.metadata,
+        deletionTimestamp: '2026-12-01T10:00:00Z',
+        finalizers: [...(current.metadata!.finalizers ?? []), 'foregroundDeletion'],
+      },
+    });
+  }
+
+  /** The garbage collector is done with a foreground deletion: the object's dependents are gone, and so is it. */
+  dependentsGone(namespace: string, name: string): void {
+    const current = this.existing(namespace, name);
+    if (!current.metadata!.finalizers?.includes('foregroundDeletion'))
+      throw new Error(`${namespace}/${name} is not being deleted in the foreground`);
     this.objects.delete(`${namespace}/${name}`);
   }
 

@@ -12,9 +12,9 @@ import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { defaultManagedBy, unschedulableAnnotation } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
-import { eventReasons } from '@jobrelay/planner';
+import { type ClusterSnapshot, eventReasons, planOrigin } from '@jobrelay/planner';
 import { describe, expect, it, vi } from 'vitest';
-import { originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
+import { config, originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { admissionFunctions } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
@@ -195,6 +195,38 @@ function admissionWorld(
     sync,
     stored: (name) => world.management.get('team-a', name)!,
   };
+}
+
+/**
+ * One reconcile of `team-a/<name>` with the real planner and executor, the workers' caches
+ * showing what the workers hold now (as a reconcile after their watches caught up).
+ */
+async function reconcile(a: AdmissionWorld, name: string) {
+  const origin = a.stored(name);
+  const clusters: ClusterSnapshot<Job>[] = [...a.world.workers].map(([cluster, worker]) => ({
+    name: cluster,
+    registered: true,
+    connected: true,
+    active: true,
+    reason: 'Connected',
+    inactiveSince: undefined,
+    drain: false,
+    mirror: worker.get('team-a', name),
+  }));
+  const actions = planOrigin(
+    {
+      kind: 'present',
+      key: `team-a/${name}`,
+      origin,
+      placement: placementRecordOf(origin, a.world.keys),
+      clusters,
+    },
+    batchJobAdapter,
+    config,
+    a.clock.now(),
+  );
+  await a.world.executor.execute(actions, a.world.target(name));
+  return actions;
 }
 
 function recordOf(a: AdmissionWorld, name: string) {
@@ -599,6 +631,119 @@ describe('QueueAdmission', () => {
     expect((await a.admission.cycle())?.evicted).toEqual([]);
     expect(recordOf(a, spared)?.preempted).toBeUndefined();
     expect(recordOf(a, 'urgent')).toBeUndefined();
+  });
+
+  it('an evicted workload holds its quota until its mirror is gone from the worker (deleted in the foreground), after a restart too', async () => {
+    const clock = new TestClock();
+    const world = executorWorld({}, ['worker-1', 'worker-2']);
+    const urgentClass = {
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: 'urgent' },
+      value: 1000,
+    } as KubeObject;
+    const a = admissionWorld({ queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })], clock, world });
+    a.priorityClasses.push(urgentClass);
+    a.priorityClassesChanged();
+    for (const [index, name] of ['one', 'two'].entries())
+      a.world.management.put(job(name, clock, 100 - index));
+    a.sync();
+    await a.admission.cycle();
+    // Their reconciles create their mirrors.
+    for (const name of ['one', 'two']) await reconcile(a, name);
+    a.sync();
+    const mirrorOf = (name: string) => {
+      const cluster = recordOf(a, name)!.cluster!;
+      return {
+        worker: a.world.workers.get(cluster)!,
+        mirror: a.world.workers.get(cluster)!.get('team-a', name),
+      };
+    };
+    expect(mirrorOf('one').mirror).toBeDefined();
+    expect(mirrorOf('two').mirror).toBeDefined();
+    const base = job('urgent', clock, 1);
+    a.world.management.put({
+      ...base,
+      spec: {
+        ...base.spec!,
+        template: {
+          ...base.spec!.template,
+          spec: { ...base.spec!.template.spec!, priorityClassName: 'urgent' },
+        },
+      },
+    });
+    a.sync();
+    const evicting = await a.admission.cycle();
+    expect(evicting?.admitted).toEqual([]);
+    const victim = evicting!.evicted[0]!.uid.replace(/^uid-/, '');
+    const { worker } = mirrorOf(victim);
+
+    // Its reconcile deletes the mirror in the foreground; the record keeps its cluster and queue.
+    const deleting = await reconcile(a, victim);
+    expect(deleting.map((x) => x.type)).toEqual(['delete-mirror', 'requeue']);
+    expect(worker.calls).toContain(`delete team-a/${victim} (foreground)`);
+    expect(worker.get('team-a', victim)?.metadata?.deletionTimestamp).toBeDefined();
+    expect(recordOf(a, victim)).toMatchObject({
+      queue: 'research',
+      preempted: expect.stringMatching(/urgent/),
+    });
+    expect(recordOf(a, victim)?.cluster).toMatch(/^worker-/);
+
+    // Its pods not gone yet (the mirror still there, being deleted): the urgent Job is not admitted,
+    // and no one else is evicted for it; it says it waits for the evicted one.
+    a.sync();
+    clock.advance(5_000);
+    const waiting = await a.admission.cycle();
+    expect(waiting?.admitted).toEqual([]);
+    expect(waiting?.evicted).toEqual([]);
+    expect(recordOf(a, 'urgent')).toBeUndefined();
+    a.sync();
+    // (The note the eviction wrote stays: the same gate, refreshed only after a while.)
+    expect(a.stored('urgent').metadata?.annotations?.[unschedulableAnnotation]).toBe(
+      'preempting 1 lower-priority workload of queue research',
+    );
+    expect(a.statuses.at(-1)?.status).toMatchObject({
+      admittedWorkloads: 2,
+      pendingWorkloads: 1,
+      usage: { cpu: '1' },
+    });
+    // Looked at again meanwhile: still waiting, the record as it was.
+    expect(await reconcile(a, victim)).toEqual([{ type: 'requeue', afterMs: 5_000 }]);
+    expect(recordOf(a, victim)?.cluster).toMatch(/^worker-/);
+
+    // A controller restarted now recounts the same from the records: nothing admitted.
+    a.admission.stop();
+    const restarted = admissionWorld({
+      queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })],
+      clock,
+      world,
+    });
+    restarted.priorityClasses.push(urgentClass);
+    restarted.priorityClassesChanged();
+    restarted.sync();
+    const afterRestart = await restarted.admission.cycle();
+    expect(afterRestart?.admitted).toEqual([]);
+    expect(afterRestart?.evicted).toEqual([]);
+
+    // The worker's garbage collector is done: its pods are gone, and so is the mirror. The next
+    // reconcile asks the worker, and places it again with its progress: the quota is free.
+    worker.dependentsGone('team-a', victim);
+    const replaced = await reconcile(a, victim);
+    expect(replaced.map((x) => x.type)).toEqual(['confirm-mirror-vanished']);
+    expect(recordOf(a, victim)).toMatchObject({
+      attempt: 2,
+      lastReplacedBecause: expect.stringMatching(/^preempted: /),
+    });
+    expect(recordOf(a, victim)?.cluster).toBeUndefined();
+    expect(recordOf(a, victim)?.queue).toBeUndefined();
+    restarted.sync();
+    clock.advance(5_000);
+    const admitted = await restarted.admission.cycle();
+    expect(admitted?.admitted.map((x) => [x.uid, x.outcome])).toEqual([['uid-urgent', 'placed']]);
+    expect(recordOf(a, 'urgent')).toMatchObject({ queue: 'research' });
+    // The evicted one waits in its queue again, behind the quota.
+    restarted.sync();
+    expect(recordOf(a, victim)?.cluster).toBeUndefined();
   });
 
   it('after a restart, usage is what the records say: nothing admitted past the quota', async () => {

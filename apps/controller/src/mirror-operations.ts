@@ -136,15 +136,22 @@ async function ensureNamespace(
 }
 
 /**
- * Deletes one of our mirrors, with its pods (background propagation). The UID precondition
- * guarantees that an object which replaced it meanwhile is never deleted.
+ * Deletes one of our mirrors, with its pods (background propagation, or foreground when the
+ * mirror must stay until its pods are gone). The UID precondition guarantees that an object
+ * which replaced it meanwhile is never deleted.
  */
 export async function deleteMirror<T extends KubeObject>(
   client: WorkloadClient<T>,
   mirror: T,
+  propagation: 'Background' | 'Foreground' = 'Background',
 ): Promise<void> {
   try {
-    await client.delete(mirror.metadata!.namespace!, mirror.metadata!.name!, mirror.metadata!.uid!);
+    await client.delete(
+      mirror.metadata!.namespace!,
+      mirror.metadata!.name!,
+      mirror.metadata!.uid!,
+      propagation,
+    );
   } catch (err) {
     // Gone already, or replaced by another object (precondition failed): nothing of ours to delete.
     if (isNotFound(err) || statusCodeOf(err) === 409) return;

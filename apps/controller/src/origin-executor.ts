@@ -140,8 +140,17 @@ export class OriginExecutor {
         const worker = target.worker(action.cluster);
         if (!worker) return true;
         try {
-          await deleteMirror(worker.client, action.mirror);
-          log.info({ kind: adapter.name, job, cluster: action.cluster, why: action.why }, 'deleted mirror');
+          await deleteMirror(worker.client, action.mirror, action.propagation);
+          log.info(
+            {
+              kind: adapter.name,
+              job,
+              cluster: action.cluster,
+              why: action.why,
+              propagation: action.propagation,
+            },
+            'deleted mirror',
+          );
         } catch (err) {
           // Left for the next reconcile (or the cluster's return); the rest goes on.
           result.failedDeletions += 1;

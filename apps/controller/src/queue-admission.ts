@@ -160,7 +160,8 @@ const admittedBy = (queue: string, cluster: string, borrowed: Resources) => {
  * caches (as the placer keeps the placed load); the leader runs the cycles: a snapshot, the pure
  * `decideAdmission`, and its writes: placements of the admitted (at once, on the cluster the
  * decision reserved, the record naming the queue), evictions (the record marked preempted: the
- * reconcile deletes the mirror and places it again, keeping progress), and the waiting reasons.
+ * reconcile deletes the mirror and, once the worker no longer holds it, places it again keeping
+ * progress; until then it holds its quota, as evicting), and the waiting reasons.
  * Usage is never kept anywhere but in the records: after a restart it is what they say.
  * Without any DispatchQueue nothing here runs and placement is as it always was.
  */

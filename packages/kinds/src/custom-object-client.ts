@@ -36,15 +36,15 @@ export function customObjectClient<T extends KubeObject>(
         name: object.metadata!.name!,
         body: object,
       }) as Promise<T>,
-    delete: async (namespace, name, uid) => {
+    delete: async (namespace, name, uid, propagation = 'Background') => {
       await custom.deleteNamespacedCustomObject({
         group,
         version,
         plural,
         namespace,
         name,
-        propagationPolicy: 'Background',
-        body: { propagationPolicy: 'Background', preconditions: { uid } },
+        propagationPolicy: propagation,
+        body: { propagationPolicy: propagation, preconditions: { uid } },
       });
     },
   };

@@ -89,10 +89,19 @@ export interface WorkloadClient<T extends KubeObject> {
   /** Replaces the status subresource over `object.metadata.resourceVersion` (optimistic concurrency). */
   replaceStatus(object: T): Promise<T>;
   /**
-   * Deletes with background propagation (its pods and children go too) and a UID
-   * precondition, so an object that replaced it meanwhile is never deleted.
+   * Deletes with a UID precondition, so an object that replaced it meanwhile is never deleted.
+   * Its pods and children go too: with background propagation (the default) the object goes at
+   * once and they are deleted after it, still running a while; with foreground propagation the
+   * object stays (its deletionTimestamp set) until the garbage collector has deleted every
+   * dependent that blocks its owner's deletion (a Job's pods, a RayCluster's), so its absence
+   * means they are gone.
    */
-  delete(namespace: string, name: string, uid: string): Promise<void>;
+  delete(
+    namespace: string,
+    name: string,
+    uid: string,
+    propagation?: 'Background' | 'Foreground',
+  ): Promise<void>;
 }
 
 /**

@@ -48,8 +48,10 @@ const placementRecordSchema = z.object({
   queue: z.string().min(1).optional(),
   /**
    * Its queue's admission evicted this attempt (preempted for a higher-priority workload of its
-   * queue, or to reclaim nominal quota it borrowed) and says why: the mirror is deleted, the
-   * progress carried, and the workload waits in its queue again (as a re-placement).
+   * queue, or to reclaim nominal quota it borrowed) and says why: the mirror is deleted in the
+   * foreground, and once the worker no longer holds it (its pods gone) the progress is carried
+   * and the workload waits in its queue again (as a re-placement). Until then the record keeps
+   * its cluster and queue: its quota stays held.
    */
   preempted: z.string().optional(),
 });

@@ -6,6 +6,7 @@ export {
   conflictRetryMs,
   defaultMirrorRefusalLimit,
   deletionRetryMs,
+  evictionCheckMs,
   mirrorRecorded,
   type PlannerConfig,
   planEviction,

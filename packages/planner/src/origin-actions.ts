@@ -14,8 +14,11 @@ export interface MirrorRefusal {
  * executor decides nothing: it calls the API and picks the branch the answer names.
  */
 export type OriginAction<T extends KubeObject = KubeObject> =
-  /** Delete one of our mirrors (UID precondition, background propagation). */
-  | { type: 'delete-mirror'; cluster: string; mirror: T; why: string }
+  /**
+   * Delete one of our mirrors (UID precondition). Background propagation unless `Foreground`
+   * is asked: then the object stays, being deleted, until its pods (its dependents) are gone.
+   */
+  | { type: 'delete-mirror'; cluster: string; mirror: T; why: string; propagation?: 'Foreground' }
   /** Ask the placement queue for a cluster (idempotent per origin UID). */
   | { type: 'enqueue-placement' }
   /** Write the placement record on the origin, over the version read. */

@@ -168,9 +168,9 @@ export function planOrigin<T extends KubeObject>(
 
   // 5. Placed: the mirror must exist on that cluster, unless the cluster is being drained or
   //    has been lost for longer than the timeout: then the workload moves.
-  // Evicted by its queue's admission: back to its queue with its progress, like a drain.
+  // Evicted by its queue's admission: its mirror goes first, then back to its queue with its progress.
   if (record.preempted !== undefined)
-    return [...actions, ...replace(adapter, origin, record, `preempted: ${record.preempted}`, [], now)];
+    return [...actions, ...evict(adapter, origin, record, placement, clusters, config, now)];
   const here = clusters.find((c) => c.name === record.cluster);
   if (here?.registered && here.drain) {
     return [
@@ -253,6 +253,82 @@ export function planOrigin<T extends KubeObject>(
     ...actions,
     ...statusFromMirror(adapter, origin, mirror, record, now),
     ...heldByWorkerNote(adapter, origin, mirror, here.name, here.workerAdmission),
+  ];
+}
+
+/** While an evicted workload's mirror is being deleted, look again this often (its watch events come sooner). */
+export const evictionCheckMs = 5_000;
+
+/**
+ * An evicted workload (its record marked `preempted` by its queue's admission) keeps its
+ * placement, and so its quota, until its pods are gone: its record names its cluster and queue
+ * until the worker no longer holds its mirror, and the mirror is deleted in the foreground (the
+ * worker's garbage collector deletes its pods first, and the object goes only once they are
+ * gone). Only then does it go back to its queue, carrying its progress (replace). Its status
+ * is synced one last time before the delete and then left as it is: what a mirror being torn
+ * down shows (its pods killed, counted as failed) is not the workload's progress.
+ *
+ * A cluster that cannot be observed holds it as it holds any workload placed there: until the
+ * worker-lost timeout, after which jobrelay takes that worker's pods as lost and places it again.
+ */
+function evict<T extends KubeObject>(
+  adapter: WorkloadKindAdapter<T>,
+  origin: T,
+  record: PlacementRecord,
+  placement: ParsedPlacement,
+  clusters: ClusterSnapshot<T>[],
+  config: PlannerConfig,
+  now: number,
+): Action<T>[] {
+  const because = `preempted: ${record.preempted}`;
+  const here = clusters.find((c) => c.name === record.cluster);
+  if (!here?.registered)
+    return replace(
+      adapter,
+      origin,
+      record,
+      `${because} (cluster ${record.cluster} is no longer registered)`,
+      [],
+      now,
+    );
+  if (!here.connected || !here.active) {
+    const lostForMs = here.inactiveSince === undefined ? 0 : now - here.inactiveSince;
+    if (lostForMs >= config.workerLostTimeoutMs) {
+      const lost = `cluster ${record.cluster} has not been Active for ${Math.round(lostForMs / 1000)}s (${here.reason})`;
+      return replace(adapter, origin, record, `${because} (${lost})`, [], now);
+    }
+    return [
+      {
+        type: 'requeue',
+        afterMs: Math.min(unavailableClusterRetryMs, config.workerLostTimeoutMs - lostForMs),
+      },
+    ];
+  }
+  const mirror = currentMirror(here, origin.metadata!.uid!, placement, config);
+  // Not in the cache: the worker is asked (the cache may lag); gone there too, it is placed again.
+  if (!mirror) {
+    return [
+      {
+        type: 'confirm-mirror-vanished',
+        cluster: here.name,
+        attempt: record.attempt,
+        ifVanished: replace(adapter, origin, record, because, [], now),
+      },
+    ];
+  }
+  // Being deleted: its pods are still there, and so is its hold on the quota.
+  if (mirror.metadata?.deletionTimestamp) return [{ type: 'requeue', afterMs: evictionCheckMs }];
+  const seeded = adapter.mirrorStatusSeed?.(mirror) === undefined;
+  return [
+    ...(seeded ? statusFromMirror(adapter, origin, mirror, record, now) : []),
+    {
+      type: 'delete-mirror',
+      cluster: here.name,
+      mirror,
+      why: `its ${adapter.resource.kind} was ${record.preempted}`,
+      propagation: 'Foreground',
+    },
+    { type: 'requeue', afterMs: evictionCheckMs },
   ];
 }
 
@@ -711,9 +787,10 @@ function retire<T extends KubeObject>(
 
 /**
  * Its queue's admission evicts a placed workload: the record says so (sealed, so usage stays
- * counted until the reconcile acts on it, and a restart finds it), with a `Preempted` Event. The
- * reconcile then places it again from its progress (replace): the mirror of the old attempt is
- * deleted as stale, and the new attempt waits in its queue to be admitted again.
+ * counted until its pods are gone, and a restart finds it), with a `Preempted` Event. The
+ * reconcile deletes its mirror in the foreground and, once the worker no longer holds it,
+ * places it again from its progress (replace): the new attempt waits in its queue to be
+ * admitted again.
  */
 export function planEviction<T extends KubeObject>(record: PlacementRecord, message: string): Action<T>[] {
   if (!record.cluster || record.preempted !== undefined) return [];

@@ -11,7 +11,13 @@ import {
 } from '@jobrelay/mirror';
 import { nothingCarried, type PlacementRecord } from '@jobrelay/placement';
 import { describe, expect, it } from 'vitest';
-import { mirrorRecorded, type OriginAction, planEviction, planOrigin } from '../src/index.ts';
+import {
+  evictionCheckMs,
+  mirrorRecorded,
+  type OriginAction,
+  planEviction,
+  planOrigin,
+} from '../src/index.ts';
 import {
   adapter,
   cluster,
@@ -319,32 +325,6 @@ describe('5. placed, its cluster unusable', () => {
     expect(reasons(actions)).toEqual(['Replacing']);
   });
 
-  it('evicted by its queue: back to its queue carrying its counts, the queue and the eviction cleared', () => {
-    const actions = plan(
-      present(origin, record({ queue: 'research', preempted: 'preempted to admit team-a/urgent' }), [
-        cluster('worker-1', { mirror: mirrorOf(origin) }),
-      ]),
-    );
-    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
-    expect(only(actions, 'patch-placement')[0]!.record).toEqual({
-      attempt: 2,
-      carried: { succeeded: 1, failed: 2 },
-      excludedClusters: [],
-      lastReplacedBecause: 'preempted: preempted to admit team-a/urgent',
-      waitingSince: new Date(now).toISOString(),
-    });
-    expect(reasons(actions)).toEqual(['Replacing']);
-  });
-
-  it('evicted while its cluster is lost: moves at once, without waiting for the cluster', () => {
-    const actions = plan(
-      present(origin, record({ queue: 'research', preempted: 'reclaimed' }), [
-        cluster('worker-1', { active: false, reason: 'Unreachable', inactiveSince: now - 1_000 }),
-      ]),
-    );
-    expect(types(actions)).toEqual(['patch-placement', 'record-event', 'enqueue-placement']);
-  });
-
   it('waits for a lost cluster until the timeout, looking again at most every 5 s', () => {
     const lost = (forMs: number) =>
       plan(
@@ -404,6 +384,193 @@ describe('5. placed, its cluster unusable', () => {
     expect(reasons(actions)).toEqual(['FinishedWithoutMirror']);
     const conditions = (only(actions, 'write-status')[0]!.status as Job['status'])?.conditions ?? [];
     expect(conditions.map((c) => c.type)).toEqual(['FailureTarget', 'Failed']);
+  });
+});
+
+describe('5. evicted by its queue: its quota held until its mirror is gone from the worker', () => {
+  // The origin as last synced: its mirror's status, with two pods failed before the eviction.
+  const origin = originJob({ status: { ...running, succeeded: 1, failed: 2 } });
+  const mirrorStatus = { ...running, succeeded: 1, failed: 2 };
+  const evicted = (overrides: Partial<PlacementRecord> = {}) =>
+    record({ queue: 'research', preempted: 'preempted to admit team-a/urgent', ...overrides });
+  /** The mirror as the worker holds it while its garbage collector deletes its pods. */
+  const beingDeleted = (mirror: Job): Job => ({
+    ...mirror,
+    metadata: { ...mirror.metadata, deletionTimestamp: seconds(-2), finalizers: ['foregroundDeletion'] },
+  });
+  const replaced = (because: string) => [
+    {
+      type: 'patch-placement',
+      record: {
+        attempt: 2,
+        carried: { succeeded: 1, failed: 2 },
+        excludedClusters: [],
+        lastReplacedBecause: because,
+        waitingSince: new Date(now).toISOString(),
+      },
+    },
+    {
+      type: 'record-event',
+      eventType: 'Warning',
+      reason: 'Replacing',
+      action: 'Place',
+      note: `placing the Job again: ${because} (attempt 2)`,
+    },
+    { type: 'enqueue-placement' },
+  ];
+  const preempted = 'preempted: preempted to admit team-a/urgent';
+
+  const cases: Array<{
+    name: string;
+    record?: PlacementRecord;
+    clusters: ReturnType<typeof cluster>[];
+    want: OriginAction<Job>[];
+  }> = [
+    {
+      name: 'its mirror there: deleted in the foreground, the record kept (cluster, queue, preempted), looked at again',
+      clusters: [cluster('worker-1', { mirror: mirrorOf(origin, { status: mirrorStatus }) })],
+      want: [
+        {
+          type: 'delete-mirror',
+          cluster: 'worker-1',
+          mirror: mirrorOf(origin, { status: mirrorStatus }),
+          why: 'its Job was preempted to admit team-a/urgent',
+          propagation: 'Foreground',
+        },
+        { type: 'requeue', afterMs: evictionCheckMs },
+      ],
+    },
+    {
+      name: 'its mirror being deleted (its pods not gone yet): nothing but waiting; its status (pods killed, failed) not synced',
+      clusters: [
+        cluster('worker-1', {
+          mirror: beingDeleted(mirrorOf(origin, { status: { ...mirrorStatus, active: 1, failed: 4 } })),
+        }),
+      ],
+      want: [{ type: 'requeue', afterMs: evictionCheckMs }],
+    },
+    {
+      name: 'its mirror gone from the cache: the worker is asked; gone there too, back to its queue with its progress',
+      clusters: [cluster('worker-1')],
+      want: [
+        {
+          type: 'confirm-mirror-vanished',
+          cluster: 'worker-1',
+          attempt: 1,
+          ifVanished: replaced(preempted) as OriginAction<Job>[],
+        },
+      ],
+    },
+    {
+      name: 'the name taken there by an object not ours: its mirror is not there (the worker confirms)',
+      clusters: [cluster('worker-1', { mirror: foreignJob(origin) })],
+      want: [
+        {
+          type: 'confirm-mirror-vanished',
+          cluster: 'worker-1',
+          attempt: 1,
+          ifVanished: replaced(preempted) as OriginAction<Job>[],
+        },
+      ],
+    },
+    {
+      name: 'its cluster draining: still deleted and waited for, not moved at once',
+      clusters: [cluster('worker-1', { drain: true, mirror: mirrorOf(origin, { status: mirrorStatus }) })],
+      want: [
+        {
+          type: 'delete-mirror',
+          cluster: 'worker-1',
+          mirror: mirrorOf(origin, { status: mirrorStatus }),
+          why: 'its Job was preempted to admit team-a/urgent',
+          propagation: 'Foreground',
+        },
+        { type: 'requeue', afterMs: evictionCheckMs },
+      ],
+    },
+    {
+      name: 'its cluster unreachable: the quota held (its pods may run there), looked at again within 5 s',
+      clusters: [
+        cluster('worker-1', {
+          active: false,
+          reason: 'Unreachable',
+          inactiveSince: now - 10_000,
+          mirror: mirrorOf(origin),
+        }),
+      ],
+      want: [{ type: 'requeue', afterMs: 5_000 }],
+    },
+    {
+      name: 'its cluster unreachable, the worker-lost timeout near: looked at again when it is over',
+      clusters: [cluster('worker-1', { active: false, reason: 'Unreachable', inactiveSince: now - 58_000 })],
+      want: [{ type: 'requeue', afterMs: 2_000 }],
+    },
+    {
+      name: 'its cluster lost for the worker-lost timeout: placed again, as every workload of a lost worker',
+      clusters: [cluster('worker-1', { active: false, reason: 'Unreachable', inactiveSince: now - 61_000 })],
+      want: replaced(
+        `${preempted} (cluster worker-1 has not been Active for 61s (Unreachable))`,
+      ) as OriginAction<Job>[],
+    },
+    {
+      name: 'its cluster no longer registered: placed again at once',
+      clusters: [cluster('worker-2')],
+      want: replaced(`${preempted} (cluster worker-1 is no longer registered)`) as OriginAction<Job>[],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      expect(plan(present(origin, c.record ?? evicted(), c.clusters))).toEqual(c.want);
+    });
+  }
+
+  it('a change its mirror showed before the delete is synced first (it is the workload’s progress)', () => {
+    const moved = { ...mirrorStatus, succeeded: 2 };
+    const actions = plan(
+      present(origin, evicted(), [cluster('worker-1', { mirror: mirrorOf(origin, { status: moved }) })]),
+    );
+    expect(types(actions)).toEqual(['write-status', 'delete-mirror', 'requeue']);
+    expect(only(actions, 'write-status')[0]!.status).toMatchObject({ succeeded: 2, failed: 2 });
+  });
+
+  it('a re-placed mirror not seeded yet: deleted without a sync (its status is not the workload’s)', () => {
+    const carried = { succeeded: 1, failed: 2 };
+    const body = adapter.buildMirror(origin, { originId, attempt: 2, carried, now: new Date(now) });
+    const mirror = { ...body, metadata: { ...body.metadata, uid: 'mirror-uid-2' } };
+    const actions = plan(
+      present(origin, evicted({ attempt: 2, carried }), [cluster('worker-1', { mirror })]),
+    );
+    expect(types(actions)).toEqual(['delete-mirror', 'requeue']);
+  });
+
+  it('its earlier attempt’s mirror elsewhere is deleted as stale, as always, while this one is waited for', () => {
+    const actions = plan(
+      present(origin, evicted({ attempt: 2 }), [
+        cluster('worker-1', { mirror: beingDeleted(mirrorOf(origin, { attempt: 2, status: mirrorStatus })) }),
+        cluster('worker-2', { mirror: mirrorOf(origin, { attempt: 1 }) }),
+      ]),
+    );
+    expect(types(actions)).toEqual(['delete-mirror', 'requeue']);
+    expect(only(actions, 'delete-mirror')[0]).toMatchObject({ cluster: 'worker-2' });
+    expect(only(actions, 'delete-mirror')[0]!.propagation).toBeUndefined();
+  });
+
+  it('finished meanwhile (its last sync showed it complete): retired as any finished workload, not placed again', () => {
+    const done = originJob({
+      status: {
+        succeeded: 3,
+        failed: 0,
+        active: 0,
+        startTime: seconds(-100),
+        completionTime: seconds(-1),
+        conditions: [
+          { type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: seconds(-1) },
+          { type: 'Complete', status: 'True', lastTransitionTime: seconds(-1) },
+        ],
+      },
+    });
+    const actions = plan(present(done, evicted(), [cluster('worker-1', { mirror: mirrorOf(done) })]));
+    expect(types(actions)).not.toContain('patch-placement');
+    expect(types(actions)).not.toContain('enqueue-placement');
   });
 });
 

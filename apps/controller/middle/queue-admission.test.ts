@@ -10,7 +10,7 @@ import { CachedPriorityClasses } from '@jobrelay/admission';
 import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
-import { defaultManagedBy, unschedulableAnnotation } from '@jobrelay/mirror';
+import { defaultManagedBy, originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import { type ClusterSnapshot, eventReasons, planOrigin } from '@jobrelay/planner';
 import { describe, expect, it, vi } from 'vitest';
@@ -467,6 +467,46 @@ describe('QueueAdmission', () => {
     a.sync();
     const third = await a.admission.cycle();
     expect(third?.noted.map((x) => x.uid).sort()).toEqual(['uid-five', 'uid-six']);
+  });
+
+  it('a mirror finished on its worker gives the quota back before its origin shows it', async () => {
+    const clock = new TestClock();
+    const a = admissionWorld({ queues: [oneCpuQueue()], clock });
+    for (const [i, name] of ['one', 'two', 'three'].entries())
+      a.world.management.put(job(name, clock, 10 - i));
+    a.sync();
+    expect((await a.admission.cycle())?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
+    a.sync();
+    const cluster = recordOf(a, 'one')!.cluster!;
+    const mirror = (status: Job['status']) =>
+      ({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'one', namespace: 'team-a', labels: { [originUidLabel]: 'uid-one' } },
+        status,
+      }) as KubeObject;
+    const other = cluster === 'worker-1' ? 'worker-2' : 'worker-1';
+    // Still running there, or finished on a cluster it is not placed on: nothing is freed.
+    a.admission.observeMirror(cluster, 'job', {
+      type: 'upsert',
+      object: mirror({ active: 1 }),
+      previous: undefined,
+    });
+    const done = mirror({
+      succeeded: 1,
+      conditions: [{ type: 'Complete', status: 'True' }],
+    } as Job['status']);
+    a.admission.observeMirror(other, 'job', { type: 'upsert', object: done, previous: undefined });
+    expect((await a.admission.cycle())?.admitted).toEqual([]);
+    // Complete on its worker: its pods are gone, its quota is free though the origin runs on.
+    a.admission.observeMirror(cluster, 'job', { type: 'upsert', object: done, previous: undefined });
+    expect(a.stored('one').status?.conditions).toBeUndefined();
+    expect((await a.admission.cycle())?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
+    // The origin catching up frees nothing twice.
+    a.sync();
+    finish(a, 'one');
+    a.sync();
+    expect((await a.admission.cycle())?.admitted).toEqual([]);
   });
 
   it('the placement task of a queued workload leaves it to admission: nothing written', async () => {

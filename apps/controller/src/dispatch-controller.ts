@@ -196,8 +196,10 @@ export class DispatchController {
       leading: () => this.leading,
       onWorkerApiResponse: (cluster, verb, code) =>
         this.metrics.workerApiRequests.inc({ cluster, verb, code: String(code) }),
-      onMirrorEvent: (cluster, kind, event) =>
-        this.reconciler.mirrorEvent(cluster, kind, event, objectKey(event.object)),
+      onMirrorEvent: (cluster, kind, event) => {
+        this.admission.observeMirror(cluster, kind, event);
+        this.reconciler.mirrorEvent(cluster, kind, event, objectKey(event.object));
+      },
       onAvailabilityChange: () => {
         // A cluster joined, left, or was (un)cordoned: waiting workloads get another look now.
         this.placer.retryWaitingPlacementsSoon();

@@ -16,7 +16,7 @@ import type {
 } from '@jobrelay/admission';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
-import { unschedulableAnnotation } from '@jobrelay/mirror';
+import { originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
   formatResourceAmount,
   type PlacementRecord,
@@ -186,11 +186,24 @@ export class QueueAdmission {
   private notesInFlight = 0;
   /** The queue statuses being written, if any (one round at a time). */
   private statusRound: Promise<string[]> | undefined;
+  /**
+   * Admitted workloads whose mirror is finished on their cluster (`uid@cluster`): their pods are
+   * gone (a Job's terminal condition comes only once its pods have), so they hold no quota, ahead
+   * of the origin's status catching up, which under load is most of a workload's time in quota.
+   */
+  private readonly finishedOnWorker = new Set<string>();
   /** Pending workloads whose placement task ended on `isQueued`: their queue owns them (see `released`). */
   private readonly leftToQueue = new Map<string, { kindName: string; key: string }>();
   private wasActive = false;
   /** When the scheduled cycle (timer) fires, in Date.now() terms. */
   private timerDue = 0;
+  /**
+   * No cycle starts before this (Date.now() terms): a cycle costs time in proportion to what
+   * waits (10,000 waiting: about 50 ms), so the next one waits 20 times that, at most 2 s:
+   * admission takes at most about 5 % of a core whatever the backlog, and a small one is not
+   * delayed (a 1 ms cycle: 20 ms, inside the debounce).
+   */
+  private nextCycleNotBefore = 0;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<{ report: CycleReport; followUp: Promise<void> } | undefined> | undefined;
   private again = false;
@@ -223,6 +236,7 @@ export class QueueAdmission {
     if (active && !this.wasActive) this.rebuild();
     if (!active) {
       this.index.clear();
+      this.finishedOnWorker.clear();
       // The last queue went: what waited on one is placed as without queues.
       for (const { kindName, key } of this.leftToQueue.values()) this.options.released?.(kindName, key);
       this.leftToQueue.clear();
@@ -253,12 +267,29 @@ export class QueueAdmission {
     if (before?.facts && sameFactsInputs(before.origin, after.origin)) after.facts = before.facts;
     this.index.set(uid, after);
     if (!after.pending) this.leftToQueue.delete(uid);
+    // Placed elsewhere, or not placed: a finished mirror of before says nothing of now.
+    if (before?.admitted && before.admitted.cluster !== after.admitted?.cluster)
+      this.finishedOnWorker.delete(`${uid}@${before.admitted.cluster}`);
     // The cache shows what was assumed: the record now says it.
     if (after.admitted || !after.pending) this.assumedAdmissions.delete(uid);
     if (after.admitted?.evicting || !after.admitted) this.assumedEvictions.delete(uid);
     const note = event.object.metadata?.annotations?.[unschedulableAnnotation];
     if (note !== undefined && this.notedWaiting.get(uid) === note) this.notedWaiting.delete(uid);
     if (!before || before.pending !== after.pending || !sameAdmission(before, after)) this.cycleSoon();
+  }
+
+  /** A mirror changed on a worker: a finished one gives its workload's quota back. */
+  observeMirror(cluster: string, kindName: string, event: InformerEvent<KubeObject>): void {
+    if (!this.wasActive || event.type === 'delete') return;
+    const uid = event.object.metadata?.labels?.[originUidLabel];
+    const entry = uid ? this.index.get(uid) : undefined;
+    if (!entry?.admitted || entry.admitted.cluster !== cluster || entry.kindName !== kindName) return;
+    const kind = this.options.kinds.get(kindName);
+    if (!kind?.adapter.isFinished(event.object)) return;
+    const key = `${entry.uid}@${cluster}`;
+    if (this.finishedOnWorker.has(key)) return;
+    this.finishedOnWorker.add(key);
+    this.cycleSoon();
   }
 
   /** Capacity freed or a cluster changed: pending workloads may fit now. */
@@ -295,6 +326,8 @@ export class QueueAdmission {
   }
 
   private forget(uid: string): void {
+    const admitted = this.index.get(uid)?.admitted;
+    if (admitted) this.finishedOnWorker.delete(`${uid}@${admitted.cluster}`);
     this.index.delete(uid);
     this.assumedAdmissions.delete(uid);
     this.assumedEvictions.delete(uid);
@@ -392,7 +425,8 @@ export class QueueAdmission {
     if (this.stopped || !this.options.leading() || !this.wasActive) return;
     // The earliest asked for wins: a refresh deferred by a minute must not hold back the cycle a
     // change asks for now (it once did: a reclaim waited 55 s for a note refresh's timer).
-    const due = Date.now() + delayMs;
+    const due = Math.max(Date.now() + delayMs, this.nextCycleNotBefore);
+    delayMs = due - Date.now();
     if (this.timer && this.timerDue <= due) return;
     clearTimeout(this.timer);
     this.timerDue = due;
@@ -435,6 +469,7 @@ export class QueueAdmission {
     if (!this.options.leading() || !this.wasActive) return undefined;
     const { functions, clock, log, metrics } = this.options;
     const report: CycleReport = { admitted: [], evicted: [], noted: [], statusWritten: [] };
+    const cycleStarted = performance.now();
     const parsedQueues = this.parsedQueues();
     const { specs, invalid } = parsedQueues;
     const admitted: AdmittedWorkload[] = [];
@@ -453,6 +488,8 @@ export class QueueAdmission {
       const assumed = this.assumedAdmissions.get(entry.uid);
       if (entry.admitted) {
         const { cluster, queue, admittedAt, evicting } = entry.admitted;
+        // Done on its worker: nothing of it runs, whatever its origin says yet.
+        if (this.finishedOnWorker.has(`${entry.uid}@${cluster}`)) continue;
         admitted.push({
           ...workload,
           queue,
@@ -572,6 +609,8 @@ export class QueueAdmission {
     this.notesInFlight += chosenNotes.length;
     this.updateGauges(specs, decision.usage);
     const decided = Promise.all(writes);
+    // What this cycle cost before its first await: the spacing of the next (see nextCycleNotBefore).
+    this.nextCycleNotBefore = Date.now() + Math.min(2_000, 20 * (performance.now() - cycleStarted));
     // Admissions first: a cycle's hundred reasons and twenty statuses once held every admission
     // behind them (the next cycle waited for all its writes). They follow the decisions' writes,
     // and the next cycle does not wait for them.

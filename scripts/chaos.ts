@@ -106,7 +106,7 @@ for (const w of report.wrong)
 // The queues (e2e/src/chaos-queues.ts): quota checked at every sample, never to be exceeded.
 for (const q of report.queues)
   console.log(
-    `queue ${q.name} (cohort ${q.cohort}): ${q.jobs} Jobs, cpu ${q.nominalCpu} nominal${q.borrowingLimitCpu !== undefined ? `, borrowing at most ${q.borrowingLimitCpu}` : ''}${q.lendingLimitCpu !== undefined ? `, lending at most ${q.lendingLimitCpu}` : ''}; withinQueue ${q.withinQueue}, reclaimWithinCohort ${q.reclaimWithinCohort}; at most ${report.maxQuotaUsed[q.name] ?? 0} cpu held`,
+    `queue ${q.name} (cohort ${q.cohort}): ${q.jobs} Jobs, cpu ${q.nominalCpu} nominal${q.borrowingLimitCpu !== undefined ? `, borrowing at most ${q.borrowingLimitCpu}` : ''}${q.lendingLimitCpu !== undefined ? `, lending at most ${q.lendingLimitCpu}` : ''}; withinQueue ${q.withinQueue}, reclaimWithinCohort ${q.reclaimWithinCohort}; at most ${report.maxQuotaUsed[q.name] ?? 0} cpu held, ${report.maxRunningCpu[q.name]?.current ?? 0} running (${report.maxRunningCpu[q.name]?.all ?? 0} with terminating and stale pods)`,
   );
 for (const [key, value] of [
   ['quotaSamples', report.quotaSamples],

@@ -295,6 +295,11 @@ export interface QuotaReport {
   runningOverQuota: RunningOverQuota[];
   /** The most cpu (cores) each queue's admitted Jobs held at once, and each cohort. */
   maxUsed: Record<string, number>;
+  /**
+   * The most cpu (cores) of pods running at once per queue and cohort: of current placements
+   * only, and of every pod counted (terminating and stale ones too).
+   */
+  maxRunning: Record<string, { current: number; all: number }>;
   /** Distinct Jobs seen waiting unplaced with their queue's reason (`queue NAME: ...`). */
   queueWaits: number;
   /** The most Jobs waiting on their queue in one sample. */
@@ -353,6 +358,7 @@ export function startQuotaSampler(options: {
     quotaExceeded: [],
     runningOverQuota: [],
     maxUsed: {},
+    maxRunning: {},
     queueWaits: 0,
     maxPending: 0,
     preemptions: 0,
@@ -451,6 +457,11 @@ export function startQuotaSampler(options: {
       }
     }
     for (const [name, sums] of running) {
+      const most = report.maxRunning[name] ?? { current: 0, all: 0 };
+      report.maxRunning[name] = {
+        current: Math.max(most.current, cores(sums.current)),
+        all: Math.max(most.all, cores(sums.all)),
+      };
       const limit = name.startsWith('cohort ')
         ? limits.cohort.get(name.slice('cohort '.length))!
         : limits.queue.get(name)!;

@@ -176,6 +176,8 @@ export interface ChaosReport {
   runningOverQuota: QuotaReport['runningOverQuota'];
   /** The most cpu (cores) each queue and cohort held at once, by the records. */
   maxQuotaUsed: QuotaReport['maxUsed'];
+  /** The most cpu (cores) of pods running at once per queue and cohort (current placements; all). */
+  maxRunningCpu: QuotaReport['maxRunning'];
   /** Jobs seen waiting on their queue's quota (unplaced, noted `queue NAME: ...`). */
   queueWaits: QuotaReport['queueWaits'];
   maxQueuePending: QuotaReport['maxPending'];
@@ -884,6 +886,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       quotaExceeded: quota.quotaExceeded,
       runningOverQuota: quota.runningOverQuota,
       maxQuotaUsed: quota.maxUsed,
+      maxRunningCpu: quota.maxRunning,
       queueWaits: quota.queueWaits,
       maxQueuePending: quota.maxPending,
       preemptions: quota.preemptions,

@@ -58,6 +58,8 @@ describe('chaos (short)', () => {
           `[chaos] running over quota at ${(over.atMs / 1000).toFixed(1)} s: ${over.queue} ${over.used}/${over.limit} cpu (current ${over.current}, terminating ${over.terminating}, stale ${over.stale})`,
         );
       expect(report.quotaSamples).toBeGreaterThan(0);
+      // The check by the running pods saw pods (it is not vacuous).
+      expect(Object.keys(report.maxRunningCpu)).not.toEqual([]);
       expect(report.quotaExceeded).toEqual([]);
       expect(report.placedWithoutQueue).toEqual([]);
       expect(report.queueWaits).toBeGreaterThan(0);

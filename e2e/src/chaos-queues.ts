@@ -138,12 +138,26 @@ export interface ChaosQueues {
 }
 
 /**
- * The run's queues: in one cohort, 1.5 cpu of nominal quota between them, far below what the
- * mix asks at once (so Jobs wait on their queue). Both preempt their own lower-priority Jobs for
+ * Jobs arriving per second in the short variant (40 Jobs over 70 % of 150 s), for which the
+ * queues below are sized; a run whose Jobs arrive faster gets proportionally larger quotas.
+ */
+const shortRunArrivalsPerSecond = 40 / (0.7 * 150);
+
+/** How much larger than the short variant's the queues of a run are: its arrival rate over the short one's. */
+export function quotaScale(jobs: number, windowMs: number): number {
+  return Math.max(1, jobs / ((0.7 * windowMs) / 1000) / shortRunArrivalsPerSecond);
+}
+
+const scaled = (millis: number, scale: number) => Math.round((millis * scale) / 50) * 50;
+
+/**
+ * The run's queues: in one cohort, 1.5 cpu of nominal quota between them (times `scale`), far
+ * below what the mix asks at once (so Jobs wait on their queue), yet enough that the backlog
+ * clears within the finish timeout. Both preempt their own lower-priority Jobs for
  * a higher one. Lane a's queue borrows and lends at most a third of its quota; lane b's may
  * borrow without a limit of its own and takes back what it lent from lower-priority borrowers.
  */
-export function chaosQueues(suffix: string): ChaosQueues {
+export function chaosQueues(suffix: string, scale = 1): ChaosQueues {
   const cohort = `chaos-${suffix}`;
   return {
     cohort,
@@ -152,16 +166,16 @@ export function chaosQueues(suffix: string): ChaosQueues {
       a: {
         name: `chaos-${suffix}-a`,
         cohort,
-        nominal: 750,
-        borrowingLimit: 250,
-        lendingLimit: 250,
+        nominal: scaled(750, scale),
+        borrowingLimit: scaled(250, scale),
+        lendingLimit: scaled(250, scale),
         withinQueue: 'LowerPriority',
         reclaimWithinCohort: 'Never',
       },
       b: {
         name: `chaos-${suffix}-b`,
         cohort,
-        nominal: 750,
+        nominal: scaled(750, scale),
         withinQueue: 'LowerPriority',
         reclaimWithinCohort: 'LowerPriority',
       },

@@ -31,6 +31,7 @@ import {
   deleteQueues,
   jobCpuDemandMillis,
   type QuotaReport,
+  quotaScale,
   startQuotaSampler,
 } from './chaos-queues.ts';
 import { type FaultKind, type PlannedFault, planFaults } from './chaos-schedule.ts';
@@ -566,7 +567,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   // finishes, so it would hold its quota all run; a canary measures the controllers' recovery,
   // not a quota's wait).
   const origins = new JobDriver(management, await createTestNamespace(management, 'chaos'));
-  const queueSetup = chaosQueues(uniqueName('q').slice(2));
+  const queueSetup = chaosQueues(uniqueName('q').slice(2), quotaScale(mix.length, options.windowMs));
   const lanes = new Map<ChaosLane, JobDriver>();
   for (const lane of chaosLanes) {
     const namespace = await createTestNamespace(management, `chaos-${lane}`);

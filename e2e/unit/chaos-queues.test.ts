@@ -7,6 +7,7 @@ import {
   jobCpuDemandMillis,
   maxJobCpuMillis,
   queueLimits,
+  quotaScale,
 } from '../src/chaos-queues.ts';
 import { chaosMix } from '../src/chaos-run.ts';
 import { generateJobMix } from '../src/job-mix.ts';
@@ -51,6 +52,14 @@ describe('the chaos run’s queueing', () => {
     expect(limits.queue.get(queues.a.name)).toBe(1000);
     expect(limits.queue.get(queues.b.name)).toBe(1000);
     expect(limits.cohort.get(cohort)).toBe(1500);
+  });
+
+  it('sizes the queues to the arrival rate: the short variant’s as they are, the full run’s larger', () => {
+    expect(quotaScale(40, 150_000)).toBe(1);
+    expect(quotaScale(10, 150_000)).toBe(1);
+    const full = chaosQueues('x', quotaScale(500, 600_000));
+    expect(full.queues.a.nominal).toBe(2350);
+    expect(full.queues.a.borrowingLimit).toBe(800);
   });
 
   it('reads the cpu quantities the run writes', () => {

@@ -103,6 +103,30 @@ for (const w of report.wrong)
   console.log(
     `wrong: ${w.job}${w.moved ? ' (moved)' : ''} ${w.summary}\n    ${w.differences.join('\n    ')}`,
   );
+// The queues (e2e/src/chaos-queues.ts): quota checked at every sample, never to be exceeded.
+for (const q of report.queues)
+  console.log(
+    `queue ${q.name} (cohort ${q.cohort}): ${q.jobs} Jobs, cpu ${q.nominalCpu} nominal${q.borrowingLimitCpu !== undefined ? `, borrowing at most ${q.borrowingLimitCpu}` : ''}${q.lendingLimitCpu !== undefined ? `, lending at most ${q.lendingLimitCpu}` : ''}; withinQueue ${q.withinQueue}, reclaimWithinCohort ${q.reclaimWithinCohort}; at most ${report.maxQuotaUsed[q.name] ?? 0} cpu held, ${report.maxRunningCpu[q.name]?.current ?? 0} running (${report.maxRunningCpu[q.name]?.all ?? 0} with terminating and stale pods)`,
+  );
+for (const [key, value] of [
+  ['quotaSamples', report.quotaSamples],
+  ['quotaExceeded', report.quotaExceeded.length],
+  ['placedWithoutQueue', report.placedWithoutQueue.length],
+  ['queueWaits', report.queueWaits],
+  ['maxQueuePending', report.maxQueuePending],
+  ['preemptions', report.preemptions],
+  ['runningOverQuota', report.runningOverQuota.length],
+] as const)
+  console.log(`${key.padEnd(22)} ${value}`);
+for (const e of report.quotaExceeded)
+  console.log(
+    `quota exceeded (${e.by}) at ${(e.atMs / 1000).toFixed(1)} s: ${e.queue} ${e.resource} ${e.used} of ${e.limit}`,
+  );
+for (const o of report.runningOverQuota)
+  console.log(
+    `running over quota at ${(o.atMs / 1000).toFixed(1)} s: ${o.queue} ${o.resource} ${o.used} of ${o.limit} (current ${o.current}, terminating ${o.terminating}, stale ${o.stale})`,
+  );
+for (const job of report.placedWithoutQueue) console.log(`placed without its queue: ${job}`);
 for (const d of report.duplicates)
   console.log(
     `duplicate: ${d.job} on ${d.mirrors.map((m) => `${m.cluster} (attempt ${m.attempt})`).join(' and ')} at ${d.atSeconds.toFixed(1)} s`,
@@ -124,6 +148,8 @@ for (const file of files) {
   writeFileSync(file, `${JSON.stringify(output, null, 2)}\n`);
   console.log(`wrote ${file}`);
 }
-const failed = mustBeZero.filter((key) => report[key] !== 0);
+const failed: string[] = mustBeZero.filter((key) => report[key] !== 0);
+if (report.quotaExceeded.length > 0) failed.push('quotaExceeded');
+if (report.placedWithoutQueue.length > 0) failed.push('placedWithoutQueue');
 console.log(failed.length === 0 ? 'every invariant held' : `broken: ${failed.join(', ')} (seed ${seed})`);
 process.exit(failed.length === 0 ? 0 : 1);

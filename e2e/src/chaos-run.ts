@@ -3,7 +3,9 @@
 // seeded schedule of faults hits the controllers, Redis, the workers' apiservers and etcd, many
 // at once. Then it counts what the design's invariants forbid: Jobs that never finished, two live
 // mirrors of one Job, status writes the apiserver refused, mirrors left behind, and final
-// statuses that differ from the same Jobs run directly on one worker without faults.
+// statuses that differ from the same Jobs run directly on one worker without faults. The Jobs go
+// through two DispatchQueues of one cohort (chaos-queues.ts), with PriorityClasses, so that Jobs
+// wait on their quota and some are preempted; a sampler checks that no quota is ever exceeded.
 import { readFileSync } from 'node:fs';
 import { mergePatch } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
@@ -16,17 +18,34 @@ import {
 } from '@jobrelay/sandbox';
 import type { V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
+import {
+  assignQueueing,
+  type ChaosJob,
+  type ChaosLane,
+  chaosJobBody,
+  chaosLanes,
+  chaosQueues,
+  createPriorityClasses,
+  createQueues,
+  deletePriorityClasses,
+  deleteQueues,
+  jobCpuDemandMillis,
+  type QuotaReport,
+  quotaScale,
+  startQuotaSampler,
+} from './chaos-queues.ts';
 import { type FaultKind, type PlannedFault, planFaults } from './chaos-schedule.ts';
 import { type ControllerProcess, startController } from './controller-process.ts';
 import { fleetOf } from './dispatch-fixtures.ts';
 import { type SampledOverlap, startFleetSampler } from './fleet-sampler.ts';
-import { generateJobMix, type MixedJob } from './job-mix.ts';
+import { generateJobMix } from './job-mix.ts';
 import {
   type ClusterClients,
   clientsFor,
   createTestNamespace,
   dispatcherManagedBy,
   sandboxJob,
+  uniqueName,
 } from './kube-test-helpers.ts';
 import {
   comparableRayStatus,
@@ -129,6 +148,44 @@ export interface ChaosReport {
   maxRecoverySeconds: number;
   controllerStarts: number;
   seconds: number;
+  /** The queues the Jobs went through (name, cohort, cpu quotas and preemption), for the reader. */
+  queues: Array<{
+    name: string;
+    cohort: string;
+    nominalCpu: number;
+    borrowingLimitCpu?: number;
+    lendingLimitCpu?: number;
+    withinQueue: string;
+    reclaimWithinCohort: string;
+    jobs: number;
+  }>;
+  /** Samples of quota usage (every 1 s) taken while the Jobs ran. */
+  quotaSamples: QuotaReport['quotaSamples'];
+  incompleteQuotaSamples: QuotaReport['incompleteQuotaSamples'];
+  /**
+   * Instants at which a queue (nominal + borrowing limit, capped by what its cohort lends) or a
+   * cohort (its nominal quotas together) held more cpu than allowed: by the placement records of
+   * the admitted, unfinished Jobs, or by the pods of their current placements running on the
+   * workers. Must be empty.
+   */
+  quotaExceeded: QuotaReport['quotaExceeded'];
+  /**
+   * Instants at which the pods running for a queue exceeded its quota only by counting pods
+   * terminating or of an attempt no longer placed (evicted, or moved off a lost worker): the
+   * known limit "an evicted workload stops holding quota a moment before its pods are gone".
+   */
+  runningOverQuota: QuotaReport['runningOverQuota'];
+  /** The most cpu (cores) each queue and cohort held at once, by the records. */
+  maxQuotaUsed: QuotaReport['maxUsed'];
+  /** The most cpu (cores) of pods running at once per queue and cohort (current placements; all). */
+  maxRunningCpu: QuotaReport['maxRunning'];
+  /** Jobs seen waiting on their queue's quota (unplaced, noted `queue NAME: ...`). */
+  queueWaits: QuotaReport['queueWaits'];
+  maxQueuePending: QuotaReport['maxPending'];
+  /** Preempted attempts (records marked or re-placed as preempted, or Preempted Events). */
+  preemptions: QuotaReport['preemptions'];
+  /** Jobs of a queued namespace placed without their queue (the quota bypassed). Must be empty. */
+  placedWithoutQueue: QuotaReport['placedWithoutQueue'];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -309,9 +366,12 @@ function rayOutcomeView(status: Record<string, unknown> | undefined): Json {
   };
 }
 
-/** The Jobs of a chaos run: the mix's, without the families that need a user's step midway. */
-export function chaosMix(seed: number, jobs: number): MixedJob[] {
-  const mix: MixedJob[] = [];
+/**
+ * The Jobs of a chaos run: the mix's, without the families that need a user's step midway, each
+ * with its lane (queue), cpu request and PriorityClass (assignQueueing).
+ */
+export function chaosMix(seed: number, jobs: number): ChaosJob[] {
+  const mix: ReturnType<typeof generateJobMix> = [];
   for (let size = jobs; mix.length < jobs; size *= 2) {
     mix.splice(
       0,
@@ -321,7 +381,7 @@ export function chaosMix(seed: number, jobs: number): MixedJob[] {
         .slice(0, jobs),
     );
   }
-  return mix;
+  return assignQueueing(seed, mix);
 }
 
 /** What is compared of a moved Job: its outcome and the completions it recorded (docs/architecture.md). */
@@ -460,17 +520,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     counts: options.counts,
   });
 
-  // 1. The control: every Job run directly on one worker, no faults, at most 150 at once.
+  // The PriorityClasses the mix names, on every cluster: the management cluster's resolve the
+  // queues' priorities; the workers' schedulers refuse a pod naming a class they do not have.
+  const everyCluster = [management, ...sandbox.workers.map((w) => clientsFor(sandbox, w.name))];
+  await createPriorityClasses(everyCluster);
+
+  // 1. The control: every Job run directly on one worker, no faults, at most 150 at once and at
+  // most 6 of its 8 cpu requested at once, so that no pod of the control ever waits for room.
   const control = new JobDriver(controlClients, await createTestNamespace(controlClients, 'chaos-control'));
   log(
     `seed ${seed}: ${mix.length} Jobs and ${options.rayWorkloads ?? 0} Ray workloads; control run directly on ${controlWorker} (${control.namespace})`,
   );
+  const controlCpuMillis = 6_000;
+  const demandOf = new Map(mix.map((job) => [job.name, jobCpuDemandMillis(chaosJobBody(job))]));
+  const controlCreated: string[] = [];
+  const controlDemand = () =>
+    controlCreated
+      .filter((name) => !control.finished.has(name))
+      .reduce((sum, n) => sum + demandOf.get(n)!, 0);
   for (const job of mix) {
-    while (control.unfinished >= 150) {
+    while (control.unfinished >= 150 || controlDemand() + demandOf.get(job.name)! > controlCpuMillis) {
       await control.poll();
       await sleep(1_000);
     }
-    await control.create(sandboxJob({ name: job.name, spec: job.spec, pod: job.pod }));
+    controlCreated.push(job.name);
+    await control.create(chaosJobBody(job));
   }
   // Ray workloads in the same namespace, once the Jobs are in.
   const rayMix = generateRayMix(seed, options.rayWorkloads ?? 0, 'ray');
@@ -488,14 +562,49 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   await rayControl.deleteAll();
   log(`control run finished in ${((Date.now() - began) / 1000).toFixed(0)} s`);
 
-  // 2. The chaos phase.
+  // 2. The chaos phase. The Jobs go to one namespace per lane, each selected by its lane's
+  // queue; the Ray workloads and the canaries to one no queue selects (a RayCluster never
+  // finishes, so it would hold its quota all run; a canary measures the controllers' recovery,
+  // not a quota's wait).
   const origins = new JobDriver(management, await createTestNamespace(management, 'chaos'));
+  const queueSetup = chaosQueues(uniqueName('q').slice(2), quotaScale(mix.length, options.windowMs));
+  const lanes = new Map<ChaosLane, JobDriver>();
+  for (const lane of chaosLanes) {
+    const namespace = await createTestNamespace(management, `chaos-${lane}`);
+    await management.core.patchNamespace(
+      {
+        name: namespace,
+        body: { metadata: { labels: { [queueSetup.laneLabel]: queueSetup.queues[lane].name } } },
+      },
+      mergePatch,
+    );
+    lanes.set(lane, new JobDriver(management, namespace));
+  }
+  const driverOf = new Map(mix.map((job) => [job.name, lanes.get(job.lane)!]));
+  const laneOfNamespace = new Map([...lanes].map(([lane, driver]) => [driver.namespace, lane]));
+  const allNamespaces = [origins.namespace, ...laneOfNamespace.keys()];
+  await createQueues(management, queueSetup);
+  log(
+    `queues ${Object.values(queueSetup.queues)
+      .map(
+        (q) =>
+          `${q.name} (${[...lanes].find(([l]) => queueSetup.queues[l] === q)![1].namespace}, ${mix.filter((j) => queueSetup.queues[j.lane] === q).length} Jobs)`,
+      )
+      .join(', ')} in cohort ${queueSetup.cohort}`,
+  );
   const rayOrigins = new RayDriver(management, origins.namespace, rayMix);
   const fleet = fleetOf(sandbox);
   const sampler = await startFleetSampler(fleet, {
-    namespaces: [origins.namespace],
+    namespaces: allNamespaces,
     intervalMs: 500,
     rayMirrors: rayMix.length > 0,
+  });
+  const quotaSampler = startQuotaSampler({
+    management,
+    setup: queueSetup,
+    namespaces: laneOfNamespace,
+    livePods: () => sampler.livePods(),
+    startedAt: Date.now(),
   });
   const replicas = new Replicas(sandbox, [
     `--worker-lost-timeout-seconds=${options.lostTimeoutSeconds}`,
@@ -511,17 +620,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Whatever happened, no controller of this run outlives it, and the sampler stops.
     await replicas.stopAll();
     await sampler.stop().catch(() => undefined);
+    await quotaSampler.stop().catch(() => undefined);
     // The mirrors' namespaces on the workers go with the origins' (the controllers deleted the mirrors).
     await Promise.all([
-      management.core.deleteNamespace({ name: origins.namespace }).catch(() => undefined),
+      ...allNamespaces.map((name) => management.core.deleteNamespace({ name }).catch(() => undefined)),
       controlClients.core.deleteNamespace({ name: control.namespace }).catch(() => undefined),
     ]);
+    await deleteQueues(management, queueSetup);
+    await deletePriorityClasses(everyCluster);
   }
 
   async function chaosPhase(): Promise<ChaosReport> {
     const phaseStart = Date.now();
     log(
-      `chaos phase in ${origins.namespace}: ${schedule.length} faults over ${options.windowMs / 1000} s: ${schedule
+      `chaos phase in ${allNamespaces.join(', ')}: ${schedule.length} faults over ${options.windowMs / 1000} s: ${schedule
         .map((f) => `${(f.atMs / 1000).toFixed(0)}s ${f.kind}${f.worker ? ` ${f.worker}` : ''}`)
         .join(', ')}`,
     );
@@ -566,8 +678,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let rayCreated = 0;
     for (const [i, job] of mix.entries()) {
       await sleep(Math.max(0, phaseStart + i * spacing - Date.now()));
-      void origins
-        .create(sandboxJob({ name: job.name, managedBy: dispatcherManagedBy, spec: job.spec, pod: job.pod }))
+      void driverOf
+        .get(job.name)!
+        .create(chaosJobBody(job, dispatcherManagedBy))
         .catch((err: unknown) => log(`creating ${job.name} failed: ${String(err)}`));
       if (rayEvery > 0 && i % rayEvery === 0 && rayCreated < rayMix.length) {
         const item = rayMix[rayCreated++]!;
@@ -580,9 +693,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await rayOrigins.create(item, kuberayManagedBy.multiKueue).catch(() => undefined);
     await faultsDone;
     log(`faults done at ${((Date.now() - phaseStart) / 1000).toFixed(0)} s; waiting for every Job to finish`);
+    const finishBy = Date.now() + options.finishTimeoutMs;
     const open = [
-      ...(await origins.untilFinished([...mix.map((j) => j.name), ...canaries], options.finishTimeoutMs)),
-      ...(await rayOrigins.untilSettled(options.finishTimeoutMs)),
+      ...(await origins.untilFinished(canaries, options.finishTimeoutMs)),
+      ...(
+        await Promise.all(
+          [...lanes.values()].map((driver) =>
+            driver.untilFinished(
+              mix.filter((j) => driverOf.get(j.name) === driver).map((j) => j.name),
+              Math.max(0, finishBy - Date.now()),
+            ),
+          ),
+        )
+      ).flat(),
+      ...(await rayOrigins.untilSettled(Math.max(0, finishBy - Date.now()))),
     ];
     // Final Ray statuses are read now: the RayClusters never finish, and are deleted next.
     const rayFinal = new Map(rayOrigins.latest);
@@ -593,25 +717,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await sleep((retentionSeconds + gcIntervalSeconds + 5) * 1000);
     await sampler.settle();
     const report = await sampler.stop();
+    const quota = await quotaSampler.stop();
     const leftovers: string[] = [];
     for (const [cluster, clients] of fleet.workers) {
-      const mirrors = await persistently(`list mirrors on ${cluster}`, () =>
-        clients.batch.listNamespacedJob({ namespace: origins.namespace, labelSelector: originUidLabel }),
-      );
-      const rayMirrors = [];
-      for (const plural of rayMix.length > 0 ? (['rayclusters', 'rayjobs'] as const) : [])
-        rayMirrors.push(
-          ...(await persistently(`list ${plural} on ${cluster}`, () =>
-            listRay(clients, plural, origins.namespace, originUidLabel),
-          )),
+      for (const namespace of allNamespaces) {
+        const mirrors = await persistently(`list mirrors on ${cluster}`, () =>
+          clients.batch.listNamespacedJob({ namespace, labelSelector: originUidLabel }),
         );
-      for (const mirror of [...mirrors.items, ...rayMirrors]) {
-        // A RayJob's submitter Job and RayCluster are its operator's, not mirrors.
-        if (mirror.metadata?.ownerReferences?.some((o) => o.controller)) continue;
-        leftovers.push(`${cluster}/${mirror.kind ?? 'Job'}/${mirror.metadata!.name}`);
+        const rayMirrors = [];
+        for (const plural of rayMix.length > 0 && namespace === origins.namespace
+          ? (['rayclusters', 'rayjobs'] as const)
+          : [])
+          rayMirrors.push(
+            ...(await persistently(`list ${plural} on ${cluster}`, () =>
+              listRay(clients, plural, namespace, originUidLabel),
+            )),
+          );
+        for (const mirror of [...mirrors.items, ...rayMirrors]) {
+          // A RayJob's submitter Job and RayCluster are its operator's, not mirrors.
+          if (mirror.metadata?.ownerReferences?.some((o) => o.controller)) continue;
+          leftovers.push(`${cluster}/${mirror.kind ?? 'Job'}/${namespace}/${mirror.metadata!.name}`);
+        }
       }
     }
-    const originsNow = await origins.poll();
+    const originsNow = [
+      ...(await origins.poll()),
+      ...(await Promise.all([...lanes.values()].map((driver) => driver.poll()))).flat(),
+    ];
     const controlNow = new Map((await control.poll()).map((j) => [j.metadata.name, j]));
     const nameByUid = new Map([
       ...originsNow.map((j) => [j.metadata.uid ?? '', j.metadata.name] as const),
@@ -638,9 +770,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       if (wasMoved) moved++;
       // Finished by the controller from an outcome already decided when its worker was lost (a
       // deadline passed, a failure policy hit): the pods still running there were not counted.
-      const withoutMirror = decidedWithoutMirror.has(`${origins.namespace}/${name}`);
+      const withoutMirror = decidedWithoutMirror.has(`${origin.metadata.namespace}/${name}`);
       const lossRules = wasMoved || withoutMirror;
-      const originStatus = maskedStatus(origin.status, origins.namespace, name);
+      const originStatus = maskedStatus(origin.status, origin.metadata.namespace ?? '', name);
       const directStatus = maskedStatus(direct.status, control.namespace, name);
       const differences = lossRules
         ? diffJson(atLeastOnceView(originStatus), atLeastOnceView(directStatus))
@@ -737,6 +869,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       maxRecoverySeconds: recoveries.length > 0 ? Math.max(...recoveries) : 0,
       controllerStarts: replicas.starts,
       seconds: (Date.now() - began) / 1000,
+      queues: chaosLanes.map((lane) => {
+        const q = queueSetup.queues[lane];
+        return {
+          name: q.name,
+          cohort: q.cohort,
+          nominalCpu: q.nominal / 1000,
+          ...(q.borrowingLimit !== undefined ? { borrowingLimitCpu: q.borrowingLimit / 1000 } : {}),
+          ...(q.lendingLimit !== undefined ? { lendingLimitCpu: q.lendingLimit / 1000 } : {}),
+          withinQueue: q.withinQueue,
+          reclaimWithinCohort: q.reclaimWithinCohort,
+          jobs: mix.filter((j) => j.lane === lane).length,
+        };
+      }),
+      quotaSamples: quota.quotaSamples,
+      incompleteQuotaSamples: quota.incompleteQuotaSamples,
+      quotaExceeded: quota.quotaExceeded,
+      runningOverQuota: quota.runningOverQuota,
+      maxQuotaUsed: quota.maxUsed,
+      maxRunningCpu: quota.maxRunning,
+      queueWaits: quota.queueWaits,
+      maxQueuePending: quota.maxPending,
+      preemptions: quota.preemptions,
+      placedWithoutQueue: quota.placedWithoutQueue,
     };
   }
 }

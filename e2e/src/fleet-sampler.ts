@@ -41,6 +41,26 @@ export interface SampledOverlap {
   mirrors: Array<{ cluster: string; attempt: number; seenAt: number }>;
 }
 
+/** A pod on a worker as it is now (from the watches): what a quota check counts as running. */
+export interface LivePod {
+  cluster: string;
+  namespace: string;
+  name: string;
+  /** The uid of the Job that owns it. */
+  jobUid: string;
+  /** Bound to a node (the sandbox's scheduler placed it; KWOK runs it). */
+  bound: boolean;
+  phase: string;
+  /** It has a deletionTimestamp. */
+  terminating: boolean;
+  /** Each container's requests, with its limits filling in (as the apiserver defaults them). */
+  containerRequests: Array<Record<string, string>>;
+  /** Whether the pod spec has what changes its requests beyond the containers' sum. */
+  hasInitContainersOrOverhead: boolean;
+  /** The mirror Job that owns it, when that mirror is alive in the watch's view. */
+  mirror?: { originUid: string; attempt: number; terminating: boolean };
+}
+
 export interface FleetSampleReport {
   /** Samples (lists of the mirrors on every worker) in which every worker answered. */
   samples: number;
@@ -81,6 +101,11 @@ export interface FleetSampler {
   settle(): Promise<void>;
   /** Stops sampling and watching, and returns the final report. */
   stop(): Promise<FleetSampleReport>;
+  /**
+   * The pods in scope that exist now on every worker, as the watches last saw them (a worker
+   * whose apiserver is frozen or stopped shows what it had then), with their mirror.
+   */
+  livePods(): LivePod[];
 }
 
 export interface FleetSamplerOptions {
@@ -120,6 +145,12 @@ export async function startFleetSampler(
   const mirrors = new Map<string, SampledMirror>();
   const pods = new Map<string, SampledPod>();
   const maxLive = new Map<string, number>();
+  // What exists now, per cluster (by uid), kept by the watches: a list replaces a cluster's set.
+  const livePodsOf = new Map<string, Map<string, Omit<LivePod, 'mirror'>>>();
+  const liveMirrorsOf = new Map<
+    string,
+    Map<string, { originUid: string; attempt: number; terminating: boolean }>
+  >();
   const maxLiveNotTerminating = new Map<string, number>();
   const overlaps: SampledOverlap[] = [];
   const clusters = [...fleet.workers.keys()];
@@ -172,9 +203,55 @@ export async function startFleetSampler(
       : clients.core.listPodForAllNamespaces({ labelSelector: jobControllerUidLabel });
   }
 
-  function record(cluster: string, kind: Kind, object: V1Job | V1Pod): void {
+  function record(cluster: string, kind: Kind, object: V1Job | V1Pod, deleted = false): void {
     if (kind === 'mirrors') recordMirror(cluster, object as V1Job);
     else recordPod(cluster, object as V1Pod);
+    trackLive(cluster, kind, object, deleted);
+  }
+
+  function trackLive(cluster: string, kind: Kind, object: V1Job | V1Pod, deleted: boolean): void {
+    const uid = object.metadata?.uid;
+    if (!uid || !inScope(object.metadata?.namespace)) return;
+    if (kind === 'mirrors') {
+      const job = object as V1Job;
+      const originUid = job.metadata?.labels?.[originUidLabel];
+      const here = liveMirrorsOf.get(cluster) ?? new Map();
+      liveMirrorsOf.set(cluster, here);
+      if (deleted || !originUid || controllerOwned(job)) here.delete(uid);
+      else
+        here.set(uid, {
+          originUid,
+          attempt: Number(job.metadata?.annotations?.[placementAttemptAnnotation] ?? 0),
+          terminating: job.metadata?.deletionTimestamp !== undefined,
+        });
+      return;
+    }
+    const pod = object as V1Pod;
+    const jobUid = pod.metadata?.labels?.[jobControllerUidLabel];
+    const here = livePodsOf.get(cluster) ?? new Map();
+    livePodsOf.set(cluster, here);
+    if (deleted || !jobUid) {
+      here.delete(uid);
+      return;
+    }
+    const spec = pod.spec;
+    here.set(uid, {
+      cluster,
+      namespace: pod.metadata!.namespace!,
+      name: pod.metadata!.name!,
+      jobUid,
+      bound: Boolean(spec?.nodeName),
+      phase: pod.status?.phase ?? 'Unknown',
+      terminating: pod.metadata?.deletionTimestamp !== undefined,
+      containerRequests: (spec?.containers ?? []).map((c) => ({
+        ...c.resources?.limits,
+        ...c.resources?.requests,
+      })),
+      hasInitContainersOrOverhead:
+        (spec?.initContainers?.length ?? 0) > 0 ||
+        spec?.overhead !== undefined ||
+        (spec as { resources?: unknown } | undefined)?.resources !== undefined,
+    });
   }
 
   /** List, then watch from the list's resourceVersion, resuming each watch where the last ended. */
@@ -188,6 +265,8 @@ export async function startFleetSampler(
       if (resourceVersion === undefined) {
         try {
           const result = await list(cluster, kind);
+          // The list is the whole truth: what the watch missed being deleted goes.
+          (kind === 'mirrors' ? liveMirrorsOf : livePodsOf).get(cluster)?.clear();
           for (const item of result.items) record(cluster, kind, item);
           resourceVersion = result.metadata?.resourceVersion;
           if (listed) watchGaps++;
@@ -212,7 +291,7 @@ export async function startFleetSampler(
               }
               const version = object?.metadata?.resourceVersion;
               if (version) resourceVersion = version;
-              if (type !== 'BOOKMARK') record(cluster, kind, object);
+              if (type !== 'BOOKMARK') record(cluster, kind, object, type === 'DELETED');
             },
             (err) => resolve(gone ? 'gone' : err ? 'failed' : 'ended'),
           )
@@ -372,11 +451,28 @@ export async function startFleetSampler(
     await sampled;
   }
 
+  function livePods(): LivePod[] {
+    const result: LivePod[] = [];
+    for (const [cluster, pods] of livePodsOf) {
+      const mirrorsHere = liveMirrorsOf.get(cluster);
+      for (const pod of pods.values()) {
+        const mirror = mirrorsHere?.get(pod.jobUid);
+        result.push({
+          ...pod,
+          containerRequests: pod.containerRequests,
+          ...(mirror ? { mirror: { ...mirror } } : {}),
+        });
+      }
+    }
+    return result;
+  }
+
   await Promise.all(watchesListed);
   await settle();
   return {
     report,
     settle,
+    livePods,
     async stop() {
       stopped = true;
       for (const abort of aborts) abort.abort();

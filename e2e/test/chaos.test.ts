@@ -1,6 +1,8 @@
 // The chaos run's short variant (npm run chaos runs 500 Jobs; docs/reliability.md): a fixed seed,
 // 40 Jobs of every mode without mid-run steps and 2 Ray workloads, and at least one fault of every kind, several at
-// once, against two controller replicas. Every invariant figure must be 0.
+// once, against two controller replicas. The Jobs go through two DispatchQueues of one cohort, with
+// PriorityClasses: some wait on their quota, some are preempted. Every invariant figure must be 0,
+// and no quota is exceeded at any sampled instant.
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../src/chaos-run.ts';
 import { testSandbox } from '../src/kube-test-helpers.ts';
@@ -10,7 +12,7 @@ const seed = 20261201;
 
 describe('chaos (short)', () => {
   it(
-    'loses no Job, never runs two mirrors of one, writes no rejected status, leaves no mirror, and ends every Job as the control run did',
+    'loses no Job, never runs two mirrors of one, writes no rejected status, leaves no mirror, ends every Job as the control run did, and never exceeds a quota',
     async () => {
       const report = await runChaos({
         sandbox: testSandbox(),
@@ -49,6 +51,19 @@ describe('chaos (short)', () => {
       expect(report.orphans).toEqual([]);
       expect(report.wrong).toEqual([]);
       expect(report.maxRecoverySeconds).toBeLessThan(120);
+      // The queues: quota checked all along, never exceeded, never bypassed; Jobs really waited
+      // on their queue, and some were preempted and still ended as the control run did (above).
+      for (const over of report.runningOverQuota)
+        console.log(
+          `[chaos] running over quota at ${(over.atMs / 1000).toFixed(1)} s: ${over.queue} ${over.used}/${over.limit} cpu (current ${over.current}, terminating ${over.terminating}, stale ${over.stale})`,
+        );
+      expect(report.quotaSamples).toBeGreaterThan(0);
+      // The check by the running pods saw pods (it is not vacuous).
+      expect(Object.keys(report.maxRunningCpu)).not.toEqual([]);
+      expect(report.quotaExceeded).toEqual([]);
+      expect(report.placedWithoutQueue).toEqual([]);
+      expect(report.queueWaits).toBeGreaterThan(0);
+      expect(report.preemptions).toBeGreaterThan(0);
     },
     20 * 60_000,
   );

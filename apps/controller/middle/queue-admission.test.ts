@@ -248,6 +248,26 @@ function finish(a: AdmissionWorld, name: string): void {
   } as Job);
 }
 
+const urgentClass = {
+  apiVersion: 'scheduling.k8s.io/v1',
+  kind: 'PriorityClass',
+  metadata: { name: 'urgent' },
+  value: 1000,
+} as KubeObject;
+
+/** A Job of the `urgent` PriorityClass, created a second ago. */
+function urgentJob(clock: TestClock): Job {
+  const base = job('urgent', clock, 1);
+  const template = base.spec!.template;
+  return {
+    ...base,
+    spec: {
+      ...base.spec!,
+      template: { ...template, spec: { ...template.spec!, priorityClassName: 'urgent' } },
+    },
+  };
+}
+
 describe('QueueAdmission', () => {
   it('admits within quota: the record names the queue and says it admitted it; the rest wait with the quota message', async () => {
     const clock = new TestClock();
@@ -625,29 +645,14 @@ describe('QueueAdmission', () => {
   it('evicts through the executor: the record marked preempted, a Preempted Event, counted', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })], clock });
-    a.priorityClasses.push({
-      apiVersion: 'scheduling.k8s.io/v1',
-      kind: 'PriorityClass',
-      metadata: { name: 'urgent' },
-      value: 1000,
-    } as KubeObject);
+    a.priorityClasses.push(urgentClass);
     a.priorityClassesChanged();
     for (const [index, name] of ['one', 'two'].entries())
       a.world.management.put(job(name, clock, 100 - index));
     a.sync();
     await a.admission.cycle();
     a.sync();
-    const base = job('urgent', clock, 1);
-    a.world.management.put({
-      ...base,
-      spec: {
-        ...base.spec!,
-        template: {
-          ...base.spec!.template,
-          spec: { ...base.spec!.template.spec!, priorityClassName: 'urgent' },
-        },
-      },
-    });
+    a.world.management.put(urgentJob(clock));
     a.sync();
     const report = await a.admission.cycle();
     expect(report?.evicted).toHaveLength(1);
@@ -676,12 +681,6 @@ describe('QueueAdmission', () => {
   it('an evicted workload holds its quota until its mirror is gone from the worker (deleted in the foreground), after a restart too', async () => {
     const clock = new TestClock();
     const world = executorWorld({}, ['worker-1', 'worker-2']);
-    const urgentClass = {
-      apiVersion: 'scheduling.k8s.io/v1',
-      kind: 'PriorityClass',
-      metadata: { name: 'urgent' },
-      value: 1000,
-    } as KubeObject;
     const a = admissionWorld({ queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })], clock, world });
     a.priorityClasses.push(urgentClass);
     a.priorityClassesChanged();
@@ -701,17 +700,7 @@ describe('QueueAdmission', () => {
     };
     expect(mirrorOf('one').mirror).toBeDefined();
     expect(mirrorOf('two').mirror).toBeDefined();
-    const base = job('urgent', clock, 1);
-    a.world.management.put({
-      ...base,
-      spec: {
-        ...base.spec!,
-        template: {
-          ...base.spec!.template,
-          spec: { ...base.spec!.template.spec!, priorityClassName: 'urgent' },
-        },
-      },
-    });
+    a.world.management.put(urgentJob(clock));
     a.sync();
     const evicting = await a.admission.cycle();
     expect(evicting?.admitted).toEqual([]);

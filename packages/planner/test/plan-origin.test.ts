@@ -420,6 +420,17 @@ describe('5. evicted by its queue: its quota held until its mirror is gone from 
   ];
   const preempted = 'preempted: preempted to admit team-a/urgent';
 
+  // Its mirror deleted so that it goes only once its pods have, and looked at again.
+  const deleteInForeground: OriginAction<Job>[] = [
+    {
+      type: 'delete-mirror',
+      cluster: 'worker-1',
+      mirror: mirrorOf(origin, { status: mirrorStatus }),
+      why: 'its Job was preempted to admit team-a/urgent',
+      propagation: 'Foreground',
+    },
+    { type: 'requeue', afterMs: evictionCheckMs },
+  ];
   const cases: Array<{
     name: string;
     record?: PlacementRecord;
@@ -429,16 +440,7 @@ describe('5. evicted by its queue: its quota held until its mirror is gone from 
     {
       name: 'its mirror there: deleted in the foreground, the record kept (cluster, queue, preempted), looked at again',
       clusters: [cluster('worker-1', { mirror: mirrorOf(origin, { status: mirrorStatus }) })],
-      want: [
-        {
-          type: 'delete-mirror',
-          cluster: 'worker-1',
-          mirror: mirrorOf(origin, { status: mirrorStatus }),
-          why: 'its Job was preempted to admit team-a/urgent',
-          propagation: 'Foreground',
-        },
-        { type: 'requeue', afterMs: evictionCheckMs },
-      ],
+      want: deleteInForeground,
     },
     {
       name: 'its mirror being deleted (its pods not gone yet): nothing but waiting; its status (pods killed, failed) not synced',
@@ -476,16 +478,7 @@ describe('5. evicted by its queue: its quota held until its mirror is gone from 
     {
       name: 'its cluster draining: still deleted and waited for, not moved at once',
       clusters: [cluster('worker-1', { drain: true, mirror: mirrorOf(origin, { status: mirrorStatus }) })],
-      want: [
-        {
-          type: 'delete-mirror',
-          cluster: 'worker-1',
-          mirror: mirrorOf(origin, { status: mirrorStatus }),
-          why: 'its Job was preempted to admit team-a/urgent',
-          propagation: 'Foreground',
-        },
-        { type: 'requeue', afterMs: evictionCheckMs },
-      ],
+      want: deleteInForeground,
     },
     {
       name: 'its cluster unreachable: the quota held (its pods may run there), looked at again within 5 s',

@@ -113,7 +113,7 @@ export class ControllerMetrics {
     });
     this.placements = new Counter({
       name: 'jobrelay_placements_total',
-      help: 'Placement decisions, by outcome (placed, unschedulable, not-needed) and cluster (placed only; "" otherwise).',
+      help: 'Placement decisions, by outcome (placed, unschedulable, not-needed, queued: left to its queue) and cluster (placed only; "" otherwise).',
       labelNames: ['outcome', 'cluster'],
       registers,
     });

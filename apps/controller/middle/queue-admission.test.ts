@@ -14,7 +14,7 @@ import { defaultManagedBy, originUidLabel, unschedulableAnnotation } from '@jobr
 import { placementRecordOf } from '@jobrelay/placement';
 import { type ClusterSnapshot, eventReasons, planOrigin } from '@jobrelay/planner';
 import { describe, expect, it, vi } from 'vitest';
-import { config, originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
+import { cluster, config, originJob } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { admissionFunctions } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
@@ -203,16 +203,9 @@ function admissionWorld(
  */
 async function reconcile(a: AdmissionWorld, name: string) {
   const origin = a.stored(name);
-  const clusters: ClusterSnapshot<Job>[] = [...a.world.workers].map(([cluster, worker]) => ({
-    name: cluster,
-    registered: true,
-    connected: true,
-    active: true,
-    reason: 'Connected',
-    inactiveSince: undefined,
-    drain: false,
-    mirror: worker.get('team-a', name),
-  }));
+  const clusters: ClusterSnapshot<Job>[] = [...a.world.workers].map(([clusterName, worker]) =>
+    cluster(clusterName, { mirror: worker.get('team-a', name) }),
+  );
   const actions = planOrigin(
     {
       kind: 'present',

@@ -8,7 +8,7 @@
 
 import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { CustomObjectsApi, SchedulingV1Api, type V1Job } from '@kubernetes/client-node';
-import type { LivePod } from './fleet-sampler.ts';
+import type { LiveMirror, LivePod } from './fleet-sampler.ts';
 import { type MixedJob, seededRandom } from './job-mix.ts';
 import { type ClusterClients, sandboxJob } from './kube-test-helpers.ts';
 import { finishedCondition, getJson, type RawJob } from './status-differential.ts';
@@ -359,6 +359,7 @@ export function startQuotaSampler(options: {
   /** Namespace to lane. */
   namespaces: ReadonlyMap<string, ChaosLane>;
   livePods: () => LivePod[];
+  liveMirrors: () => LiveMirror[];
   startedAt: number;
   intervalMs?: number;
 }): QuotaSampler {
@@ -407,6 +408,14 @@ export function startQuotaSampler(options: {
       return;
     }
     const at = Date.now();
+    // A workload whose mirror is finished on its placement's cluster holds no quota (its pods are
+    // gone), though its origin may not show it yet: the controller's rule (docs/queues.md).
+    const finishedOnWorker = new Set(
+      options
+        .liveMirrors()
+        .filter((m) => m.finished && !m.terminating)
+        .map((m) => `${m.originUid}@${m.cluster}/${m.attempt}`),
+    );
     const used = new Map<string, number>();
     const origins = new Map<
       string,
@@ -424,6 +433,11 @@ export function startQuotaSampler(options: {
       if (record?.lastReplacedBecause?.startsWith('preempted') && record.attempt !== undefined)
         preempted.add(`${job.metadata.uid}/${record.attempt - 1}`);
       if (finished) continue;
+      if (
+        record?.cluster &&
+        finishedOnWorker.has(`${job.metadata.uid}@${record.cluster}/${record.attempt ?? 0}`)
+      )
+        continue;
       if (record?.cluster && record.queue) {
         used.set(record.queue, (used.get(record.queue) ?? 0) + jobCpuDemandMillis(job));
       } else if (record?.cluster) {

@@ -604,6 +604,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     setup: queueSetup,
     namespaces: laneOfNamespace,
     livePods: () => sampler.livePods(),
+    liveMirrors: () => sampler.liveMirrors(),
     startedAt: Date.now(),
   });
   const replicas = new Replicas(sandbox, [

@@ -58,7 +58,17 @@ export interface LivePod {
   /** Whether the pod spec has what changes its requests beyond the containers' sum. */
   hasInitContainersOrOverhead: boolean;
   /** The mirror Job that owns it, when that mirror is alive in the watch's view. */
-  mirror?: { originUid: string; attempt: number; terminating: boolean };
+  mirror?: { originUid: string; attempt: number; terminating: boolean; finished: boolean };
+}
+
+/** A mirror Job alive in the watches' view. */
+export interface LiveMirror {
+  cluster: string;
+  originUid: string;
+  attempt: number;
+  terminating: boolean;
+  /** Complete or Failed on its worker. */
+  finished: boolean;
 }
 
 export interface FleetSampleReport {
@@ -106,6 +116,8 @@ export interface FleetSampler {
    * whose apiserver is frozen or stopped shows what it had then), with their mirror.
    */
   livePods(): LivePod[];
+  /** The mirrors in scope that exist now on every worker, as the watches last saw them. */
+  liveMirrors(): LiveMirror[];
 }
 
 export interface FleetSamplerOptions {
@@ -149,7 +161,7 @@ export async function startFleetSampler(
   const livePodsOf = new Map<string, Map<string, Omit<LivePod, 'mirror'>>>();
   const liveMirrorsOf = new Map<
     string,
-    Map<string, { originUid: string; attempt: number; terminating: boolean }>
+    Map<string, { originUid: string; attempt: number; terminating: boolean; finished: boolean }>
   >();
   const maxLiveNotTerminating = new Map<string, number>();
   const overlaps: SampledOverlap[] = [];
@@ -223,6 +235,10 @@ export async function startFleetSampler(
           originUid,
           attempt: Number(job.metadata?.annotations?.[placementAttemptAnnotation] ?? 0),
           terminating: job.metadata?.deletionTimestamp !== undefined,
+          // Complete or Failed: a Job's terminal condition comes once its pods are gone.
+          finished: (job.status?.conditions ?? []).some(
+            (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+          ),
         });
       return;
     }
@@ -467,12 +483,19 @@ export async function startFleetSampler(
     return result;
   }
 
+  function liveMirrors(): LiveMirror[] {
+    return [...liveMirrorsOf].flatMap(([cluster, here]) =>
+      [...here.values()].map((mirror) => ({ cluster, ...mirror })),
+    );
+  }
+
   await Promise.all(watchesListed);
   await settle();
   return {
     report,
     settle,
     livePods,
+    liveMirrors,
     async stop() {
       stopped = true;
       for (const abort of aborts) abort.abort();

@@ -268,13 +268,17 @@ function urgentJob(clock: TestClock): Job {
   };
 }
 
+/** Jobs created in this order (the first the oldest), seen by the caches. */
+function putJobs(a: AdmissionWorld, names: readonly string[]): void {
+  for (const [index, name] of names.entries()) a.world.management.put(job(name, a.clock, 100 - index));
+  a.sync();
+}
+
 describe('QueueAdmission', () => {
   it('admits within quota: the record names the queue and says it admitted it; the rest wait with the quota message', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
-    for (const [index, name] of ['one', 'two', 'three', 'four'].entries())
-      a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, ['one', 'two', 'three', 'four']);
     const report = await a.admission.cycle();
     expect(report?.admitted.map((x) => [x.uid, x.queue, x.outcome])).toEqual([
       ['uid-one', 'research', 'placed'],
@@ -364,8 +368,7 @@ describe('QueueAdmission', () => {
       notes: { notesPerCycle: 2, noteRefreshMs: 10_000 },
     });
     const names = ['one', 'two', 'three', 'four', 'five', 'six'];
-    for (const [index, name] of names.entries()) a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, names);
     const first = await a.admission.cycle();
     expect(first?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
     expect(first?.noted.map((x) => x.uid).sort()).toEqual(['uid-four', 'uid-three']);
@@ -408,9 +411,7 @@ describe('QueueAdmission', () => {
   it('a finished workload frees its quota: the next in order is admitted', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
-    for (const [index, name] of ['one', 'two', 'three'].entries())
-      a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, ['one', 'two', 'three']);
     await a.admission.cycle();
     a.sync();
     finish(a, 'one');
@@ -441,9 +442,7 @@ describe('QueueAdmission', () => {
   it('a write that hangs does not hold admission: the cycle goes on, the next one admits', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock, notes: { writeWaitMs: 20 } });
-    for (const [index, name] of ['one', 'two', 'three'].entries())
-      a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, ['one', 'two', 'three']);
     // The note on the one that waits never gets an answer (until released at the end).
     const release = a.world.management.holdNext('patch', 'three');
     const first = await a.admission.cycle();
@@ -462,8 +461,7 @@ describe('QueueAdmission', () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock, notes: { notesPerCycle: 2 } });
     const names = ['one', 'two', 'three', 'four', 'five', 'six'];
-    for (const [index, name] of names.entries()) a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, names);
     // Neither reason of this cycle gets an answer until released.
     const releases = [
       a.world.management.holdNext('patch', 'three'),
@@ -492,9 +490,7 @@ describe('QueueAdmission', () => {
   it('a mirror finished on its worker gives the quota back before its origin shows it', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
-    for (const [i, name] of ['one', 'two', 'three'].entries())
-      a.world.management.put(job(name, clock, 10 - i));
-    a.sync();
+    putJobs(a, ['one', 'two', 'three']);
     expect((await a.admission.cycle())?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
     a.sync();
     const cluster = recordOf(a, 'one')!.cluster!;
@@ -573,9 +569,7 @@ describe('QueueAdmission', () => {
   it('a queue that no longer selects its namespace hands its waiting workloads back (the cycle sees it)', async () => {
     const clock = new TestClock();
     const a = admissionWorld({ queues: [oneCpuQueue()], clock });
-    for (const [i, name] of ['one', 'two', 'three'].entries())
-      a.world.management.put(job(name, clock, 10 - i));
-    a.sync();
+    putJobs(a, ['one', 'two', 'three']);
     expect((await a.admission.cycle())?.admitted).toHaveLength(2);
     a.sync();
     const three = { namespace: 'team-a', name: 'three', uid: 'uid-three', kind: 'job' };
@@ -647,9 +641,7 @@ describe('QueueAdmission', () => {
     const a = admissionWorld({ queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })], clock });
     a.priorityClasses.push(urgentClass);
     a.priorityClassesChanged();
-    for (const [index, name] of ['one', 'two'].entries())
-      a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, ['one', 'two']);
     await a.admission.cycle();
     a.sync();
     a.world.management.put(urgentJob(clock));
@@ -684,9 +676,7 @@ describe('QueueAdmission', () => {
     const a = admissionWorld({ queues: [oneCpuQueue({ withinQueue: 'LowerPriority' })], clock, world });
     a.priorityClasses.push(urgentClass);
     a.priorityClassesChanged();
-    for (const [index, name] of ['one', 'two'].entries())
-      a.world.management.put(job(name, clock, 100 - index));
-    a.sync();
+    putJobs(a, ['one', 'two']);
     await a.admission.cycle();
     // Their reconciles create their mirrors.
     for (const name of ['one', 'two']) await reconcile(a, name);

@@ -1,3 +1,4 @@
+import { informerRelistsCounter } from '@jobrelay/kube';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 type StreamLabel = 'watch' | 'logs';
@@ -31,6 +32,7 @@ export class ApiMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'jobrelay_api_' });
+    informerRelistsCounter(registers);
     this.requests = new Counter({
       name: 'jobrelay_api_requests_total',
       help: 'API requests, by method, route pattern and status code.',

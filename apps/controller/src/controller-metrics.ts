@@ -1,3 +1,4 @@
+import { informerRelistsCounter } from '@jobrelay/kube';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface MetricsSources {
@@ -105,6 +106,7 @@ export class ControllerMetrics {
     const registers = [this.registry];
     this.queues = new QueueMetrics(this.registry);
     collectDefaultMetrics({ register: this.registry, prefix: 'jobrelay_controller_' });
+    informerRelistsCounter(registers);
     this.reconciles = new Counter({
       name: 'jobrelay_reconciles_total',
       help: 'Origin reconciles (every kind), by result (ok, error).',

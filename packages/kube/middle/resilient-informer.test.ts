@@ -15,7 +15,12 @@ interface Thing {
   metadata: { name: string; namespace?: string; resourceVersion: string };
 }
 
-type WatchEnd = { kind: 'end' } | { kind: 'error'; err: Error } | { kind: 'status'; status: object };
+type WatchEnd =
+  | { kind: 'end' }
+  | { kind: 'error'; err: Error }
+  | { kind: 'status'; status: object }
+  /** The apiserver refuses the watch request itself (a 403 once a permission is taken away). */
+  | { kind: 'refused'; statusCode: number };
 
 /**
  * One scripted watch session: what it sends, then how it ends. The apiserver's side of the
@@ -37,6 +42,8 @@ const bookmark = (resourceVersion: string): Session['events'][number] => ({
 function scripted(options: { lists: Array<ListPage<Thing>>; sessions: Session[] }) {
   const listed: Array<Record<string, unknown>> = [];
   const watchedFrom: Array<string | undefined> = [];
+  /** `informer.watching` as each watch request is made. */
+  const watchingAtRequest: boolean[] = [];
   const events: Array<InformerEvent<Thing>> = [];
   let settle: () => void = () => {};
   const exhausted = new Promise<void>((resolve) => {
@@ -62,7 +69,12 @@ function scripted(options: { lists: Array<ListPage<Thing>>; sessions: Session[] 
       watch: async (_path, query, onEvent, onDone) => {
         const controller = new AbortController();
         watchedFrom.push(query.resourceVersion as string | undefined);
+        watchingAtRequest.push(informer.watching);
         const session = options.sessions.shift();
+        if (session?.end.kind === 'refused')
+          throw Object.assign(new Error(`HTTP ${session.end.statusCode}`), {
+            statusCode: session.end.statusCode,
+          });
         if (!session) {
           // Nothing more scripted: the watch stays open until the informer stops.
           settle();
@@ -88,7 +100,7 @@ function scripted(options: { lists: Array<ListPage<Thing>>; sessions: Session[] 
         .filter((t) => t.informer === name)
         .map((t) => [t.reason, t.count]),
     );
-  return { informer, listed, watchedFrom, events, exhausted, tally };
+  return { informer, listed, watchedFrom, watchingAtRequest, events, exhausted, tally };
 }
 
 const ended: WatchEnd = { kind: 'end' };
@@ -201,5 +213,26 @@ describe('ResilientInformer against a scripted apiserver', () => {
     expect(s.tally()).toEqual({ initial: 1, unresumable: 1 });
     // Nothing changed in between: the relist reports nothing.
     expect(s.events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['upsert a']);
+  });
+
+  it('says it is watching only while its last watch was accepted: a refused one clears it until one is', async () => {
+    const s = scripted({
+      lists: [{ metadata: { resourceVersion: '10' }, items: [] }],
+      sessions: [
+        { events: [], end: ended },
+        { events: [], end: { kind: 'refused', statusCode: 403 } },
+      ],
+    });
+    expect(s.informer.watching).toBe(false);
+    s.informer.start();
+    await s.exhausted;
+    // Listed and accepted; accepted again; then refused: not watching until the next is accepted.
+    expect(s.watchingAtRequest).toEqual([true, true, false]);
+    // The last request was made; its acceptance lands a tick later.
+    await new Promise((r) => setTimeout(r, 0));
+    expect(s.informer.watching).toBe(true);
+    await s.informer.stop();
+    expect(s.informer.watching).toBe(false);
+    expect(s.listed).toHaveLength(1);
   });
 });

@@ -148,6 +148,8 @@ export class ResilientInformer<T extends InformableObject> {
   private readonly cache = new Map<string, T>();
   private resourceVersion: string | undefined;
   private stopped = false;
+  /** Lists and watches that failed since a watch was last accepted. */
+  private failuresInARow = 0;
   private abortWatch: AbortController | undefined;
   private running: Promise<void> | undefined;
   private synced = false;
@@ -178,6 +180,14 @@ export class ResilientInformer<T extends InformableObject> {
     return this.synced;
   }
 
+  /**
+   * Synced, and its last list or watch did not fail: the watch runs, so the permission to list
+   * and watch holds right now. A health check may lean on it instead of listing again.
+   */
+  get watching(): boolean {
+    return this.synced && !this.stopped && this.failuresInARow === 0;
+  }
+
   get(key: string): T | undefined {
     return this.cache.get(key);
   }
@@ -205,6 +215,7 @@ export class ResilientInformer<T extends InformableObject> {
         failedWatches = 0;
       } catch (err) {
         if (this.stopped) break;
+        this.failuresInARow += 1;
         if (err instanceof WatchExpiredError || statusCodeOf(err) === 410) {
           // Too old (compacted away, or newer than a restored etcd has): list at once.
           this.resourceVersion = undefined;
@@ -357,6 +368,8 @@ export class ResilientInformer<T extends InformableObject> {
           },
         )
         .then((controller) => {
+          // The apiserver accepted the watch: it may list and watch this collection now.
+          this.failuresInARow = 0;
           this.abortWatch = controller;
           if (this.stopped) controller.abort();
         }, reject);

@@ -3,7 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, st
 import { join } from 'node:path';
 import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
 import { makeClusterApiClients } from '@jobrelay/kube';
-import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
+import { apiCommandLine, repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import {
@@ -356,16 +356,7 @@ export async function startBenchApi(sandbox: Sandbox, options: { logDir: string 
   mkdirSync(options.logDir, { recursive: true });
   const logFile = join(options.logDir, `api-${process.pid}-${++apisStarted}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(
-    process.execPath,
-    [
-      join(repositoryRoot, 'apps/api/src/main.ts'),
-      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
-      `--redis-url=${sandbox.redisUrl}`,
-      '--address=127.0.0.1:0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, apiCommandLine(sandbox), { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));

@@ -29,7 +29,7 @@ export interface FleetScaleOptions {
   shortJobsPerSecond: number;
   /** Other tenants' pods created (and deleted after they ran) per second, over the whole fleet. */
   churnPodsPerSecond: number;
-  /** KWOK nodes per worker (the sandbox starts each with a few; more are added). */
+  /** KWOK nodes per worker (the sandbox starts each with a few; more are added; 0 adds none). */
   nodesPerWorker: number;
   /** The idle window the LIST requests are counted over. */
   idleSeconds: number;
@@ -208,9 +208,12 @@ function shortJobStream(fleet: BenchFleet, namespace: string, run: string, perSe
   };
 }
 
-/** Adds KWOK nodes to every worker until each has `perWorker`, shaped as the worker's first node. */
-async function addNodes(fleet: BenchFleet, perWorker: number): Promise<void> {
-  await Promise.all(
+/**
+ * Adds KWOK nodes to every worker until each has `perWorker`, shaped as the worker's first node
+ * (0 adds none: a shared fleet's capacity stays as it is). Returns the fewest nodes a worker has.
+ */
+async function addNodes(fleet: BenchFleet, perWorker: number): Promise<number> {
+  const counts = await Promise.all(
     fleet.workers.map(async (worker) => {
       const nodes = (await worker.core.listNode()).items;
       const first = nodes[0]?.status?.allocatable;
@@ -221,8 +224,10 @@ async function addNodes(fleet: BenchFleet, perWorker: number): Promise<void> {
         await worker.core.createNode({ body: sandboxNode(worker.name, i, shape) }).catch((err) => {
           if ((err as { code?: number }).code !== 409) throw err;
         });
+      return Math.max(nodes.length, perWorker);
     }),
   );
+  return Math.min(...counts);
 }
 
 export async function fleetScale(
@@ -238,8 +243,8 @@ export async function fleetScale(
   await fleet.createNamespace(namespace, [fleet.management]);
   await fleet.createNamespace(shortNamespace, [fleet.management]);
   await fleet.createNamespace(tenantNamespace, fleet.workers);
-  await addNodes(fleet, options.nodesPerWorker);
-  log(`  ${fleet.workers.length} workers of ${options.nodesPerWorker} KWOK nodes`);
+  const nodesPerWorker = await addNodes(fleet, options.nodesPerWorker);
+  log(`  ${fleet.workers.length} workers of at least ${nodesPerWorker} KWOK nodes`);
 
   // What the sandbox's own components LIST with no jobrelay process running.
   const baselineSeconds = Math.min(options.idleSeconds, 60);
@@ -393,7 +398,7 @@ export async function fleetScale(
 
     return {
       workers: fleet.workers.length,
-      nodesPerWorker: options.nodesPerWorker,
+      nodesPerWorker,
       workloads: options.workloads,
       fleetDispatchJobsPerSec,
       fleetReplayJobsPerSec: replay.replayJobsPerSec,

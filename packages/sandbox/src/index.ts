@@ -1,4 +1,10 @@
-export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } from './api-access.ts';
+export {
+  apiCommandLine,
+  apiManifests,
+  installApiAccess,
+  sandboxApiBindings,
+  teamNamespace,
+} from './api-access.ts';
 export { applyObjects, systemNamespace } from './apply-objects.ts';
 export { sandboxNode } from './cluster-bootstrap.ts';
 export { simulatedLogLines } from './control-plane-processes.ts';

@@ -1,3 +1,4 @@
+import { type WorkerWatchStreams, workerWatchStreamsHelp } from '@jobrelay/clusters';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 type StreamLabel = 'watch' | 'logs';
@@ -27,6 +28,7 @@ export class ApiMetrics {
   readonly failedAuthentications: Counter<'outcome'>;
   #streams: StreamGaugeSource | undefined;
   #reviews: ReviewCountSource | undefined;
+  #workerWatches: (() => WorkerWatchStreams) | undefined;
 
   constructor() {
     const registers = [this.registry];
@@ -80,6 +82,16 @@ export class ApiMetrics {
         this.set(metrics.#streams?.bufferedBytes() ?? 0);
       },
     });
+    new Gauge({
+      name: 'jobrelay_worker_watch_streams',
+      help: workerWatchStreamsHelp,
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        const streams = metrics.#workerWatches?.() ?? { pods: 0, nodes: 0, mirrors: 0, namespaces: 0 };
+        for (const [resource, count] of Object.entries(streams)) this.set({ resource }, count);
+      },
+    });
     new Counter({
       name: 'jobrelay_api_access_reviews_total',
       help: 'Reviews sent to the management apiserver: TokenReview and SubjectAccessReview.',
@@ -101,5 +113,10 @@ export class ApiMetrics {
 
   observeReviews(source: ReviewCountSource): void {
     this.#reviews = source;
+  }
+
+  /** The fleet view's watch streams to workers (`jobrelay_worker_watch_streams`). */
+  observeWorkerWatches(source: () => WorkerWatchStreams): void {
+    this.#workerWatches = source;
   }
 }

@@ -297,6 +297,9 @@ describe('capacity watches: the leader alone, published for the others', () => {
       (l) => l.job === `${namespace}/${name}` && typeof l.cluster === 'string',
     );
     expect(synced, `the new leader's "synced" line; see ${b.logFile}`).toBeGreaterThanOrEqual(0);
+    console.log(
+      `[leader-capacity-watches] the new leader waited ${String(lines[synced]!.waitedMs)} ms for its capacity watches before placing`,
+    );
     expect(placement, `its placement of ${name}`).toBeGreaterThan(synced);
     const startedWatches = lines.findIndex((l) => l.msg === 'watching pods and nodes for capacity');
     expect(startedWatches, 'its watches started on taking the lead').toBeGreaterThanOrEqual(0);

@@ -296,7 +296,8 @@ export class WorkerClusterRegistry {
         if (
           event.type === 'upsert' &&
           !this.watchesCapacity() &&
-          event.object.status?.capacity !== event.previous?.status?.capacity
+          // Every heartbeat rewrites the status: only a new capacity is news.
+          JSON.stringify(event.object.status?.capacity) !== JSON.stringify(event.previous?.status?.capacity)
         )
           this.options.onCapacityChange?.(name);
         if (event.type === 'delete') void this.remove(name);

@@ -24,6 +24,7 @@ import {
   sealSubjectOf,
 } from '@jobrelay/placement';
 import {
+  apiCommandLine,
   registerSandboxWorkers,
   repositoryRoot,
   type Sandbox,
@@ -299,9 +300,7 @@ async function startApi(sandbox: Sandbox): Promise<ApiProcess> {
     [
       ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
       apiMain,
-      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
-      `--redis-url=${sandbox.redisUrl}`,
-      '--address=127.0.0.1:0',
+      ...apiCommandLine(sandbox).slice(1),
       // The default (1200 a minute per caller) would answer most of a sequential benchmark 429.
       '--rate-limit-per-minute=1000000',
     ],

@@ -16,6 +16,7 @@ import {
   describeParts,
   drainBacklog,
   endToEnd,
+  fleetScale,
   queuedBurst,
   rawCreates,
   replayDispatch,
@@ -33,8 +34,20 @@ import {
   sandboxUp,
 } from '@jobrelay/sandbox';
 
-const scenarios = ['drain', 'raw', 'replay', 'steady', 'e2e', 'direct', 'tracked', 'queues'] as const;
+const scenarios = [
+  'drain',
+  'raw',
+  'replay',
+  'steady',
+  'e2e',
+  'direct',
+  'tracked',
+  'queues',
+  'fleet',
+] as const;
 type Scenario = (typeof scenarios)[number];
+/** `fleet` runs only when asked for: it needs its own fleet of 20 workers and an hour or more. */
+const defaultScenarios = scenarios.filter((s) => s !== 'fleet');
 
 const usage = `usage: npm run bench -- [options]
 
@@ -51,9 +64,22 @@ const usage = `usage: npm run bench -- [options]
   --queue-jobs N      Jobs in the queues scenario's burst, with queues and again without (default 10000)
   --queues N          DispatchQueues (and namespaces) the burst is spread over (default 20)
   --queue-quota N     each queue's nominal quota of admitted workloads (default 50)
-  --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all)
-  --workers N         worker clusters in the sandbox (default 3)
-  --sandbox-dir DIR   the sandbox to start or reuse (default .sandbox-bench-perf)
+  --fleet-workloads N idle Jobs the fleet scenario's leader drains and then tracks (default 100000)
+  --fleet-replay-jobs N
+                      Jobs replayed on the same fleet for the fleet scenario's ratio (default 10000)
+  --fleet-nodes N     KWOK nodes per worker in the fleet scenario (default 20)
+  --fleet-churn N     other tenants' pods created per second over the fleet (default 10)
+  --fleet-short-rate N
+                      short running Jobs through jobrelay per second while the fleet drains (default 2)
+  --fleet-idle-seconds N
+                      the idle window the fleet's LIST requests are counted over (default 300)
+  --fleet-churn-seconds N
+                      the window of churn alone for the CPU per pod event (default 60)
+  --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all but fleet;
+                      fleet runs alone)
+  --workers N         worker clusters in the sandbox (default 3; 20 for fleet)
+  --sandbox-dir DIR   the sandbox to start or reuse (default .sandbox-bench-perf; .sandbox-bench-fleet for
+                      fleet, whose workers run no KubeRay or JobSet controllers)
   --cpu-prof DIR      run the controller with node --cpu-prof, writing profiles into DIR
   --heap-snapshot DIR write a heap snapshot of the controller at the end of each drain into DIR
   --controller-arg A  an extra controller flag (repeatable), e.g. --controller-arg=--log-level=warn
@@ -79,6 +105,13 @@ const { values } = parseArgs({
     'queue-jobs': { type: 'string' },
     queues: { type: 'string' },
     'queue-quota': { type: 'string' },
+    'fleet-workloads': { type: 'string' },
+    'fleet-replay-jobs': { type: 'string' },
+    'fleet-nodes': { type: 'string' },
+    'fleet-churn': { type: 'string' },
+    'fleet-short-rate': { type: 'string' },
+    'fleet-idle-seconds': { type: 'string' },
+    'fleet-churn-seconds': { type: 'string' },
     'idle-seconds': { type: 'string' },
     only: { type: 'string' },
     workers: { type: 'string' },
@@ -121,25 +154,41 @@ const steadySeconds = count('steady-seconds', 60);
 const e2eJobs = count('e2e-jobs', 2000);
 const e2eClients = count('e2e-clients', 20);
 const trackedJobs = count('tracked-jobs', 10_000);
-const workers = count('workers', 3);
-const queueJobs = count('queue-jobs', 10_000);
-const queueCount = count('queues', 20);
-const queueQuota = count('queue-quota', 50);
-// One resync interval (the controller's default, 30 s): the idle window holds exactly one resync.
-const idleSeconds = count('idle-seconds', 30, 0);
-const only = new Set<string>(values.only ? values.only.split(',').map((s) => s.trim()) : scenarios);
+const only = new Set<string>(values.only ? values.only.split(',').map((s) => s.trim()) : defaultScenarios);
 for (const name of only) {
   if (!(scenarios as readonly string[]).includes(name)) {
     console.error(`--only: unknown scenario ${name}; choose from ${scenarios.join(', ')}`);
     process.exit(2);
   }
 }
+const fleetRun = only.has('fleet');
+if (fleetRun && only.size > 1) {
+  console.error('--only fleet runs alone: it needs its own fleet of 20 workers');
+  process.exit(2);
+}
+const workers = count('workers', fleetRun ? 20 : 3);
+const fleetOptions = {
+  workloads: count('fleet-workloads', 100_000),
+  replayJobs: count('fleet-replay-jobs', 10_000),
+  nodesPerWorker: count('fleet-nodes', 20),
+  churnPodsPerSecond: count('fleet-churn', 10, 0),
+  shortJobsPerSecond: count('fleet-short-rate', 2, 0),
+  idleSeconds: count('fleet-idle-seconds', 300),
+  churnSeconds: count('fleet-churn-seconds', 60),
+};
+const queueJobs = count('queue-jobs', 10_000);
+const queueCount = count('queues', 20);
+const queueQuota = count('queue-quota', 50);
+// One resync interval (the controller's default, 30 s): the idle window holds exactly one resync.
+const idleSeconds = count('idle-seconds', 30, 0);
 const runs_ = (s: Scenario) => only.has(s);
 
-const sandboxDir = resolve(values['sandbox-dir'] ?? join(repositoryRoot, '.sandbox-bench-perf'));
+const sandboxDir = resolve(
+  values['sandbox-dir'] ?? join(repositoryRoot, fleetRun ? '.sandbox-bench-fleet' : '.sandbox-bench-perf'),
+);
 const log = (line: string) => console.log(`[bench] ${line}`);
 log(`sandbox ${sandboxDir} (1 management + ${workers} workers)`);
-const { sandbox } = await sandboxUp({ dir: sandboxDir, workers, log });
+const { sandbox } = await sandboxUp({ dir: sandboxDir, workers, log, thirdPartyOperators: !fleetRun });
 await registerSandboxWorkers(sandbox);
 const fleet = new BenchFleet(sandbox);
 const cpuProf = values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined;
@@ -302,6 +351,30 @@ try {
       );
     }
   }
+  if (runs_('fleet')) {
+    const k = `${fleetOptions.workloads / 1000}k`;
+    // Its namespaces hold the whole backlog: left for --down (or the next run) to clear, as deleting
+    // 100,000 Jobs and their mirrors takes longer than the run.
+    const fleetResult = await fleetScale(fleet, settings, { ...fleetOptions, run: runName('fleet') });
+    record('fleetDispatchJobsPerSec', fleetResult.fleetDispatchJobsPerSec);
+    record('fleetReplayJobsPerSec', fleetResult.fleetReplayJobsPerSec);
+    record('fleetRatioReplay', fleetResult.fleetRatioReplay);
+    record(`controllerRssMiB${k}`, fleetResult.controllerRssMiBTracked);
+    record(`controllerHeapUsedMiB${k}`, fleetResult.controllerHeapUsedMiBTracked);
+    record('managementListsPerHour', fleetResult.managementListsPerHour);
+    record('workerListsPerHour', fleetResult.workerListsPerHour);
+    record('baselineManagementListsPerHour', fleetResult.baselineManagementListsPerHour);
+    record('baselineWorkerListsPerHour', fleetResult.baselineWorkerListsPerHour);
+    record('podEventCpuUsPerEvent', fleetResult.podEventCpuUsPerEvent);
+    record('churnPodEventsPerSec', fleetResult.churnPodEventsPerSec);
+    // One core's worth of pod events, at 10 events a second per worker.
+    record('workersPerCoreAt10PodEventsPerSec', 1e6 / (fleetResult.podEventCpuUsPerEvent * 10));
+    for (const role of ['follower', 'api'] as const) {
+      const streams = fleetResult.watchStreams[role];
+      if (streams) record(`${role}WorkerPodAndNodeWatchStreams`, (streams.pods ?? 0) + (streams.nodes ?? 0));
+    }
+    detail('fleet', fleetResult);
+  }
   if (runs_('tracked')) {
     // One drain of the big backlog, then restarts over the same Jobs (each relists them all).
     const k = `${trackedJobs / 1000}k`;
@@ -412,6 +485,7 @@ const report = {
     queueJobs,
     queueCount,
     queueQuota,
+    ...(fleetRun ? { fleet: fleetOptions } : {}),
     idleSeconds,
     workers,
     scenarios: [...only],
@@ -432,7 +506,13 @@ if (values.out && !values['no-write']) {
   const dir = join(repositoryRoot, 'docs', 'benchmarks');
   mkdirSync(dir, { recursive: true });
   const text = `${JSON.stringify(report, null, 2)}\n`;
-  writeFileSync(join(dir, 'latest.json'), text);
+  const latestFile = join(dir, 'latest.json');
+  if (fleetRun) {
+    // Its own key: the fleet's figures come from another sandbox and do not replace the drain's.
+    const latest = JSON.parse(readFileSync(latestFile, 'utf8')) as Record<string, unknown>;
+    latest.fleet = report;
+    writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
+  } else writeFileSync(latestFile, text);
   writeFileSync(join(dir, `${report.date.slice(0, 10)}${values.label ? `-${values.label}` : ''}.json`), text);
   log(`wrote docs/benchmarks/latest.json`);
 }

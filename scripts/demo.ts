@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import {
+  apiCommandLine,
   kuberayManagedBy,
   openSandbox,
   recordSandboxApi,
@@ -280,12 +281,7 @@ async function main(): Promise<number> {
   await waitUntilReady('controller', controller, () => `http://${healthAddress}`);
 
   // The admin API, as its own process with its own identity (deploy/api's jobrelay-api RBAC).
-  const api = startSandboxApp(sandbox.dir, 'api', [
-    join(repositoryRoot, 'apps/api/src/main.ts'),
-    `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
-    `--redis-url=${sandbox.redisUrl}`,
-    `--address=${apiAddress}`,
-  ]);
+  const api = startSandboxApp(sandbox.dir, 'api', apiCommandLine(sandbox, apiAddress));
   const apiUrl = await waitUntilReady(
     'API',
     api,

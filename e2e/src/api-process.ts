@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
+import { apiCommandLine, repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 
 export interface ApiProcess {
   readonly process: ChildProcess;
@@ -24,18 +24,9 @@ export function startApiProcess(sandbox: Sandbox, extraArgs: string[] = []): Api
   mkdirSync(logsDir, { recursive: true });
   const logFile = join(logsDir, `api-${process.pid}-${++started}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(
-    process.execPath,
-    [
-      join(repositoryRoot, 'apps/api/src/main.ts'),
-      `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
-      `--redis-url=${sandbox.redisUrl}`,
-      '--address=127.0.0.1:0',
-      '--log-level=info',
-      ...extraArgs,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, [...apiCommandLine(sandbox), '--log-level=info', ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));

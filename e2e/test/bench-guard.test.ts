@@ -3,10 +3,9 @@
 // today's CPU per Job, more than 3 writes per dispatch), never on noise: the full benchmark
 // with its targets is `npm run bench` (docs/benchmarks.md). The figures are printed.
 
-import { join } from 'node:path';
 import { BenchFleet, type BenchSettings, drainBacklog, replayDispatch } from '@jobrelay/bench';
-import { controllerEnvironment, controllerNodeFlags } from '@jobrelay/controller/node-flags';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { guardSettings } from '../src/bench-guard-settings.ts';
 import { testSandbox } from '../src/kube-test-helpers.ts';
 
 const jobs = Number(process.env.JOBRELAY_BENCH_GUARD_JOBS ?? 300);
@@ -17,16 +16,7 @@ const namespaces: string[] = [];
 beforeAll(() => {
   const sandbox = testSandbox();
   fleet = new BenchFleet(sandbox);
-  settings = {
-    concurrency: 16,
-    controllerRuntime: { nodeFlags: controllerNodeFlags, environment: controllerEnvironment },
-    workerQps: 50,
-    workerBurst: 100,
-    controllerArgs: ['--reconcile-concurrency=16'],
-    nodeArgs: [],
-    logDir: join(sandbox.dir, 'logs', 'bench-guard'),
-    log: (line) => console.log(`[bench-guard] ${line}`),
-  };
+  settings = guardSettings(sandbox, 'bench-guard');
 });
 
 afterAll(async () => {

@@ -7,7 +7,12 @@
 // right. A sampler checks every queue's quota (nominal + what its cohort may lend) from the
 // placement records at every instant, from the first test to the last.
 
-import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  originUidLabel,
+  placementAnnotation,
+  placementAttemptAnnotation,
+  unschedulableAnnotation,
+} from '@jobrelay/mirror';
 import type { PlacementRecord } from '@jobrelay/placement';
 import { CustomObjectsApi, EventsV1Api, type V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
@@ -80,10 +85,38 @@ function recordOf(job: V1Job): (PlacementRecord & { queue?: string }) | undefine
   return annotation ? (JSON.parse(annotation) as PlacementRecord) : undefined;
 }
 
-/** Holding its queue's quota: placed by a queue, unfinished (an evicted one holds it until its mirror is gone). */
-function holdsQuota(job: V1Job): boolean {
+/**
+ * Holding its queue's quota: placed by a queue, unfinished (an evicted one holds it until its
+ * mirror is gone), and its mirror not finished on its placement's cluster. That last is the
+ * controller's rule (docs/queues.md): a finished mirror's pods are gone, though its origin may not
+ * show it yet under load.
+ */
+function holdsQuota(job: V1Job, finishedOnWorker: ReadonlySet<string>): boolean {
   const record = recordOf(job);
-  return record?.cluster !== undefined && record.queue !== undefined && !isFinished(job);
+  if (record?.cluster === undefined || record.queue === undefined || isFinished(job)) return false;
+  return !finishedOnWorker.has(`${job.metadata?.uid}@${record.cluster}/${record.attempt ?? 0}`);
+}
+
+function finishedCondition(job: V1Job): boolean {
+  return (job.status?.conditions ?? []).some(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
+}
+
+/** `originUid@cluster/attempt` of every mirror finished (and not being deleted) on its worker. */
+async function finishedMirrors(): Promise<Set<string>> {
+  const finished = new Set<string>();
+  await Promise.all(
+    [...fleet.workers].map(async ([cluster, clients]) => {
+      const mirrors = await clients.batch.listJobForAllNamespaces({ labelSelector: originUidLabel });
+      for (const mirror of mirrors.items) {
+        if (mirror.metadata?.deletionTimestamp || !finishedCondition(mirror)) continue;
+        const attempt = Number(mirror.metadata?.annotations?.[placementAttemptAnnotation] ?? 0);
+        finished.add(`${mirror.metadata?.labels?.[originUidLabel]}@${cluster}/${attempt}`);
+      }
+    }),
+  );
+  return finished;
 }
 
 function millicores(quantity: string): number {
@@ -145,7 +178,11 @@ class QuotaSampler {
     this.loop = (async () => {
       while (this.running) {
         try {
-          this.sample(await allJobs());
+          // Origins first: a Job admitted into quota freed between the two lists would otherwise
+          // count beside the finished Job it replaced (the controller admits only after it saw
+          // that mirror finish).
+          const jobs = await allJobs();
+          this.sample(jobs, await finishedMirrors());
         } catch {
           // An apiserver hiccup is one sample missed, not a failure of the quota.
         }
@@ -158,10 +195,10 @@ class QuotaSampler {
     this.limits.push({ queues: queueNames, millicores: cpu * 1000 });
   }
 
-  private sample(jobs: V1Job[]): void {
+  private sample(jobs: V1Job[], finishedOnWorker: ReadonlySet<string>): void {
     const held = new Map<string, number>();
     for (const job of jobs) {
-      if (!holdsQuota(job)) continue;
+      if (!holdsQuota(job, finishedOnWorker)) continue;
       const queue = recordOf(job)!.queue!;
       held.set(queue, (held.get(queue) ?? 0) + cpuOf(job));
     }
@@ -358,7 +395,8 @@ describe('reclaim within the cohort', () => {
       'the long Jobs to hold the whole pool',
       async () => {
         const jobs = await allJobs();
-        const holding = jobs.filter(holdsQuota);
+        const finished = await finishedMirrors();
+        const holding = jobs.filter((job) => holdsQuota(job, finished));
         return holding.length === poolCpu &&
           holding.every((j) => longNames.has(`${j.metadata!.namespace}/${j.metadata!.name}`))
           ? true

@@ -3,7 +3,7 @@
 // what the watch did not see.
 
 import type { Job } from '@jobrelay/kinds';
-import { type InformerEvent, mergePatch, ResilientInformer } from '@jobrelay/kube';
+import { type InformerEvent, informerRelists, mergePatch, ResilientInformer } from '@jobrelay/kube';
 import type { V1Job } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,9 +33,11 @@ function informer(
   events: Array<InformerEvent<Job>>,
   labelSelector?: string,
   view?: (job: Job) => Job,
+  more: { name?: string; watchTimeoutSeconds?: number } = {},
 ) {
   const made = new ResilientInformer<Job>({
-    name: 'e2e Jobs',
+    name: more.name ?? 'e2e Jobs',
+    ...(more.watchTimeoutSeconds ? { watchTimeoutSeconds: more.watchTimeoutSeconds } : {}),
     kubeConfig: fleet.management.kubeConfig,
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -115,6 +117,33 @@ describe('ResilientInformer on a real apiserver', () => {
     const watched = even.get(`${namespace}/late`)!;
     expect(watched.metadata!.creationTimestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     expect(events.some((e) => e.type === 'delete' && e.object.metadata!.name === 'job-2')).toBe(true);
+  });
+
+  it('watch after watch resumes from the last version seen: one list in all, every change seen once', async () => {
+    const events: Array<InformerEvent<Job>> = [];
+    // Watches the apiserver ends every second: a dozen resumes within the test.
+    const resuming = informer(500, events, 'parity=odd', undefined, {
+      name: 'e2e resuming Jobs',
+      watchTimeoutSeconds: 1,
+    });
+    resuming.start();
+    await resuming.waitForSync();
+    const listed = resuming.list().length;
+    for (let round = 0; round < 4; round += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await fleet.management.batch.patchNamespacedJob(
+        { namespace, name: 'job-1', body: { metadata: { annotations: { round: String(round) } } } },
+        mergePatch,
+      );
+    }
+    await eventually('the last change arrives', async () =>
+      resuming.get(`${namespace}/job-1`)?.metadata?.annotations?.round === '3' ? true : undefined,
+    );
+    const relists = informerRelists().filter((t) => t.informer === 'e2e resuming Jobs');
+    expect(relists).toEqual([{ informer: 'e2e resuming Jobs', reason: 'initial', count: 1 }]);
+    // Each change once, nothing replayed by a resume.
+    const changes = events.slice(listed).map((e) => `${e.type} ${e.object.metadata!.name}`);
+    expect(changes).toEqual(Array.from({ length: 4 }, () => 'upsert job-1'));
   });
 
   it('keeps only its view of each object, listed or watched, and hands that view to onEvent', async () => {

@@ -1,4 +1,5 @@
 import { type WorkerWatchStreams, workerWatchStreamsHelp } from '@jobrelay/clusters';
+import { informerRelistsCounter } from '@jobrelay/kube';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 type StreamLabel = 'watch' | 'logs';
@@ -33,6 +34,7 @@ export class ApiMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'jobrelay_api_' });
+    informerRelistsCounter(registers);
     this.requests = new Counter({
       name: 'jobrelay_api_requests_total',
       help: 'API requests, by method, route pattern and status code.',

@@ -1,4 +1,5 @@
 import { type WorkerWatchStreams, workerWatchStreamsHelp } from '@jobrelay/clusters';
+import { informerRelistsCounter } from '@jobrelay/kube';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface MetricsSources {
@@ -110,6 +111,7 @@ export class ControllerMetrics {
     const registers = [this.registry];
     this.queues = new QueueMetrics(this.registry);
     collectDefaultMetrics({ register: this.registry, prefix: 'jobrelay_controller_' });
+    informerRelistsCounter(registers);
     this.reconciles = new Counter({
       name: 'jobrelay_reconciles_total',
       help: 'Origin reconciles (every kind), by result (ok, error).',

@@ -3,7 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, st
 import { join } from 'node:path';
 import { batchJobAdapter, type WorkloadClient } from '@jobrelay/kinds';
 import { makeClusterApiClients } from '@jobrelay/kube';
-import { repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
+import { apiCommandLine, repositoryRoot, type Sandbox } from '@jobrelay/sandbox';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import {
@@ -145,8 +145,11 @@ export interface ControllerUnderTest {
   rssBytes(): number;
   /** Writes a V8 heap snapshot into `dir` (the process must run with --heapsnapshot-signal=SIGUSR2). */
   heapSnapshot(dir: string): Promise<string>;
-  /** Resolves once /readyz answers 200 (caches synced, queue worker running) and it leads. */
-  ready(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once /readyz answers 200 (caches synced, queue worker running) and it leads; with
+   * `follower`, once /readyz answers 200 while another replica leads.
+   */
+  ready(timeoutMs?: number, role?: 'leader' | 'follower'): Promise<void>;
   /** The V8 heap as the controller's own /metrics reports it (after ready()). */
   heap(): Promise<HeapReading>;
   /** A counter of the controller's /metrics summed over its labels (after ready()). */
@@ -233,6 +236,8 @@ export function startBenchController(
     nodeArgs?: string[];
     logDir: string;
     main?: string;
+    /** Its identity in the leader election (default `bench`): a second replica needs its own. */
+    identity?: string;
   },
 ): ControllerUnderTest {
   mkdirSync(options.logDir, { recursive: true });
@@ -250,7 +255,7 @@ export function startBenchController(
       '--health-address=127.0.0.1:0',
       // One identity across restarts, so a restarted controller takes its Lease back at once
       // rather than after the lease duration (as a restarted pod keeps its name).
-      ...(options.main ? [] : ['--leader-election-identity=bench']),
+      ...(options.main ? [] : [`--leader-election-identity=${options.identity ?? 'bench'}`]),
       ...(options.args ?? []),
     ],
     // Another revision's controller runs without this one's malloc settings too.
@@ -304,7 +309,7 @@ export function startBenchController(
         externalMiB: metricMiB(text, 'jobrelay_controller_nodejs_external_memory_bytes'),
       };
     },
-    async ready(timeoutMs = 120_000) {
+    async ready(timeoutMs = 120_000, role = 'leader') {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
         if (child.exitCode !== null) throw new Error(`the controller exited; see ${logFile}`);
@@ -319,11 +324,71 @@ export function startBenchController(
           );
           // Ready is caches synced; reconciling also needs the leader Lease (a revision
           // without leader election has no such gauge, and always reconciles).
-          if (ok && !/^jobrelay_leader 0$/m.test(await (await fetch(`${url}/metrics`)).text())) return;
+          const follows = ok && /^jobrelay_leader 0$/m.test(await (await fetch(`${url}/metrics`)).text());
+          if (ok && follows === (role === 'follower')) return;
         }
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new Error(`the controller was not ready within ${timeoutMs} ms; see ${logFile}`);
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The admin API as its own process, as production runs it (an observe-only view of the fleet). */
+export interface ApiUnderTest {
+  readonly pid: number;
+  readonly logFile: string;
+  cpuMs(): number;
+  rssBytes(): number;
+  /** Its /metrics text, read with the sandbox admin's token. */
+  metrics(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+let apisStarted = 0;
+
+/** Starts the API with its service account's kubeconfig and waits until /readyz answers 200. */
+export async function startBenchApi(sandbox: Sandbox, options: { logDir: string }): Promise<ApiUnderTest> {
+  mkdirSync(options.logDir, { recursive: true });
+  const logFile = join(options.logDir, `api-${process.pid}-${++apisStarted}.log`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, apiCommandLine(sandbox), { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const token = kubeconfigToken(sandbox.kubeconfigPath(sandbox.management.name));
+  const pid = child.pid!;
+  let url: string | undefined;
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the API exited (${child.exitCode}); see ${logFile}`);
+    const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    url ??= /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"serving the jobrelay API"/.exec(text)?.[1];
+    if (
+      url &&
+      (await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (!url || Date.now() >= deadline) throw new Error(`the API was not ready within 180 s; see ${logFile}`);
+  const base = url;
+  return {
+    pid,
+    logFile,
+    cpuMs: () => processUsage(pid).cpuMs,
+    rssBytes: () => processUsage(pid).rssBytes,
+    async metrics() {
+      const answer = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      if (!answer.ok) throw new Error(`the API's /metrics answered ${answer.status}`);
+      return answer.text();
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

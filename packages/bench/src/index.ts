@@ -2,6 +2,7 @@ export * from './apiserver-requests.ts';
 export * from './bench-fleet.ts';
 export * from './bench-jobs.ts';
 export * from './fleet-cpu.ts';
+export * from './fleet-scale.ts';
 export * from './job-watch.ts';
 export * from './process-usage.ts';
 export * from './queues.ts';

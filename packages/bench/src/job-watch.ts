@@ -1,48 +1,57 @@
 import { performance } from 'node:perf_hooks';
-import { UndiciWatch } from '@jobrelay/kube';
-import { BatchV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { type PlainJson, UndiciWatch } from '@jobrelay/kube';
+import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type { BenchJob } from './bench-jobs.ts';
+
+type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** One object as seen by a watch, and when (performance.now() of its arrival here). */
+interface SeenObject<T> {
+  at: number;
+  type: WatchEventType;
+  object: T;
+}
 
 /** One Job as seen by a watch, and when (performance.now() of its arrival here). */
 export interface SeenJob {
   at: number;
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  type: WatchEventType;
   job: BenchJob;
 }
 
 /**
- * Watches the Jobs of one namespace (optionally label-selected) from now on and hands every
- * event to `onJob` with its arrival time. Starts from a fresh list's resourceVersion, so
- * only what happens after start() is seen; a watch the apiserver closes is resumed.
+ * Watches a collection from now on and hands every event to `onEvent` with its arrival time.
+ * Starts from `firstVersion` (a fresh list's resourceVersion), so only what happens after
+ * start() is seen; a watch the apiserver closes is resumed where it stopped.
  */
-export class JobWatch {
+class ResourceWatch<T extends { metadata?: { resourceVersion?: string } }> {
   private stopped = false;
   private abort: { abort(): void } | undefined;
   private resourceVersion = '';
   /** The controller's own lean watch (one connection pool, kept across resumes): the benchmark's
    * observation costs the shared CPU as little as it can. */
   private readonly watcher: UndiciWatch;
-
-  private readonly kubeConfig: KubeConfig;
   private readonly path: string;
-  private readonly onJob: (seen: SeenJob) => void;
-  private readonly labelSelector: string | undefined;
+  private readonly selectors: { labelSelector?: string; fieldSelector?: string };
+  private readonly firstVersion: () => Promise<string>;
+  private readonly onEvent: (seen: SeenObject<T>) => void;
 
-  constructor(kubeConfig: KubeConfig, path: string, onJob: (seen: SeenJob) => void, labelSelector?: string) {
-    this.kubeConfig = kubeConfig;
-    this.path = path;
-    this.onJob = onJob;
-    this.labelSelector = labelSelector;
-    this.watcher = new UndiciWatch(kubeConfig);
+  constructor(options: {
+    kubeConfig: KubeConfig;
+    path: string;
+    selectors: { labelSelector?: string; fieldSelector?: string };
+    firstVersion: () => Promise<string>;
+    onEvent: (seen: SeenObject<T>) => void;
+  }) {
+    this.watcher = new UndiciWatch(options.kubeConfig);
+    this.path = options.path;
+    this.selectors = options.selectors;
+    this.firstVersion = options.firstVersion;
+    this.onEvent = options.onEvent;
   }
 
   async start(): Promise<void> {
-    const namespace = /\/namespaces\/([^/]+)\/jobs$/.exec(this.path)?.[1];
-    const api = this.kubeConfig.makeApiClient(BatchV1Api);
-    const list = namespace
-      ? await api.listNamespacedJob({ namespace, limit: 1, labelSelector: this.labelSelector })
-      : await api.listJobForAllNamespaces({ limit: 1, labelSelector: this.labelSelector });
-    this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    this.resourceVersion = await this.firstVersion();
     await this.watch();
   }
 
@@ -53,12 +62,13 @@ export class JobWatch {
       {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
-        ...(this.labelSelector ? { labelSelector: this.labelSelector } : {}),
+        ...(this.selectors.labelSelector ? { labelSelector: this.selectors.labelSelector } : {}),
+        ...(this.selectors.fieldSelector ? { fieldSelector: this.selectors.fieldSelector } : {}),
       },
-      (type: string, job: BenchJob) => {
-        if (job?.metadata?.resourceVersion) this.resourceVersion = job.metadata.resourceVersion;
+      (type: string, object: T) => {
+        if (object?.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
         if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
-          this.onJob({ at: performance.now(), type, job });
+          this.onEvent({ at: performance.now(), type, object });
         }
       },
       () => {
@@ -71,5 +81,63 @@ export class JobWatch {
   stop(): void {
     this.stopped = true;
     this.abort?.abort();
+  }
+}
+
+/** Watches the Jobs of one namespace, or of all (optionally label-selected), from now on. */
+export class JobWatch {
+  private readonly inner: ResourceWatch<BenchJob>;
+
+  constructor(kubeConfig: KubeConfig, path: string, onJob: (seen: SeenJob) => void, labelSelector?: string) {
+    const namespace = /\/namespaces\/([^/]+)\/jobs$/.exec(path)?.[1];
+    const api = kubeConfig.makeApiClient(BatchV1Api);
+    this.inner = new ResourceWatch<BenchJob>({
+      kubeConfig,
+      path,
+      selectors: labelSelector ? { labelSelector } : {},
+      firstVersion: async () => {
+        const list = namespace
+          ? await api.listNamespacedJob({ namespace, limit: 1, labelSelector })
+          : await api.listJobForAllNamespaces({ limit: 1, labelSelector });
+        return list.metadata?.resourceVersion ?? '';
+      },
+      onEvent: ({ at, type, object }) => onJob({ at, type, job: object }),
+    });
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  stop(): void {
+    this.inner.stop();
+  }
+}
+
+/**
+ * Watches every pod of a cluster through `fieldSelector`, from now on: the benchmark counts the
+ * events of the very stream the controller's capacity cache reads.
+ */
+export class PodWatch {
+  private readonly inner: ResourceWatch<PlainJson<V1Pod>>;
+
+  constructor(kubeConfig: KubeConfig, fieldSelector: string, onPod: (type: WatchEventType) => void) {
+    const api = kubeConfig.makeApiClient(CoreV1Api);
+    this.inner = new ResourceWatch<PlainJson<V1Pod>>({
+      kubeConfig,
+      path: '/api/v1/pods',
+      selectors: { fieldSelector },
+      firstVersion: async () =>
+        (await api.listPodForAllNamespaces({ limit: 1, fieldSelector })).metadata?.resourceVersion ?? '',
+      onEvent: ({ type }) => onPod(type),
+    });
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  stop(): void {
+    this.inner.stop();
   }
 }

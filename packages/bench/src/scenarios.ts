@@ -60,7 +60,7 @@ export function startController(fleet: BenchFleet, settings: BenchSettings): Con
 }
 
 /** Creates Jobs with `concurrency` parallel clients; returns when every create has answered. */
-async function createJobs(
+export async function createJobs(
   cluster: Pick<BenchCluster, 'jobs'>,
   namespace: string,
   bodies: BenchJob[],
@@ -149,7 +149,7 @@ async function origins(fleet: BenchFleet, namespace: string): Promise<BenchJob[]
   return items;
 }
 
-async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
+export async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -294,7 +294,7 @@ function drainParts(controller: ControllerUnderTest) {
  * first seen, their status changes) and the management cluster's (origins showing a status).
  * The replay runs them too, so both sides pay the apiservers the same for being observed.
  */
-async function observeDispatch(fleet: BenchFleet, namespace: string) {
+export async function observeDispatch(fleet: BenchFleet, namespace: string) {
   const mirrorsSeen = new Map<string, number>();
   const mirrorStatus = new Map<string, string>();
   let mirrorStatusChanges = 0;

@@ -52,6 +52,13 @@ export interface WorkerCheckOptions {
   servedKinds?: ReadonlySet<string>;
   /** Already found complete on this connection for `servedKinds`: not asked again. */
   permissionsChecked?: boolean;
+  /**
+   * Kinds whose mirrors this connection watches right now (the apiserver accepted the watch
+   * since the last failure): the watch proves the permission, so they are not listed. An idle
+   * fleet then costs its workers no LIST (issue 31); a permission taken away fails the next
+   * watch (within its 25 s timeout), and the check after that lists and says which.
+   */
+  watchedKinds?: ReadonlySet<string>;
   log?: Logger;
 }
 
@@ -60,8 +67,8 @@ export interface WorkerCheckOptions {
  * probeWorkerKubeconfig (registration) both run exactly these, so they cannot disagree:
  * 1. discovery (`GET /apis/<group>/<version>` of each kind not yet known to be served):
  *    proves the address, TLS and the credentials, and says which kinds the worker serves;
- * 2. list our mirrors of each served kind (label-selected, limit 1): the permission needed
- *    most (a kind whose resource went away meanwhile is no longer served);
+ * 2. list our mirrors of each served kind not watched right now (label-selected, limit 1): the
+ *    permission needed most (a kind whose resource went away meanwhile is no longer served);
  * 3. the version, and kube-system's UID (not fatal without it: duplicates then go undetected);
  * 4. SelfSubjectAccessReviews for every required worker permission of the served kinds: a
  *    missing one is Forbidden, named, rather than a watch failing in the background forever.
@@ -87,29 +94,30 @@ export async function checkWorker(
     // A kind found since the last check has had its permissions reviewed by nobody.
     if ([...served].some((kind) => !options.servedKinds?.has(kind))) result.permissionsChecked = false;
     result.servedKinds = served;
+    const toList = options.kinds.filter(
+      (kind) => served.has(kind.name) && !options.watchedKinds?.has(kind.name),
+    );
     const listed = await Promise.allSettled(
-      options.kinds
-        .filter((kind) => served.has(kind.name))
-        .map(async (kind) => {
-          const { group, version, plural } = kind.resource;
-          try {
-            await withTimeout(
-              clients.custom.listClusterCustomObject({
-                group,
-                version,
-                plural,
-                labelSelector: options.mirrorSelector,
-                limit: 1,
-              }),
-              timeoutMs,
-              server,
-            );
-            return undefined;
-          } catch (err) {
-            if (statusCodeOf(err) === 404) return kind.name; // its resource went away
-            throw new KindListError(kind, err);
-          }
-        }),
+      toList.map(async (kind) => {
+        const { group, version, plural } = kind.resource;
+        try {
+          await withTimeout(
+            clients.custom.listClusterCustomObject({
+              group,
+              version,
+              plural,
+              labelSelector: options.mirrorSelector,
+              limit: 1,
+            }),
+            timeoutMs,
+            server,
+          );
+          return undefined;
+        } catch (err) {
+          if (statusCodeOf(err) === 404) return kind.name; // its resource went away
+          throw new KindListError(kind, err);
+        }
+      }),
     );
     const gone = listed.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
     if (gone.length > 0) {
@@ -134,8 +142,9 @@ export async function checkWorker(
         },
       };
     }
-    if (options.kinds.length === 0 && options.known) {
-      // No kind to discover or list: the version is the health check.
+    const discovered = options.kinds.some((kind) => !options.servedKinds?.has(kind.name));
+    if (toList.length === 0 && !discovered && options.known) {
+      // Nothing discovered or listed reached the worker: the version is the health check.
       await withTimeout(clients.version.getCode(), timeoutMs, server);
     }
     if (!options.known) {

@@ -692,6 +692,9 @@ export class WorkerClusterRegistry {
         : {}),
       ...(entry.servedKinds ? { servedKinds: entry.servedKinds } : {}),
       permissionsChecked: entry.permissionsChecked ?? false,
+      watchedKinds: new Set(
+        [...(entry.mirrors ?? [])].filter(([, informer]) => informer.watching).map(([kind]) => kind),
+      ),
       log,
     });
     entry.kubernetesVersion = check.kubernetesVersion;

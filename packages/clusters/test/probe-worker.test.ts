@@ -145,6 +145,44 @@ describe('checkWorker', () => {
     ]);
   });
 
+  it('lists no kind whose mirrors are watched right now; the version then proves the worker answers', async () => {
+    const everything = new Map([
+      ['example.com/v1', ['widgets']],
+      ['toys.example.com/v1', ['gadgets', 'gizmos']],
+    ]);
+    const known = {
+      ...options,
+      known: { kubernetesVersion: 'v1.35.0', clusterUid: 'uid-1' },
+      servedKinds: new Set(['widget', 'gadget', 'gizmo']),
+      permissionsChecked: true,
+    };
+    const all = fakeClients({ served: everything });
+    expect(
+      (
+        await checkWorker(all.clients, server, {
+          ...known,
+          watchedKinds: new Set(['widget', 'gadget', 'gizmo']),
+        })
+      ).failure,
+    ).toBeUndefined();
+    expect(all.calls).toEqual(['version']);
+    // One watch failed since: that kind is listed (and its 403 found), the others are not.
+    const some = fakeClients({
+      served: everything,
+      listStatus: new Map([['gizmos', 403]]),
+      denied: new Set(['list gizmos']),
+    });
+    const check = await checkWorker(some.clients, server, {
+      ...known,
+      watchedKinds: new Set(['widget', 'gadget']),
+    });
+    expect(some.calls.filter((c) => c.startsWith('list') || c === 'version')).toEqual([
+      'list gizmos jobrelay.dev/origin=o1',
+    ]);
+    expect(check.failure?.reason).toBe(activeReasons.forbidden);
+    expect(check.failure?.message).toContain('gizmos');
+  });
+
   it('asks again about a missing kind only, and reviews the permissions again when it appears', async () => {
     const worker: FakeWorker = { served: new Map([['example.com/v1', ['widgets']]]) };
     const { clients, calls } = fakeClients(worker);

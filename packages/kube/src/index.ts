@@ -32,9 +32,14 @@ export {
 export { getPlainJson } from './plain-json-get.ts';
 export { requestVerb } from './request-verb.ts';
 export {
+  failedWatchesBeforeRelist,
   type InformableObject,
   type InformerEvent,
+  informerRelists,
+  informerRelistsCounter,
+  type ListPage,
   objectKey,
+  type RelistReason,
   ResilientInformer,
   type ResilientInformerOptions,
   stripManagedFields,

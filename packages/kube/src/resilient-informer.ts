@@ -6,6 +6,7 @@ export interface InformableObject {
 }
 
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import { statusCodeOf } from './api-errors.ts';
 import { sharedPoolConfiguration } from './cluster-api-clients.ts';
 import { getPlainJson } from './plain-json-get.ts';
@@ -47,15 +48,57 @@ export interface ResilientInformerOptions<T extends InformableObject> {
   /** Called for every change. Must not throw and should only enqueue work. */
   onEvent: (event: InformerEvent<T>) => void;
   log: Logger;
-  /** A full relist this often, in case a watch silently missed something. */
-  resyncIntervalMs?: number;
   /** Server-side watch timeout; shorter than the client's 30 s inactivity abort. */
   watchTimeoutSeconds?: number;
   /** Objects per list request (default 500, as client-go's pager). */
   listPageSize?: number;
   /** Test seam; defaults to UndiciWatch (client-node's Watch contract, lighter). */
   watchFactory?: (kubeConfig: KubeConfig) => Pick<Watch, 'watch'>;
+  /** The first retry's delay after a failure, doubling to 30 s (default 500 ms). */
+  initialBackoffMs?: number;
+  /** Test seam: one page of the list; defaults to a GET through a shared connection pool. */
+  listPage?: (path: string, query: Record<string, string | number | undefined>) => Promise<ListPage<T>>;
 }
+
+/**
+ * Why an informer listed its whole collection: its first list; its watch's version expired
+ * (410 Gone, or newer than the apiserver has: etcd restored); or its watch could not resume
+ * from where it was (`failedWatchesBeforeRelist` failures in a row).
+ */
+export type RelistReason = 'initial' | 'expired' | 'unresumable';
+
+const relistTally = new Map<string, { informer: string; reason: RelistReason; count: number }>();
+
+/**
+ * Every informer's lists in this process, by informer name and reason (a process's metrics
+ * expose them as `jobrelay_informer_relists_total`).
+ */
+export function informerRelists(): Array<{ informer: string; reason: RelistReason; count: number }> {
+  return [...relistTally.values()].map((tally) => ({ ...tally }));
+}
+
+/**
+ * `jobrelay_informer_relists_total{informer, reason}` in `registers`: read from the process's
+ * tally at each scrape. Zero beyond the `initial` ones on a healthy fleet.
+ */
+export function informerRelistsCounter(registers: Registry[]): Counter<'informer' | 'reason'> {
+  return new Counter({
+    name: 'jobrelay_informer_relists_total',
+    help:
+      'Full lists of a collection by an informer, by informer and reason (initial; expired: 410 Gone or a ' +
+      'version newer than the apiserver has; unresumable: its watch failed again and again). ' +
+      'Nothing but initial on a healthy fleet: watches resume from the last version seen.',
+    labelNames: ['informer', 'reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { informer, reason, count } of informerRelists()) this.inc({ informer, reason }, count);
+    },
+  });
+}
+
+/** A watch that fails this many times in a row from one version lists afresh. */
+export const failedWatchesBeforeRelist = 5;
 
 class WatchExpiredError extends Error {}
 
@@ -67,7 +110,7 @@ const defaultListPageSize = 500;
 const listRequestTimeoutMs = 60_000;
 
 /** A page of a list, as the apiserver sends it. */
-interface ListPage<T> {
+export interface ListPage<T> {
   metadata?: { resourceVersion?: string; continue?: string };
   items?: T[];
 }
@@ -91,20 +134,28 @@ export function objectKey(object: InformableObject): string {
 
 /**
  * A list+watch cache that never gives up: client-node's own informer stops on most errors
- * and watches can go quiet without an error (client-node #364, #596, #958). This one
- * restarts with capped exponential backoff, relists on 410 Gone and on a timer, and reports
- * relist differences as events, so a missed watch event is repaired within one resync.
+ * and watches can go quiet without an error (client-node #364, #596, #958). This one watches
+ * with a server timeout and bookmarks, and resumes each watch from the last version seen, so
+ * no event is missed and none replayed; it retries a failed watch with capped exponential
+ * backoff from the same version, and lists the collection again only when that version
+ * expired (410 Gone) or the watch cannot resume, as client-go's reflector does: never on a
+ * timer (a relist of 100,000 Jobs every few minutes is load the apiserver and etcd feel; a
+ * controller's periodic resync replays its cache instead). A relist reports what changed
+ * meanwhile as events.
  */
 export class ResilientInformer<T extends InformableObject> {
   private readonly options: ResilientInformerOptions<T>;
   private readonly cache = new Map<string, T>();
   private resourceVersion: string | undefined;
   private stopped = false;
+  /** Lists and watches that failed since a watch was last accepted. */
+  private failuresInARow = 0;
   private abortWatch: AbortController | undefined;
   private running: Promise<void> | undefined;
   private synced = false;
   private readonly syncWaiters: Array<() => void> = [];
-  private lastListAt = 0;
+  /** Why the next list is made (when `resourceVersion` is undefined). */
+  private relistReason: RelistReason = 'initial';
   /** Requests over one reused connection pool and undici's `request`. */
   private lister: Configuration | undefined;
   /** One for the informer's life, so its watches reuse one connection pool. */
@@ -129,6 +180,14 @@ export class ResilientInformer<T extends InformableObject> {
     return this.synced;
   }
 
+  /**
+   * Synced, and its last list or watch did not fail: the watch runs, so the permission to list
+   * and watch holds right now. A health check may lean on it instead of listing again.
+   */
+  get watching(): boolean {
+    return this.synced && !this.stopped && this.failuresInARow === 0;
+  }
+
   get(key: string): T | undefined {
     return this.cache.get(key);
   }
@@ -144,36 +203,53 @@ export class ResilientInformer<T extends InformableObject> {
   }
 
   private async run(): Promise<void> {
-    let backoffMs = initialBackoffMs;
-    const resyncMs = this.options.resyncIntervalMs ?? 5 * 60_000;
+    const firstBackoffMs = this.options.initialBackoffMs ?? initialBackoffMs;
+    let backoffMs = firstBackoffMs;
+    let failedWatches = 0;
     while (!this.stopped) {
+      const listing = this.resourceVersion === undefined;
       try {
-        if (this.resourceVersion === undefined || Date.now() - this.lastListAt >= resyncMs)
-          await this.relist();
+        if (listing) await this.relist();
         await this.watchOnce();
-        backoffMs = initialBackoffMs;
+        backoffMs = firstBackoffMs;
+        failedWatches = 0;
       } catch (err) {
         if (this.stopped) break;
+        this.failuresInARow += 1;
         if (err instanceof WatchExpiredError || statusCodeOf(err) === 410) {
-          this.resourceVersion = undefined; // too old: relist at once
+          // Too old (compacted away, or newer than a restored etcd has): list at once.
+          this.resourceVersion = undefined;
+          this.relistReason = 'expired';
+          failedWatches = 0;
           continue;
         }
         this.options.log.warn(
           { informer: this.options.name, err, retryInMs: backoffMs },
-          'list/watch failed; retrying',
+          listing ? 'list failed; retrying' : 'watch failed; resuming from the last version seen',
         );
         await sleep(backoffMs);
         backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
-        this.resourceVersion = undefined;
+        if (!listing) failedWatches += 1;
+        // Again and again from one version: something else is wrong with it; list afresh.
+        if (failedWatches >= failedWatchesBeforeRelist) {
+          this.resourceVersion = undefined;
+          this.relistReason = 'unresumable';
+          failedWatches = 0;
+        }
       }
     }
   }
 
   private async relist(): Promise<void> {
     const { apiVersion, kind, path, labelSelector, fieldSelector } = this.options;
-    this.lister ??= sharedPoolConfiguration(this.options.kubeConfig, {
-      requestTimeoutMs: listRequestTimeoutMs,
-    });
+    const listPage =
+      this.options.listPage ??
+      ((path: string, query: Record<string, string | number | undefined>) => {
+        this.lister ??= sharedPoolConfiguration(this.options.kubeConfig, {
+          requestTimeoutMs: listRequestTimeoutMs,
+        });
+        return getPlainJson<ListPage<T>>(this.lister, path, query);
+      });
     const seen = new Set<string>();
     let resourceVersion: string | undefined;
     let continueToken: string | undefined;
@@ -182,17 +258,13 @@ export class ResilientInformer<T extends InformableObject> {
     // as resident memory. The pages are one consistent snapshot; an expired continue token is
     // a 410, and the caller lists again from the start.
     do {
-      const page: ListPage<T & { apiVersion?: string; kind?: string }> = await getPlainJson(
-        this.lister,
-        path,
-        {
-          labelSelector,
-          fieldSelector,
-          limit: this.options.listPageSize ?? defaultListPageSize,
-          continue: continueToken,
-        },
-      );
-      for (const object of page.items ?? []) {
+      const page = await listPage(path, {
+        labelSelector,
+        fieldSelector,
+        limit: this.options.listPageSize ?? defaultListPageSize,
+        continue: continueToken,
+      });
+      for (const object of (page.items ?? []) as Array<T & { apiVersion?: string; kind?: string }>) {
         object.apiVersion ??= apiVersion;
         object.kind ??= kind;
         seen.add(objectKey(object));
@@ -208,7 +280,10 @@ export class ResilientInformer<T extends InformableObject> {
       }
     }
     this.resourceVersion = resourceVersion;
-    this.lastListAt = Date.now();
+    const tallyKey = `${this.options.name}\u0000${this.relistReason}`;
+    const tally = relistTally.get(tallyKey);
+    if (tally) tally.count += 1;
+    else relistTally.set(tallyKey, { informer: this.options.name, reason: this.relistReason, count: 1 });
     if (!this.synced) {
       this.synced = true;
       for (const resolve of this.syncWaiters.splice(0)) resolve();
@@ -256,9 +331,17 @@ export class ResilientInformer<T extends InformableObject> {
           },
           (phase, apiObject) => {
             if (phase === 'ERROR') {
-              const code = (apiObject as { code?: number }).code;
+              const status = apiObject as {
+                code?: number;
+                details?: { causes?: Array<{ reason?: string }> };
+              };
+              // 410: compacted away. "Too large resource version": newer than the apiserver has
+              // (an etcd restored from a backup); client-go lists again for both.
+              const tooLarge = status.details?.causes?.some((c) => c.reason === 'ResourceVersionTooLarge');
               failed =
-                code === 410 ? new WatchExpiredError('watch expired') : new Error(JSON.stringify(apiObject));
+                status.code === 410 || tooLarge
+                  ? new WatchExpiredError('watch expired')
+                  : new Error(JSON.stringify(apiObject));
               return;
             }
             const version = (apiObject as InformableObject).metadata?.resourceVersion;
@@ -285,6 +368,8 @@ export class ResilientInformer<T extends InformableObject> {
           },
         )
         .then((controller) => {
+          // The apiserver accepted the watch: it may list and watch this collection now.
+          this.failuresInARow = 0;
           this.abortWatch = controller;
           if (this.stopped) controller.abort();
         }, reject);

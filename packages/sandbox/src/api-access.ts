@@ -83,3 +83,17 @@ export async function installApiAccess(sandbox: Sandbox): Promise<void> {
   const access = apiManifests().filter((o) => o.kind !== 'Deployment' && o.kind !== 'Service');
   await applyObjects(kubeConfig, [...access, ...sandboxApiBindings()]);
 }
+
+/**
+ * The admin API's command line against a sandbox, as production runs it: its own identity (the
+ * `jobrelay-api` ServiceAccount and deploy/api's RBAC) and the sandbox's Redis. Node and its
+ * flags come first, from the caller.
+ */
+export function apiCommandLine(sandbox: Sandbox, address = '127.0.0.1:0'): string[] {
+  return [
+    join(repositoryRoot, 'apps/api/src/main.ts'),
+    `--kubeconfig=${sandbox.serviceAccountKubeconfigPath('jobrelay-api')}`,
+    `--redis-url=${sandbox.redisUrl}`,
+    `--address=${address}`,
+  ];
+}

@@ -1,5 +1,12 @@
-export { apiManifests, installApiAccess, sandboxApiBindings, teamNamespace } from './api-access.ts';
+export {
+  apiCommandLine,
+  apiManifests,
+  installApiAccess,
+  sandboxApiBindings,
+  teamNamespace,
+} from './api-access.ts';
 export { applyObjects, systemNamespace } from './apply-objects.ts';
+export { sandboxNode } from './cluster-bootstrap.ts';
 export { simulatedLogLines } from './control-plane-processes.ts';
 export { DockerfileError, dryRunDockerfile, parseDockerfile } from './dockerfile-dry-run.ts';
 export { freeLoopbackPorts } from './free-ports.ts';

@@ -140,8 +140,10 @@ export async function planState(
     workers: number;
     binariesDir: string;
     redisServer: string;
-    kuberay: NonNullable<SandboxState['kuberay']>;
-    jobset: NonNullable<SandboxState['jobset']>;
+    /** Undefined: the fleet runs no KubeRay operators (a bench fleet of many workers). */
+    kuberay: SandboxState['kuberay'];
+    /** Undefined: the fleet runs no JobSet managers. */
+    jobset: SandboxState['jobset'];
   },
 ): Promise<SandboxState> {
   const { workers, binariesDir, redisServer, kuberay, jobset } = options;

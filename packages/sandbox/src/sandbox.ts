@@ -75,6 +75,12 @@ export interface SandboxKuberay {
 export interface UpOptions {
   dir?: string;
   workers?: number;
+  /**
+   * Run KubeRay's operator and JobSet's manager beside every cluster (default true). A fleet
+   * started without them (the benchmark's 20 workers) serves batch/v1 Jobs only and spares the
+   * two cores 40 idle controllers; a sandbox once started keeps its choice.
+   */
+  thirdPartyOperators?: boolean;
   log?: (line: string) => void;
 }
 
@@ -109,8 +115,9 @@ export async function sandboxUp(options: UpOptions = {}): Promise<UpResult> {
 
   const redisServer = findRedisServer();
   const binaries = await resolveKubeBinaries(log);
-  const kuberay = await resolveKuberayOperator(log);
-  const jobset = await resolveJobSetManager(log);
+  const operators = existing ? existing.kuberay !== undefined : options.thirdPartyOperators !== false;
+  const kuberay = operators ? await resolveKuberayOperator(log) : undefined;
+  const jobset = operators ? await resolveJobSetManager(log) : undefined;
   for (const dir of [layout.logsDir, layout.etcdDataDir, layout.redisDataDir, layout.componentsDir]) {
     mkdirSync(dir, { recursive: true });
   }

@@ -1,0 +1,55 @@
+// The fleet benchmark's guard in CI (issue 31): `npm run bench -- --only fleet` made small, on the
+// e2e fleet. A leader drains a backlog beside a follower and an API while other tenants' pods
+// churn on every worker. It fails on what must never happen whatever the machine: a LIST from an
+// idle fleet, a relist, a follower or an API replica watching workers' pods or nodes; and on a
+// collapse of the rate (under half the replay's). The full figures are docs/scale.md's.
+
+import { BenchFleet, type BenchSettings, fleetScale } from '@jobrelay/bench';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { guardSettings } from '../src/bench-guard-settings.ts';
+import { testSandbox } from '../src/kube-test-helpers.ts';
+
+const workloads = Number(process.env.JOBRELAY_FLEET_GUARD_JOBS ?? 600);
+let fleet: BenchFleet;
+let settings: BenchSettings;
+const run = `fleet-guard-${Date.now().toString(36)}`;
+
+beforeAll(() => {
+  const sandbox = testSandbox();
+  fleet = new BenchFleet(sandbox);
+  settings = guardSettings(sandbox, 'fleet-guard');
+});
+
+afterAll(async () => {
+  for (const suffix of ['', '-short', '-tenant', '-replay'])
+    await fleet.deleteNamespace(`bench-${run}${suffix}`);
+  await fleet.close();
+});
+
+describe(`a fleet that drains ${workloads} Jobs with a follower, an API and pod churn`, () => {
+  it('lists nothing once idle, relists nothing, and only the leader watches pods and nodes', {
+    timeout: 900_000,
+  }, async () => {
+    const result = await fleetScale(fleet, settings, {
+      run,
+      workloads,
+      replayJobs: 300,
+      shortJobsPerSecond: 1,
+      churnPodsPerSecond: 3,
+      // The shared e2e fleet keeps its nodes: other files count on their capacity.
+      nodesPerWorker: 0,
+      idleSeconds: 30,
+      churnSeconds: 15,
+    });
+    console.log(`[fleet-guard] ${JSON.stringify(result)}`);
+    expect(result.idleLists).toEqual(Object.fromEntries(fleet.clusters.map((c) => [c.name, {}])));
+    expect(result.leaderRelistsWhileIdle).toBe(0);
+    const podAndNodeWatches = (streams: Record<string, number> | undefined) =>
+      streams ? (streams.pods ?? 0) + (streams.nodes ?? 0) : undefined;
+    expect(podAndNodeWatches(result.watchStreams.leader)).toBe(2 * fleet.workers.length);
+    expect(podAndNodeWatches(result.watchStreams.follower)).toBe(0);
+    expect(podAndNodeWatches(result.watchStreams.api)).toBe(0);
+    expect(result.churnPodEventsPerSec).toBeGreaterThan(0);
+    expect(result.fleetRatioReplay).toBeGreaterThan(0.5);
+  });
+});

@@ -1,0 +1,429 @@
+// The fleet scenario (`npm run bench -- --only fleet`, issue 31): many workers and a big backlog,
+// with the replicas production runs (a leader, a follower, an admin API), pod churn from other
+// tenants on every worker and a stream of short Jobs through jobrelay. What it reads: the
+// sustained dispatch rate against a replay of the same API calls on the same fleet, memory with
+// everything tracked, the LIST requests an idle fleet serves, which replica watches workers'
+// pods and nodes, and the controller's CPU per worker pod event.
+import { sandboxNode } from '@jobrelay/sandbox';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { RequestCounts } from './apiserver-requests.ts';
+import { BenchFleet, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
+import { benchJob, benchJobNames } from './bench-jobs.ts';
+import { PodWatch } from './job-watch.ts';
+import {
+  type BenchSettings,
+  createJobs,
+  observeDispatch,
+  replayDispatch,
+  startController,
+  waitUntil,
+} from './scenarios.ts';
+
+export interface FleetScaleOptions {
+  run: string;
+  /** Idle Jobs in the backlog the leader drains (the tracked workloads). */
+  workloads: number;
+  /** Jobs replayed for the ratio (the replay's rate does not depend on the backlog it came from). */
+  replayJobs: number;
+  /** Short running Jobs created through jobrelay per second while it drains. */
+  shortJobsPerSecond: number;
+  /** Other tenants' pods created (and deleted after they ran) per second, over the whole fleet. */
+  churnPodsPerSecond: number;
+  /** KWOK nodes per worker (the sandbox starts each with a few; more are added; 0 adds none). */
+  nodesPerWorker: number;
+  /** The idle window the LIST requests are counted over. */
+  idleSeconds: number;
+  /** The window of pod churn alone, for the CPU per pod event. */
+  churnSeconds: number;
+}
+
+/** Open watch streams to workers, by resource (jobrelay_worker_watch_streams); undefined when the process does not report it. */
+export type WatchStreams = Record<string, number> | undefined;
+
+export interface FleetScaleResult {
+  workers: number;
+  nodesPerWorker: number;
+  workloads: number;
+  fleetDispatchJobsPerSec: number;
+  fleetReplayJobsPerSec: number;
+  fleetRatioReplay: number;
+  controllerRssMiBTracked: number;
+  controllerHeapUsedMiBTracked: number;
+  followerRssMiB: number;
+  apiRssMiB: number;
+  /** LIST requests per hour while idle with everything tracked, all processes' (the apiserver cannot tell who asked). */
+  managementListsPerHour: number;
+  workerListsPerHour: number;
+  /** The same, before any jobrelay process ran: the sandbox's own components. */
+  baselineManagementListsPerHour: number;
+  baselineWorkerListsPerHour: number;
+  /** LIST requests in the idle window, per cluster and resource. */
+  idleLists: Record<string, Record<string, number>>;
+  /** Relists the leader's informers made in the idle window (jobrelay_informer_relists_total). */
+  leaderRelistsWhileIdle: number;
+  watchStreams: { leader: WatchStreams; follower: WatchStreams; api: WatchStreams };
+  /** Pod events per second the churn window produced on the stream the capacity cache reads, fleet-wide. */
+  churnPodEventsPerSec: number;
+  podEventCpuUsPerEvent: number;
+  followerPodEventCpuUsPerEvent: number;
+  apiPodEventCpuUsPerEvent: number;
+  shortJobsCreated: number;
+  churnPodsCreated: number;
+}
+
+/** The field selector of the controller's pod watch (worker-capacity.ts): non-terminal pods. */
+const capacityPodSelector = 'status.phase!=Succeeded,status.phase!=Failed';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** LIST requests in `counts`, per resource. */
+function listsByResource(counts: RequestCounts): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const series of counts.values()) {
+    if (series.verb !== 'LIST') continue;
+    const resource = `${series.group ? `${series.group}/` : ''}${series.resource}`;
+    out[resource] = (out[resource] ?? 0) + series.count;
+  }
+  return out;
+}
+
+/** LIST requests per hour over a window, for the management cluster and summed over the workers. */
+async function listsPerHour(
+  fleet: BenchFleet,
+  seconds: number,
+): Promise<{ management: number; workers: number; byCluster: Record<string, Record<string, number>> }> {
+  const before = await fleet.requestCounts();
+  await sleep(seconds * 1000);
+  const after = await fleet.requestCounts();
+  const deltas = BenchFleet.requestsBetween(before, after);
+  const byCluster = Object.fromEntries([...deltas].map(([name, counts]) => [name, listsByResource(counts)]));
+  const total = (name: string) => Object.values(byCluster[name] ?? {}).reduce((a, b) => a + b, 0);
+  const perHour = 3600 / seconds;
+  return {
+    management: total(fleet.management.name) * perHour,
+    workers: fleet.workers.reduce((sum, w) => sum + total(w.name), 0) * perHour,
+    byCluster,
+  };
+}
+
+/** jobrelay_worker_watch_streams by resource, from a /metrics text. */
+export function watchStreamsOf(metricsText: string): WatchStreams {
+  const out: Record<string, number> = {};
+  let seen = false;
+  for (const line of metricsText.split('\n')) {
+    const match = /^jobrelay_worker_watch_streams\{[^}]*resource="([^"]+)"[^}]*\}\s+(\S+)$/.exec(line);
+    if (!match) continue;
+    seen = true;
+    out[match[1]!] = (out[match[1]!] ?? 0) + Number(match[2]);
+  }
+  return seen ? out : undefined;
+}
+
+/**
+ * Other tenants' pods: created round robin over the workers at `perSecond`, each running one
+ * second (KWOK's stages), deleted a few seconds after creation so the workers stay small.
+ */
+class PodChurn {
+  created = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly fleet: BenchFleet;
+  private readonly namespace: string;
+
+  constructor(fleet: BenchFleet, namespace: string) {
+    this.fleet = fleet;
+    this.namespace = namespace;
+  }
+
+  start(perSecond: number): void {
+    if (perSecond <= 0) return;
+    const every = 1000 / perSecond;
+    let due = performance.now();
+    this.timer = setInterval(
+      () => {
+        const now = performance.now();
+        // Catch up when the event loop was late, at most one second's worth at once.
+        while (due <= now && this.inFlight.size < perSecond * 5) {
+          this.createOne();
+          due += every;
+        }
+        if (due < now - 1000) due = now;
+      },
+      Math.max(10, every),
+    );
+  }
+
+  private createOne(): void {
+    const n = this.created++;
+    const worker = this.fleet.workers[n % this.fleet.workers.length]!;
+    const name = `churn-${n}`;
+    const body: V1Pod = {
+      metadata: { name, annotations: { 'sandbox.jobrelay.dev/run-seconds': '1' } },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'main',
+            image: 'registry.invalid/sandbox:fake',
+            resources: { requests: { cpu: '10m', memory: '16Mi' } },
+          },
+        ],
+      },
+    };
+    const life = (async () => {
+      await worker.core.createNamespacedPod({ namespace: this.namespace, body });
+      await sleep(4000);
+      await worker.core.deleteNamespacedPod({ namespace: this.namespace, name, gracePeriodSeconds: 0 });
+    })().catch(() => {});
+    this.inFlight.add(life);
+    void life.finally(() => this.inFlight.delete(life));
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.all([...this.inFlight]);
+  }
+}
+
+/** Short Jobs through jobrelay at `perSecond`, into `namespace` on the management cluster. */
+function shortJobStream(fleet: BenchFleet, namespace: string, run: string, perSecond: number) {
+  let created = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped && perSecond > 0) {
+      const name = `short-${created++}`;
+      await fleet.management.jobs
+        .create(namespace, benchJob({ name, run, shape: 'short', dispatched: true }))
+        .catch(() => {});
+      await sleep(1000 / perSecond);
+    }
+  })();
+  return {
+    created: () => created,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/**
+ * Adds KWOK nodes to every worker until each has `perWorker`, shaped as the worker's first node
+ * (0 adds none: a shared fleet's capacity stays as it is). Returns the fewest nodes a worker has.
+ */
+async function addNodes(fleet: BenchFleet, perWorker: number): Promise<number> {
+  const counts = await Promise.all(
+    fleet.workers.map(async (worker) => {
+      const nodes = (await worker.core.listNode()).items;
+      const first = nodes[0]?.status?.allocatable;
+      if (!first) throw new Error(`${worker.name} has no node to copy the shape of`);
+      const gpus = Number(first['nvidia.com/gpu'] ?? 0);
+      const shape = { count: perWorker, cpu: first.cpu!, memory: first.memory!, ...(gpus ? { gpus } : {}) };
+      for (let i = nodes.length; i < perWorker; i++)
+        await worker.core.createNode({ body: sandboxNode(worker.name, i, shape) }).catch((err) => {
+          if ((err as { code?: number }).code !== 409) throw err;
+        });
+      return Math.max(nodes.length, perWorker);
+    }),
+  );
+  return Math.min(...counts);
+}
+
+export async function fleetScale(
+  fleet: BenchFleet,
+  settings: BenchSettings,
+  options: FleetScaleOptions,
+): Promise<FleetScaleResult> {
+  const log = settings.log;
+  const namespace = `bench-${options.run}`;
+  const shortNamespace = `bench-${options.run}-short`;
+  const tenantNamespace = `bench-${options.run}-tenant`;
+  await fleet.flushRedis();
+  await fleet.createNamespace(namespace, [fleet.management]);
+  await fleet.createNamespace(shortNamespace, [fleet.management]);
+  await fleet.createNamespace(tenantNamespace, fleet.workers);
+  const nodesPerWorker = await addNodes(fleet, options.nodesPerWorker);
+  log(`  ${fleet.workers.length} workers of at least ${nodesPerWorker} KWOK nodes`);
+
+  // What the sandbox's own components LIST with no jobrelay process running.
+  const baselineSeconds = Math.min(options.idleSeconds, 60);
+  const baseline = await listsPerHour(fleet, baselineSeconds);
+  log(
+    `  baseline (no jobrelay process): ${baseline.management.toFixed(0)} LISTs/h on management, ${baseline.workers.toFixed(0)} on the workers: ${JSON.stringify(baseline.byCluster)}`,
+  );
+
+  log(`  creating a backlog of ${options.workloads} claimed Jobs in ${namespace}`);
+  const createdAt = performance.now();
+  await createJobs(
+    fleet.management,
+    namespace,
+    benchJobNames('idle', options.workloads).map((name) =>
+      benchJob({ name, run: options.run, shape: 'idle', dispatched: true }),
+    ),
+    32,
+  );
+  log(`  created in ${((performance.now() - createdAt) / 1000).toFixed(0)} s`);
+
+  const observed = await observeDispatch(fleet, namespace);
+  const churn = new PodChurn(fleet, tenantNamespace);
+  const leader = startController(fleet, settings);
+  const others: Array<{ stop(): Promise<void> }> = [leader];
+  try {
+    await leader.ready(30 * 60_000);
+    const readyAt = performance.now();
+    log(`  leader ready; a follower and an API start beside it`);
+    const follower = startBenchController(fleet.sandbox, {
+      runtime: settings.controllerRuntime,
+      args: [
+        `--worker-qps=${settings.workerQps}`,
+        `--worker-burst=${settings.workerBurst}`,
+        ...settings.controllerArgs,
+      ],
+      logDir: settings.logDir,
+      identity: 'bench-follower',
+    });
+    others.push(follower);
+    const apiStarting = startBenchApi(fleet.sandbox, { logDir: settings.logDir });
+    churn.start(options.churnPodsPerSecond);
+    const shorts = shortJobStream(fleet, shortNamespace, options.run, options.shortJobsPerSecond);
+    let lastLog = 0;
+    await waitUntil(
+      `${options.workloads} mirrors and origin statuses`,
+      () => {
+        if (performance.now() - lastLog > 30_000) {
+          lastLog = performance.now();
+          log(`  ${observed.mirrorsSeen.size} mirrors, ${observed.synced.size} statuses`);
+        }
+        return observed.mirrorsSeen.size >= options.workloads && observed.synced.size >= options.workloads;
+      },
+      Math.max(30 * 60_000, options.workloads * 100),
+    );
+    const times = [...observed.mirrorsSeen.values()].sort((a, b) => a - b);
+    const fleetDispatchJobsPerSec = (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000);
+    log(
+      `  drained ${options.workloads} in ${((performance.now() - readyAt) / 1000).toFixed(0)} s: ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s`,
+    );
+    await shorts.stop();
+    await churn.stop();
+    observed.stop();
+    const api = await apiStarting;
+    others.push(api);
+    await follower.ready(10 * 60_000, 'follower');
+
+    // Settled: the drain's garbage collected and returned (V8's memory reducer), watches quiet.
+    await sleep(30_000);
+    const [leaderMetrics, followerMetrics, apiMetrics] = await Promise.all([
+      leader.metrics(),
+      follower.metrics(),
+      api.metrics(),
+    ]);
+    const watchStreams = {
+      leader: watchStreamsOf(leaderMetrics),
+      follower: watchStreamsOf(followerMetrics),
+      api: watchStreamsOf(apiMetrics),
+    };
+    const heap = await leader.heap();
+    const controllerRssMiBTracked = leader.rssBytes() / 2 ** 20;
+    log(
+      `  with ${options.workloads} tracked: leader RSS ${controllerRssMiBTracked.toFixed(0)} MiB (heap ${heap.usedMiB.toFixed(0)} MiB), ` +
+        `follower ${(follower.rssBytes() / 2 ** 20).toFixed(0)} MiB, API ${(api.rssBytes() / 2 ** 20).toFixed(0)} MiB; ` +
+        `watch streams leader ${JSON.stringify(watchStreams.leader)}, follower ${JSON.stringify(watchStreams.follower)}, API ${JSON.stringify(watchStreams.api)}`,
+    );
+
+    const relistsBefore = metricSum(leaderMetrics, 'jobrelay_informer_relists_total');
+    const leaderIdleFrom = { cpu: leader.cpuMs(), at: performance.now() };
+    const followerIdleFrom = follower.cpuMs();
+    const apiIdleFrom = api.cpuMs();
+    const idle = await listsPerHour(fleet, options.idleSeconds);
+    const idleMs = performance.now() - leaderIdleFrom.at;
+    const idleCpuPerMs = {
+      leader: (leader.cpuMs() - leaderIdleFrom.cpu) / idleMs,
+      follower: (follower.cpuMs() - followerIdleFrom) / idleMs,
+      api: (api.cpuMs() - apiIdleFrom) / idleMs,
+    };
+    const leaderRelistsWhileIdle = (await leader.counter('jobrelay_informer_relists_total')) - relistsBefore;
+    log(
+      `  idle ${options.idleSeconds} s: ${idle.management.toFixed(0)} LISTs/h on management, ${idle.workers.toFixed(0)} on the workers; ` +
+        `${leaderRelistsWhileIdle} relists by the leader; by cluster and resource: ${JSON.stringify(idle.byCluster)}`,
+    );
+
+    // Pod churn alone: the CPU each replica spends per event of the stream capacity reads.
+    let podEvents = 0;
+    const podWatches = fleet.workers.map(
+      (w) =>
+        new PodWatch(w.kubeConfig, capacityPodSelector, () => {
+          podEvents += 1;
+        }),
+    );
+    await Promise.all(podWatches.map((w) => w.start()));
+    const churnFrom = {
+      at: performance.now(),
+      leader: leader.cpuMs(),
+      follower: follower.cpuMs(),
+      api: api.cpuMs(),
+    };
+    churn.start(options.churnPodsPerSecond);
+    await sleep(options.churnSeconds * 1000);
+    await churn.stop();
+    // The last pods' events arrive within a moment.
+    await sleep(3000);
+    for (const w of podWatches) w.stop();
+    const churnMs = performance.now() - churnFrom.at;
+    const perEvent = (cpuNow: number, from: number, idlePerMs: number) =>
+      podEvents > 0 ? (Math.max(0, cpuNow - from - idlePerMs * churnMs) * 1000) / podEvents : Number.NaN;
+    const podEventCpuUsPerEvent = perEvent(leader.cpuMs(), churnFrom.leader, idleCpuPerMs.leader);
+    const followerPodEventCpuUsPerEvent = perEvent(
+      follower.cpuMs(),
+      churnFrom.follower,
+      idleCpuPerMs.follower,
+    );
+    const apiPodEventCpuUsPerEvent = perEvent(api.cpuMs(), churnFrom.api, idleCpuPerMs.api);
+    const churnPodEventsPerSec = podEvents / (churnMs / 1000);
+    log(
+      `  churn ${options.churnPodsPerSecond} pods/s: ${churnPodEventsPerSec.toFixed(1)} pod events/s; ` +
+        `CPU per event: leader ${podEventCpuUsPerEvent.toFixed(0)} µs, follower ${followerPodEventCpuUsPerEvent.toFixed(0)} µs, API ${apiPodEventCpuUsPerEvent.toFixed(0)} µs`,
+    );
+    const followerRssMiB = follower.rssBytes() / 2 ** 20;
+    const apiRssMiB = api.rssBytes() / 2 ** 20;
+    for (const process of others.splice(0).reverse()) await process.stop();
+
+    // The replay, with the same churn: the dispatcher's API calls alone on the same fleet.
+    churn.start(options.churnPodsPerSecond);
+    const replay = await replayDispatch(fleet, settings, {
+      jobs: options.replayJobs,
+      run: `${options.run}-replay`,
+    }).finally(() => churn.stop());
+    log(`  replay of ${options.replayJobs}: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s`);
+
+    return {
+      workers: fleet.workers.length,
+      nodesPerWorker,
+      workloads: options.workloads,
+      fleetDispatchJobsPerSec,
+      fleetReplayJobsPerSec: replay.replayJobsPerSec,
+      fleetRatioReplay: fleetDispatchJobsPerSec / replay.replayJobsPerSec,
+      controllerRssMiBTracked,
+      controllerHeapUsedMiBTracked: heap.usedMiB,
+      followerRssMiB,
+      apiRssMiB,
+      managementListsPerHour: idle.management,
+      workerListsPerHour: idle.workers,
+      baselineManagementListsPerHour: baseline.management,
+      baselineWorkerListsPerHour: baseline.workers,
+      idleLists: idle.byCluster,
+      leaderRelistsWhileIdle,
+      watchStreams,
+      churnPodEventsPerSec,
+      podEventCpuUsPerEvent,
+      followerPodEventCpuUsPerEvent,
+      apiPodEventCpuUsPerEvent,
+      shortJobsCreated: shorts.created(),
+      churnPodsCreated: churn.created,
+    };
+  } finally {
+    observed.stop();
+    await churn.stop();
+    for (const process of others.reverse()) await process.stop();
+  }
+}

@@ -1,9 +1,15 @@
 // What the admin API reuses of the controller's cluster code, against real clusters: an
-// observe-only WorkerClusterRegistry that connects and watches but never writes to the
-// management cluster, and probeWorkerKubeconfig, the registry's checks on a kubeconfig
+// observe-only WorkerClusterRegistry that connects and watches mirrors but never writes to the
+// management cluster, nor watches a worker's pods or nodes (it reads the capacity the leader
+// publishes), and probeWorkerKubeconfig, the registry's checks on a kubeconfig
 // that is not saved anywhere yet.
 
-import { probeWorkerKubeconfig, type WorkerCluster, WorkerClusterRegistry } from '@jobrelay/clusters';
+import {
+  capacitySnapshotOf,
+  probeWorkerKubeconfig,
+  type WorkerCluster,
+  WorkerClusterRegistry,
+} from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, builtInKinds } from '@jobrelay/kinds';
 import { mergePatch } from '@jobrelay/kube';
@@ -71,7 +77,7 @@ describe('an observe-only WorkerClusterRegistry', () => {
       await custom.deleteClusterCustomObject({ ...group, name }).catch(() => {});
   });
 
-  it('connects to the workers, lists mirrors and capacity, and writes nothing to the management cluster', async () => {
+  it('connects to the workers, lists mirrors, reads capacity as published, and writes nothing to the management cluster', async () => {
     // Its own origin id: only the mirror made below carries it, so the list is exactly it.
     const originId = uniqueName('observer');
     const namespace = await createTestNamespace(workerAdmin, 'observe');
@@ -97,6 +103,26 @@ describe('an observe-only WorkerClusterRegistry', () => {
         },
       },
     });
+
+    // A registry that writes (as the controller's leader does) publishes the workers' capacity,
+    // then stops: what the observer reads below is that, not a watch of its own.
+    const publisher = new WorkerClusterRegistry({
+      management: fleet.management.kubeConfig,
+      systemNamespace,
+      originId,
+      kinds: builtInKinds,
+      log,
+      leading: () => true,
+    });
+    registries.push(publisher);
+    await publisher.start();
+    await eventually(`${worker} capacity published by the writer`, async () => {
+      const list = await listWorkerClusters();
+      const capacity = list.find((wc) => wc.metadata.name === worker)?.status?.capacity;
+      return capacity?.nodeGroups && capacity.nodeGroups.length > 0 ? capacity : undefined;
+    });
+    expect(publisher.watchStreams()).toMatchObject({ pods: fleet.sandbox.workers.length });
+    await publisher.stop();
 
     const before = await workerClusterWrites();
     expect(before.has(worker)).toBe(true);
@@ -147,6 +173,14 @@ describe('an observe-only WorkerClusterRegistry', () => {
     );
     expect(capacity.nodes.length).toBeGreaterThan(0);
     expect(capacity.nodes.every((n) => (n.allocatable.cpu ?? 0) > 0)).toBe(true);
+    // Exactly what the status it holds publishes (a writer elsewhere may have published anew).
+    expect(capacity).toEqual(capacitySnapshotOf(registry.workerCluster(worker)?.status?.capacity));
+    expect(registry.watchStreams(), 'the observer’s watches of the workers').toEqual({
+      pods: 0,
+      nodes: 0,
+      mirrors: expect.any(Number),
+      namespaces: fleet.sandbox.workers.length,
+    });
 
     // The raw objects, as the controller left them, and a change streamed as it happens.
     expect(registry.workerClusters().map((wc) => wc.metadata.name)).toEqual(

@@ -1,3 +1,4 @@
+import { type WorkerWatchStreams, workerWatchStreamsHelp } from '@jobrelay/clusters';
 import { informerRelistsCounter } from '@jobrelay/kube';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -28,6 +29,7 @@ export class ApiMetrics {
   readonly failedAuthentications: Counter<'outcome'>;
   #streams: StreamGaugeSource | undefined;
   #reviews: ReviewCountSource | undefined;
+  #workerWatches: (() => WorkerWatchStreams) | undefined;
 
   constructor() {
     const registers = [this.registry];
@@ -82,6 +84,16 @@ export class ApiMetrics {
         this.set(metrics.#streams?.bufferedBytes() ?? 0);
       },
     });
+    new Gauge({
+      name: 'jobrelay_worker_watch_streams',
+      help: workerWatchStreamsHelp,
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        const streams = metrics.#workerWatches?.() ?? { pods: 0, nodes: 0, mirrors: 0, namespaces: 0 };
+        for (const [resource, count] of Object.entries(streams)) this.set({ resource }, count);
+      },
+    });
     new Counter({
       name: 'jobrelay_api_access_reviews_total',
       help: 'Reviews sent to the management apiserver: TokenReview and SubjectAccessReview.',
@@ -103,5 +115,10 @@ export class ApiMetrics {
 
   observeReviews(source: ReviewCountSource): void {
     this.#reviews = source;
+  }
+
+  /** The fleet view's watch streams to workers (`jobrelay_worker_watch_streams`). */
+  observeWorkerWatches(source: () => WorkerWatchStreams): void {
+    this.#workerWatches = source;
   }
 }

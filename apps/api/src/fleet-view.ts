@@ -11,6 +11,7 @@ import {
   type WorkerCluster,
   WorkerClusterRegistry,
   type WorkerConnection,
+  type WorkerWatchStreams,
 } from '@jobrelay/clusters';
 import {
   type AnyWorkloadKindAdapter,
@@ -174,9 +175,10 @@ function listKey(kind: string, objectKey: string): string {
 /**
  * Everything the API reads, from caches: the dispatched workloads of every kind the controller
  * dispatches (one origin informer per kind, like the controller) and the WorkerClusters of the
- * management cluster, each worker's mirrors of every kind and per-node capacity (an observe-only
- * registry: it connects like the controller but never writes), and the placement queue in
- * Redis. Listing 10,000 workloads costs no apiserver call.
+ * management cluster, each worker's mirrors of every kind (an observe-only registry: it connects
+ * like the controller but never writes), each worker's capacity as the leader publishes it on
+ * its WorkerCluster (the API watches no worker's pods or nodes: issue 31), and the placement
+ * queue in Redis. Listing 10,000 workloads costs no apiserver call.
  */
 export class FleetView {
   private readonly options: FleetViewOptions;
@@ -403,6 +405,11 @@ export class FleetView {
 
   workerClusters(): readonly WorkerCluster[] {
     return this.registry.workerClusters();
+  }
+
+  /** Watch streams to workers this process holds (`jobrelay_worker_watch_streams`): none of pods or nodes. */
+  workerWatchStreams(): WorkerWatchStreams {
+    return this.registry.watchStreams();
   }
 
   // --- DispatchQueues ---

@@ -48,12 +48,14 @@ async function main(): Promise<void> {
   const tls = config.tlsCertFile
     ? { cert: readFileSync(config.tlsCertFile, 'utf8'), key: readFileSync(config.tlsKeyFile!, 'utf8') }
     : undefined;
+  const metrics = new ApiMetrics();
+  metrics.observeWorkerWatches(() => fleet.workerWatchStreams());
   const app = await buildApi({
     fleet,
     access,
     log,
     config: { ...config, originId },
-    metrics: new ApiMetrics(),
+    metrics,
     ...(tls ? { tls } : {}),
   });
   await fleet.start();

@@ -33,6 +33,8 @@ export function testMetrics(): ControllerMetrics {
     placementQueueOldestWaitingMs: async () => 0,
     clusters: () => [],
     leader: () => true,
+    workerWatchStreams: () => ({ pods: 0, nodes: 0, mirrors: 0, namespaces: 0 }),
+    waitingForCapacity: () => false,
   });
 }
 

@@ -1,3 +1,4 @@
+import { type WorkerWatchStreams, workerWatchStreamsHelp } from '@jobrelay/clusters';
 import { informerRelistsCounter } from '@jobrelay/kube';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -10,6 +11,10 @@ export interface MetricsSources {
   clusters: () => Array<{ name: string; active: boolean }>;
   /** Whether this replica holds the leader Lease (always, when leader election is off). */
   leader: () => boolean;
+  /** Watch streams to workers held now (only the leader watches pods and nodes). */
+  workerWatchStreams: () => WorkerWatchStreams;
+  /** A new leader waits for its own capacity view before it places. */
+  waitingForCapacity: () => boolean;
 }
 
 /**
@@ -201,6 +206,24 @@ export class ControllerMetrics {
       registers,
       collect() {
         this.set(sources.leader() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'jobrelay_worker_watch_streams',
+      help: workerWatchStreamsHelp,
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        for (const [resource, count] of Object.entries(sources.workerWatchStreams()))
+          this.set({ resource }, count);
+      },
+    });
+    new Gauge({
+      name: 'jobrelay_placement_waiting_for_capacity',
+      help: '1 while a new leader places nothing because its own pod and node watches of the Active workers have not synced yet, else 0.',
+      registers,
+      collect() {
+        this.set(sources.waitingForCapacity() ? 1 : 0);
       },
     });
   }

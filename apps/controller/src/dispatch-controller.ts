@@ -97,6 +97,13 @@ export class DispatchController {
   private ready = false;
   /** Reconciling, collecting garbage and writing WorkerCluster status: the leader's work. */
   private leading = false;
+  /**
+   * Leading, and its own capacity view synced (issue 31): placement and admission decide only
+   * now. A follower watches no pods or nodes, so a new leader's view starts empty.
+   */
+  private placing = false;
+  /** Since when a new leader has waited for its capacity watches to sync (undefined: not waiting). */
+  private waitingForCapacitySince: number | undefined;
   private stopping = false;
   private readonly elector: LeaderElector | undefined;
   private closeHealthServer: (() => Promise<void>) | undefined;
@@ -231,6 +238,8 @@ export class DispatchController {
       placementQueueOldestWaitingMs: () => this.queue.oldestWaitingMs(this.clock.now()),
       clusters: () => this.registry.clusters().map((c) => ({ name: c.name, active: c.state.active })),
       leader: () => this.leading,
+      workerWatchStreams: () => this.registry.watchStreams(),
+      waitingForCapacity: () => this.waitingForCapacitySince !== undefined,
     });
     this.executor = new OriginExecutor({
       originId: options.originId,
@@ -365,7 +374,8 @@ export class DispatchController {
           mergePatch,
         );
       },
-      leading: () => this.leading,
+      // Admitting places: not before this replica's capacity view is synced.
+      leading: () => this.placing,
       recordKeys: options.recordKeys,
       clock: this.clock,
       log,
@@ -397,7 +407,9 @@ export class DispatchController {
           onLostLeadership: () => {
             // Stop reconciling now; the process exits (onLostLeadership) before anyone else may lead.
             this.leading = false;
+            this.placing = false;
             this.reconciles.stop();
+            this.registry.leadershipChanged();
             options.onLostLeadership?.();
           },
         })
@@ -453,6 +465,10 @@ export class DispatchController {
     const { config } = this.options;
     if (this.stopping) return;
     this.leading = true;
+    // Only the leader watches the workers' pods and nodes (issue 31): its watches start now, so
+    // they list while the steps below run. The registry's health checks would start them too,
+    // a health interval later.
+    this.registry.leadershipChanged();
     // What this replica saw of failing workers while it followed may be old (their checks back
     // off): look again before any of it moves a Job.
     await this.registry
@@ -465,6 +481,8 @@ export class DispatchController {
     // write): one garbage collection, before anything is reconciled, removes stale mirrors there.
     await this.collectGarbage();
     if (this.stopping) return;
+    await this.waitForCapacityView();
+    if (this.stopping) return;
     // Followers do not write: the clusters' Active condition and capacity as found meanwhile
     // go into their status now, not at the next health check.
     await this.registry
@@ -474,6 +492,7 @@ export class DispatchController {
       );
     this.reconcileEveryOrigin();
     this.reconciles.resume();
+    this.placing = true;
     // Admissions decided while following were not this replica's to make: one cycle now.
     this.admission.factsChanged();
     // Only the leader places: placing writes the origin (its record, the reason it waits, a
@@ -507,6 +526,41 @@ export class DispatchController {
   }
 
   /**
+   * Waits until this replica's own pod and node watches have synced for every Active worker: a
+   * new leader places nothing before. The capacity a follower read (published by the old leader)
+   * may be stale, and a cluster whose capacity is "not known yet" is no candidate, so deciding
+   * early would send every workload to the clusters listed first. Bounded: a worker whose pods
+   * cannot be listed (the watch keeps failing) stays "not known" and gets nothing until it can.
+   */
+  private async waitForCapacityView(): Promise<void> {
+    // A list of 10,000 pods takes a few seconds; a minute means the watch is failing.
+    const limitMs = 60_000;
+    const started = this.clock.now();
+    let pending = this.registry.capacityNotSynced();
+    if (pending.length === 0) {
+      this.log.info({ waitedMs: 0 }, 'capacity of every Active worker synced: placing');
+      return;
+    }
+    this.waitingForCapacitySince = started;
+    this.log.info(
+      { clusters: pending },
+      'waiting for the capacity watches of Active workers to sync before placing',
+    );
+    while (pending.length > 0 && !this.stopping && this.clock.now() - started < limitMs) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      pending = this.registry.capacityNotSynced();
+    }
+    this.waitingForCapacitySince = undefined;
+    const waitedMs = this.clock.now() - started;
+    if (pending.length === 0) this.log.info({ waitedMs }, 'capacity of every Active worker synced: placing');
+    else
+      this.log.warn(
+        { waitedMs, clusters: pending },
+        'capacity watches still not synced: placing, with nothing placed on these clusters until they are',
+      );
+  }
+
+  /**
    * Graceful stop (SIGTERM): takes no new work, lets in-flight reconciles and placements finish
    * (an unfinished placement task goes back to the queue for another replica once its lock
    * lapses), then frees the leader Lease so a follower takes over at its next attempt, not
@@ -534,6 +588,7 @@ export class DispatchController {
       },
     );
     this.leading = false;
+    this.placing = false;
     await this.elector?.release();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.stop()));
     await this.namespaces.stop();

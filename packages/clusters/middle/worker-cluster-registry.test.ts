@@ -1,7 +1,8 @@
 // WorkerClusterRegistry's connection handling on its real code path (client-node over HTTPS,
 // the undici watches, kubeconfig vetting, the probe, status writes), against apiservers that
 // run in this process (in-process-apiserver.ts), with the clock injected: connect, a
-// kubeconfig that is refused, a missing Secret, a lost connection and the return, removal.
+// kubeconfig that is refused, a missing Secret, a lost connection and the return, removal; and
+// who watches capacity (issue 31): the leader alone, publishing it for the others.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ensurePki } from '../../sandbox/src/pki.ts';
-import { WorkerClusterRegistry, type WorkerConnection } from '../src/index.ts';
+import { type CapacityStatus, WorkerClusterRegistry, type WorkerConnection } from '../src/index.ts';
 import { InProcessApiServer } from './in-process-apiserver.ts';
 
 const systemNamespace = 'jobrelay-system';
@@ -65,7 +66,7 @@ async function eventually<T>(what: string, probe: () => T | undefined, timeoutMs
   }
 }
 
-async function fleet() {
+async function fleet(options: { leading?: () => boolean } = {}) {
   const management = new InProcessApiServer(pki)
     .serve('jobrelay.dev/v1alpha1', 'WorkerCluster', 'workerclusters', false)
     .serve('v1', 'Secret', 'secrets', true);
@@ -97,6 +98,7 @@ async function fleet() {
     healthIntervalMs: 50,
     reconnectMaxBackoffMs: 8_000,
     clock,
+    ...(options.leading ? { leading: options.leading } : {}),
     onAvailabilityChange: (name, active) => availability.push([name, active]),
     beforeActive: async (connection: WorkerConnection) => {
       cleanedBeforeActive.push(connection.name);
@@ -120,7 +122,23 @@ async function fleet() {
         | undefined
     )?.conditions?.find((c) => c.type === 'Active');
   const state = () => registry.clusters().find((c) => c.name === 'worker-1');
+  /** A registry beside it that never writes, as the admin API runs one. */
+  const observer = () => {
+    const observing = new WorkerClusterRegistry({
+      management: managementConfig,
+      kinds: [batchJobAdapter],
+      systemNamespace,
+      originId: 'mgmt-1',
+      log: pino({ level: 'silent' }),
+      healthIntervalMs: 50,
+      clock,
+      observeOnly: true,
+    });
+    running.push(observing);
+    return observing;
+  };
   return {
+    observer,
     management,
     worker,
     registry,
@@ -225,5 +243,122 @@ describe('WorkerClusterRegistry, connection handling', () => {
     f.worker.put('batch/v1', 'jobs', { metadata: { name: 'late', namespace: 'team-a' } });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(mirrors.get('team-a/late')).toBeUndefined();
+  });
+});
+
+describe('WorkerClusterRegistry, capacity (issue 31)', () => {
+  const node = (name: string) => ({
+    metadata: { name },
+    status: {
+      allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  });
+  const pod = (name: string, namespace: string, owner: string, cpu: string) => ({
+    metadata: {
+      name,
+      namespace,
+      ownerReferences: [
+        { apiVersion: 'batch/v1', kind: 'Job', name: owner, uid: `${owner}-uid`, controller: true },
+      ],
+    },
+    spec: { nodeName: 'node-1', containers: [{ name: 'main', resources: { requests: { cpu } } }] },
+    status: { phase: 'Running' },
+  });
+  const published = (f: Awaited<ReturnType<typeof fleet>>) =>
+    (
+      f.management.get('jobrelay.dev/v1alpha1', 'workerclusters', 'worker-1')?.status as
+        | { capacity?: CapacityStatus | null }
+        | undefined
+    )?.capacity ?? undefined;
+  const capacityWrites = (f: Awaited<ReturnType<typeof fleet>>) =>
+    f.management.requests.filter(
+      (r) => r === 'PATCH /apis/jobrelay.dev/v1alpha1/workerclusters/worker-1/status',
+    ).length;
+
+  it('only the leading registry watches pods and nodes; it publishes them for the others, who read them', async () => {
+    let leading = false;
+    const f = await fleet({ leading: () => leading });
+    f.worker.put('v1', 'nodes', node('node-1'));
+    f.worker.put('v1', 'nodes', node('node-2'));
+    // A mirror and its pod, and another tenant's pod beside it.
+    f.worker.put('batch/v1', 'jobs', { metadata: { name: 'train', namespace: 'team-a' } });
+    f.worker.put('v1', 'pods', pod('train-0', 'team-a', 'train', '1'));
+    f.worker.put('v1', 'pods', pod('secret-0', 'other-tenant', 'secret-project', '500m'));
+    f.secret(kubeconfigFor(f.worker));
+    f.register();
+    const api = f.observer();
+    await f.registry.start();
+    await api.start();
+    await eventually('Active', () => f.state()?.state.active);
+    await eventually('the API connected', () => api.get('worker-1'));
+
+    // Following: mirrors and namespaces watched, pods and nodes not, here or in the API.
+    const noCapacityWatches = { pods: 0, nodes: 0, mirrors: 1, namespaces: 1 };
+    expect(f.registry.watchStreams()).toEqual(noCapacityWatches);
+    expect(api.watchStreams()).toEqual(noCapacityWatches);
+    expect(f.registry.capacityNotSynced()).toEqual([]);
+    expect(f.worker.requests.filter((r) => r.includes('/pods') || r.includes('/nodes'))).toEqual([]);
+    expect(f.state()?.capacity).toBeUndefined();
+
+    // Taking the lead: its watches start; nothing is placed until they have synced.
+    leading = true;
+    f.registry.leadershipChanged();
+    expect(f.registry.watchStreams()).toMatchObject({ pods: 1, nodes: 1 });
+    await eventually('its capacity synced', () => f.registry.capacityNotSynced().length === 0);
+    const own = f.state()!.capacity!;
+    expect(own.podsByOwner.get('team-a/train')).toBe(1);
+    const first = await eventually('the capacity published', () => published(f)?.nodeGroups && published(f));
+    expect(first).toMatchObject({
+      nodes: 2,
+      free: { cpu: '6500m' },
+      requested: { cpu: '1500m' },
+      nodeGroups: [
+        { count: 1, requested: { cpu: '1500m' } },
+        { count: 1, requested: {} },
+      ],
+      podsByOwner: [{ owner: 'team-a/train', pods: 1 }],
+      observedTime: new Date(f.clock.now()).toISOString(),
+    });
+    expect(JSON.stringify(first), 'another tenant’s pods are not published').not.toContain('secret-project');
+    expect(api.watchStreams()).toEqual(noCapacityWatches);
+    const asRead = await eventually(
+      'the API to read it',
+      () => api.clusters().find((c) => c.name === 'worker-1')?.capacity,
+    );
+    expect(asRead.nodes.map((n) => n.free).sort((a, b) => (a.cpu ?? 0) - (b.cpu ?? 0))).toEqual(
+      own.nodes.map((n) => n.free).sort((a, b) => (a.cpu ?? 0) - (b.cpu ?? 0)),
+    );
+    expect(asRead.allocatable).toMatchObject({ cpu: own.allocatable.cpu, memory: own.allocatable.memory });
+    expect(asRead.podsByOwner.get('team-a/train')).toBe(1);
+
+    // A burst of changes within the interval is coalesced into one later write, not lost.
+    const writesBefore = capacityWrites(f);
+    for (let i = 1; i <= 10; i++) f.worker.put('v1', 'pods', pod(`train-${i}`, 'team-a', 'train', '100m'));
+    await eventually(
+      'its own view to count them',
+      () => f.state()?.capacity?.podsByOwner.get('team-a/train') === 11,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(published(f)?.podsByOwner, 'nothing new published within the interval').toEqual([
+      { owner: 'team-a/train', pods: 1 },
+    ]);
+    f.clock.advance(2_000);
+    await eventually('the burst published', () => published(f)?.podsByOwner?.[0]?.pods === 11);
+    expect(capacityWrites(f) - writesBefore).toBe(1);
+    await eventually(
+      'the API to read the burst',
+      () =>
+        api
+          .clusters()
+          .find((c) => c.name === 'worker-1')
+          ?.capacity?.podsByOwner.get('team-a/train') === 11,
+    );
+
+    // Losing the lead: its watches stop, and it reads what is published, like the API.
+    leading = false;
+    f.registry.leadershipChanged();
+    expect(f.registry.watchStreams()).toEqual(noCapacityWatches);
+    expect(f.state()?.capacity?.podsByOwner.get('team-a/train')).toBe(11);
   });
 });

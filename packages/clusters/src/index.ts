@@ -1,4 +1,15 @@
 export { AddressGuardedKubeConfig } from './address-guarded-kube-config.ts';
+export {
+  type CapacityStatus,
+  capacityMergePatch,
+  capacitySnapshotOf,
+  capacityStatusOf,
+  type NodeGroupSummary,
+  nodeGroups,
+  type ResourceQuantities,
+  resourceQuantities,
+  resourcesOf,
+} from './capacity-summary.ts';
 export { classifyConnectionError } from './classify-connection-error.ts';
 export {
   attemptDue,
@@ -56,6 +67,8 @@ export {
   type WorkerClusterView,
   type WorkerConnection,
   type WorkerConnectionState,
+  type WorkerWatchStreams,
+  workerWatchStreamsHelp,
 } from './worker-cluster-registry.ts';
 export {
   clusterPermissions,

@@ -17,9 +17,15 @@ import {
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
-import { formatResourceAmount, type NamespaceLookup, type Resources } from '@jobrelay/placement';
+import type { NamespaceLookup, Resources } from '@jobrelay/placement';
 import type { CoreV1Api, CustomObjectsApi, KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import {
+  type CapacityStatus,
+  capacityMergePatch,
+  capacitySnapshotOf,
+  capacityStatusOf,
+} from './capacity-summary.ts';
 import {
   attemptDue,
   type BackoffConfig,
@@ -52,6 +58,26 @@ const heartbeatWriteIntervalMs = 30_000;
 const reconnectInitialBackoffMs = 1_000;
 /** A worker that does not answer is checked again at least this often (connection-state.ts says why). */
 const unreachableMaxBackoffMs = 4_000;
+/**
+ * Publish a cluster's capacity at most this often (issue 31). Pods come and go by the hundred a
+ * second in a burst, and every write reaches each replica and API watching WorkerClusters;
+ * changes in between are coalesced into the next write, never dropped.
+ */
+const capacityWriteIntervalMs = 2_000;
+
+/** Watch streams to worker clusters this process holds, by what they watch. */
+export interface WorkerWatchStreams {
+  pods: number;
+  nodes: number;
+  mirrors: number;
+  namespaces: number;
+}
+
+/** Help of `jobrelay_worker_watch_streams`, the same in the controller and the API. */
+export const workerWatchStreamsHelp =
+  'Watch streams this process keeps open to worker clusters, by resource (pods, nodes, mirrors, namespaces): ' +
+  'one per running watch, a stream being re-established included. Only the leader watches pods and nodes ' +
+  '(capacity); followers and the API read the capacity it publishes on each WorkerCluster.';
 
 /** The Active condition of a connection. */
 export interface WorkerConnectionState {
@@ -146,6 +172,10 @@ interface ConnectionEntry {
   /** WorkerCluster generation last synced: a spec change retries at once. */
   generation?: number;
   lastStatusWrite?: { at: number; signature: string };
+  /** The capacity last published, without its observedTime, and when: writes are spaced (capacityWriteIntervalMs). */
+  lastCapacityWrite?: { at: number; key: string };
+  /** A capacity write waiting for its turn (capacityWriteIntervalMs). */
+  capacityWriteTimer?: NodeJS.Timeout;
   syncing?: Promise<void>;
 }
 
@@ -180,9 +210,10 @@ export interface WorkerClusterRegistryOptions {
    */
   observeOnly?: boolean;
   /**
-   * When given, the registry writes (WorkerCluster status, `beforeActive`) only while this
-   * returns true: the controller's replicas all connect and watch, the one holding the
-   * leader Lease writes.
+   * When given, the registry writes (WorkerCluster status, `beforeActive`) and watches the
+   * workers' pods and nodes (capacity) only while this returns true: the controller's replicas
+   * all connect and watch their mirrors and namespaces, the one holding the leader Lease writes
+   * and watches capacity. Call `leadershipChanged()` when it turns.
    */
   leading?: () => boolean;
   /** A mirror of `kind` (the adapter's name) changed on a worker. Must only enqueue. */
@@ -193,7 +224,11 @@ export interface WorkerClusterRegistryOptions {
   onAvailabilityChange?: (cluster: string, active: boolean) => void;
   /** Every answered request to a worker's apiserver (watches aside): its verb and status code (0: no answer). */
   onWorkerApiResponse?: (cluster: string, verb: string, code: number) => void;
-  /** Pods or nodes changed on a worker (capacity may have freed). Must only enqueue. */
+  /**
+   * Pods or nodes changed on a worker (capacity may have freed), as this process's own watches
+   * saw it (the leader), or as a newly published capacity shows it (a registry that does not
+   * watch capacity). Must only enqueue.
+   */
   onCapacityChange?: (cluster: string) => void;
   /** A namespace changed on a worker (its Pod Security labels, or it was created). Must only enqueue. */
   onNamespaceEvent?: (cluster: string, event: InformerEvent<Namespace>) => void;
@@ -211,7 +246,10 @@ export interface WorkerClusterRegistryOptions {
  * multikueuecluster.go does): it loads the kubeconfig Secret, probes the cluster with capped
  * exponential backoff while it fails, keeps the Active condition and capacity in the
  * WorkerCluster's status, finds which kinds the worker serves, and runs one label-selected
- * watch of our mirrors per served kind plus the node and pod watches capacity needs. A
+ * watch of our mirrors per served kind. The node and pod watches capacity needs run only in
+ * the registry that writes (the leader), which publishes a summary on each WorkerCluster's
+ * status that every other registry reads instead (issue 31: one pod watch per worker, not one
+ * per replica and API). A
  * connection's state changes only through nextConnectionState (connection-state.ts); this
  * class does the I/O. A broken cluster never stops the others.
  */
@@ -225,6 +263,8 @@ export class WorkerClusterRegistry {
   private readonly customObjects: CustomObjectsApi;
   private healthTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Snapshots rebuilt from published capacity, by the status object they came from (replaced on each change). */
+  private readonly publishedSnapshots = new WeakMap<CapacityStatus, CapacitySnapshot>();
 
   constructor(options: WorkerClusterRegistryOptions) {
     const names = options.kinds.map((kind) => kind.name);
@@ -252,6 +292,14 @@ export class WorkerClusterRegistry {
       onEvent: (event) => {
         const name = event.object.metadata.name;
         this.options.onWorkerClusterEvent?.(event);
+        // A registry that does not watch capacity learns of it here: the leader published anew.
+        if (
+          event.type === 'upsert' &&
+          !this.watchesCapacity() &&
+          // Every heartbeat rewrites the status: only a new capacity is news.
+          JSON.stringify(event.object.status?.capacity) !== JSON.stringify(event.previous?.status?.capacity)
+        )
+          this.options.onCapacityChange?.(name);
         if (event.type === 'delete') void this.remove(name);
         else if (event.object.metadata.generation !== event.previous?.metadata.generation) {
           void this.sync(name).then(() =>
@@ -278,6 +326,7 @@ export class WorkerClusterRegistry {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.healthTimer);
+    for (const entry of this.entries.values()) clearTimeout(entry.capacityWriteTimer);
     await this.workerClusterInformer.stop();
     await Promise.all([...this.entries.values()].map((entry) => this.disconnect(entry)));
   }
@@ -316,6 +365,46 @@ export class WorkerClusterRegistry {
     );
   }
 
+  /**
+   * Starts or stops the pod and node watches of every connected worker as `leading` now says:
+   * call it when this process takes or loses the lead. Each health check does the same (a
+   * backstop), but a new leader should not wait for it: it places nothing until these have
+   * synced (`capacityNotSynced`).
+   */
+  leadershipChanged(): void {
+    for (const entry of this.entries.values()) {
+      if (isConnected(entry)) this.alignCapacityWatch(entry, this.options.log.child({ cluster: entry.name }));
+    }
+  }
+
+  /**
+   * The Active clusters whose capacity this registry should know from its own watches and does
+   * not yet (their pods and nodes are still being listed). Empty in a registry that does not
+   * watch capacity. A new leader places nothing while it is not empty: the published capacity
+   * may be stale, and "capacity not known" would steer every workload to the clusters synced first.
+   */
+  capacityNotSynced(): string[] {
+    if (!this.watchesCapacity()) return [];
+    return [...this.entries.values()]
+      .filter((entry) => entry.state.active && isConnected(entry) && !entry.capacity?.hasSynced)
+      .map((entry) => entry.name);
+  }
+
+  /** Watch streams to workers this process holds now, by resource (`jobrelay_worker_watch_streams`). */
+  watchStreams(): WorkerWatchStreams {
+    const streams: WorkerWatchStreams = { pods: 0, nodes: 0, mirrors: 0, namespaces: 0 };
+    for (const entry of this.entries.values()) {
+      streams.mirrors += entry.mirrors?.size ?? 0;
+      if (entry.namespaces) streams.namespaces += 1;
+      // One WorkerCapacity holds one pod watch and one node watch.
+      if (entry.capacity) {
+        streams.pods += 1;
+        streams.nodes += 1;
+      }
+    }
+    return streams;
+  }
+
   /** Every cluster with clients and mirror watches, Active or not. */
   connections(): WorkerConnection[] {
     return [...this.entries.values()].filter(isConnected).map((e) => this.view(e));
@@ -331,6 +420,7 @@ export class WorkerClusterRegistry {
    */
   clusters(): WorkerClusterView[] {
     const writes = this.writes();
+    const watchesCapacity = this.watchesCapacity();
     return this.workerClusterInformer.list().map((wc) => {
       const entry = this.entries.get(wc.metadata.name);
       const state = entry?.state ?? initialConnectionState();
@@ -344,7 +434,14 @@ export class WorkerClusterRegistry {
         state: writes ? local : withLeaderCondition(local, wc),
         inactiveSince: state.inactiveSince,
         servedKinds: entry?.servedKinds ? [...entry.servedKinds] : undefined,
-        capacity: entry?.capacity?.hasSynced ? entry.capacity.snapshot() : undefined,
+        // The leader's own watches; any other registry reads what the leader published. A new
+        // leader's watches not synced yet: unknown (it places nothing meanwhile), never the
+        // published one, which may be old.
+        capacity: watchesCapacity
+          ? entry?.capacity?.hasSynced
+            ? entry.capacity.snapshot()
+            : undefined
+          : this.publishedSnapshot(wc),
         namespaces: entry?.namespaces?.hasSynced ? entry.namespaces : undefined,
       };
     });
@@ -453,6 +550,23 @@ export class WorkerClusterRegistry {
 
   private writes(): boolean {
     return !this.options.observeOnly && (this.options.leading?.() ?? true);
+  }
+
+  /** Only the registry that writes watches pods and nodes: it alone places, and it publishes what it sees. */
+  private watchesCapacity(): boolean {
+    return this.writes();
+  }
+
+  /** The snapshot the leader's published capacity stands for, rebuilt once per status written. */
+  private publishedSnapshot(workerCluster: WorkerCluster): CapacitySnapshot | undefined {
+    const published = workerCluster.status?.capacity;
+    if (!published) return undefined;
+    let snapshot = this.publishedSnapshots.get(published);
+    if (!snapshot) {
+      snapshot = capacitySnapshotOf(published);
+      if (snapshot) this.publishedSnapshots.set(published, snapshot);
+    }
+    return snapshot;
   }
 
   /** One sync per cluster at a time; a request during a sync is served by that sync. */
@@ -663,15 +777,52 @@ export class WorkerClusterRegistry {
       });
       entry.namespaces.start();
     }
-    if (!entry.capacity) {
+    this.alignCapacityWatch(entry, log);
+  }
+
+  /** Pod and node watches while this registry watches capacity (it leads), none otherwise. */
+  private alignCapacityWatch(entry: ConnectionEntry, log: Logger): void {
+    const cluster = entry.name;
+    if (this.watchesCapacity() && !this.stopped && entry.kubeConfig && !entry.capacity) {
       entry.capacity = new WorkerCapacity({
         cluster,
-        kubeConfig: entry.kubeConfig!,
+        kubeConfig: entry.kubeConfig,
         log,
-        onChange: () => this.options.onCapacityChange?.(cluster),
+        onChange: () => {
+          this.options.onCapacityChange?.(cluster);
+          this.scheduleCapacityWrite(entry);
+        },
       });
       entry.capacity.start();
+      log.info('watching pods and nodes for capacity');
+    } else if (!this.watchesCapacity() && entry.capacity) {
+      const capacity = entry.capacity;
+      entry.capacity = undefined;
+      clearTimeout(entry.capacityWriteTimer);
+      entry.capacityWriteTimer = undefined;
+      void capacity.stop();
+      log.info('not leading: pod and node watches stopped (capacity is read from the WorkerCluster status)');
     }
+  }
+
+  /**
+   * A capacity change is published at most every capacityWriteIntervalMs per cluster: the first
+   * after a quiet spell at once, the rest coalesced into one write when the interval is up.
+   */
+  private scheduleCapacityWrite(entry: ConnectionEntry): void {
+    if (this.stopped || entry.capacityWriteTimer || !this.writes()) return;
+    const sinceLast = this.clock.now() - (entry.lastCapacityWrite?.at ?? Number.NEGATIVE_INFINITY);
+    entry.capacityWriteTimer = setTimeout(
+      () => {
+        entry.capacityWriteTimer = undefined;
+        const workerCluster = this.workerClusterInformer.get(entry.name);
+        if (workerCluster && this.entries.get(entry.name) === entry)
+          void this.writeStatus(entry, workerCluster, this.options.log.child({ cluster: entry.name }));
+      },
+      Math.max(0, capacityWriteIntervalMs - sinceLast),
+    );
+    // A pending write must not keep a stopping process alive.
+    entry.capacityWriteTimer.unref?.();
   }
 
   /** Closes the connection: clients, watches, and what was learned through them. */
@@ -679,6 +830,8 @@ export class WorkerClusterRegistry {
     const { mirrors, capacity, namespaces } = entry;
     entry.mirrors = undefined;
     entry.capacity = undefined;
+    clearTimeout(entry.capacityWriteTimer);
+    entry.capacityWriteTimer = undefined;
     entry.namespaces = undefined;
     entry.clients = undefined;
     entry.kubeConfig = undefined;
@@ -715,25 +868,35 @@ export class WorkerClusterRegistry {
     return unfinished;
   }
 
-  private capacityStatus(
+  /**
+   * What to write as the capacity: the summary of this registry's own watches; nothing (leave
+   * the published one, its observedTime tells its age) while connected and not synced yet, or
+   * when a different one was published less than capacityWriteIntervalMs ago (a write is then
+   * scheduled); null once not connected.
+   */
+  private capacityToWrite(
     entry: ConnectionEntry,
-  ): NonNullable<WorkerCluster['status']>['capacity'] | undefined {
-    if (!entry.capacity?.hasSynced) return undefined;
-    const snapshot = entry.capacity.snapshot();
-    const assumed = this.options.assumedRequests?.(entry.name) ?? {};
-    const format = (resources: Resources) =>
-      Object.fromEntries(
-        Object.entries(resources)
-          .filter(([name]) => name === 'cpu' || name === 'memory' || name.includes('/'))
-          .map(([name, amount]) => [name, formatResourceAmount(name, Math.max(0, amount))]),
-      );
-    const free: Resources = {};
-    for (const node of snapshot.nodes) {
-      for (const [name, amount] of Object.entries(node.free))
-        free[name] = (free[name] ?? 0) + Math.max(0, amount);
+    now: number,
+  ): { write?: CapacityStatus | null; key: string } {
+    if (!isConnected(entry)) return { write: null, key: 'null' };
+    // Left out of the signature too: nothing to write until it has synced.
+    if (!entry.capacity?.hasSynced) return { key: 'not synced' };
+    const mirrors = [...entry.mirrors.values()];
+    const status = capacityStatusOf(entry.capacity.snapshot(), {
+      // Only the pods of our mirrors (by their namespace/name), never another tenant's.
+      isMirror: (owner) => mirrors.some((informer) => informer.get(owner) !== undefined),
+      assumed: this.options.assumedRequests?.(entry.name) ?? {},
+      observedAt: now,
+    });
+    const { observedTime: _, ...comparable } = status;
+    const key = JSON.stringify(comparable);
+    const last = entry.lastCapacityWrite;
+    if (last && last.key !== key && now - last.at < capacityWriteIntervalMs) {
+      this.scheduleCapacityWrite(entry);
+      // As published: other changes to the status need not wait, and do not count as this one.
+      return { key: last.key };
     }
-    for (const [name, amount] of Object.entries(assumed)) free[name] = (free[name] ?? 0) - amount;
-    return { nodes: snapshot.nodes.length, allocatable: format(snapshot.allocatable), free: format(free) };
+    return { write: status, key };
   }
 
   private async writeStatus(
@@ -747,7 +910,8 @@ export class WorkerClusterRegistry {
     const previous = workerCluster.status?.conditions?.find((c) => c.type === 'Active');
     const status = state.active ? 'True' : 'False';
     const activeWorkloads = this.activeWorkloads(entry);
-    const capacity = this.capacityStatus(entry);
+    const now = this.clock.now();
+    const capacity = this.capacityToWrite(entry, now);
     // Kept as last found while not connected, like the version.
     const servedKinds = entry.servedKinds ? [...entry.servedKinds] : undefined;
     const signature = JSON.stringify([
@@ -755,12 +919,11 @@ export class WorkerClusterRegistry {
       state.reason,
       state.message,
       activeWorkloads,
-      capacity,
+      capacity.key,
       servedKinds,
       state.attempts,
       workerCluster.metadata.generation,
     ]);
-    const now = this.clock.now();
     if (
       entry.lastStatusWrite?.signature === signature &&
       now - entry.lastStatusWrite.at < heartbeatWriteIntervalMs &&
@@ -798,7 +961,13 @@ export class WorkerClusterRegistry {
                 : workerCluster.status?.lastHeartbeatTime,
               connectionAttempts: state.attempts,
               nextAttemptTime: state.active ? null : new Date(state.nextAttemptAt).toISOString(),
-              capacity: capacity ?? null,
+              ...(capacity.write === undefined
+                ? {}
+                : {
+                    capacity: capacity.write
+                      ? capacityMergePatch(workerCluster.status?.capacity, capacity.write)
+                      : null,
+                  }),
               conditions: [...others, condition],
             },
           },
@@ -806,6 +975,7 @@ export class WorkerClusterRegistry {
         mergePatch,
       );
       entry.lastStatusWrite = { at: now, signature };
+      if (capacity.write) entry.lastCapacityWrite = { at: now, key: capacity.key };
     } catch (err) {
       if (!isNotFound(err)) log.warn({ err }, 'could not write WorkerCluster status');
     }

@@ -1,4 +1,5 @@
 import type { PodRestrictions } from '@jobrelay/placement';
+import type { CapacityStatus } from './capacity-summary.ts';
 
 /** The WorkerCluster custom resource (deploy/crds/workerclusters.jobrelay.dev.yaml), as plain JSON. */
 export interface WorkerClusterCondition {
@@ -30,7 +31,8 @@ export interface WorkerCluster {
     lastHeartbeatTime?: string;
     connectionAttempts?: number;
     nextAttemptTime?: string;
-    capacity?: { nodes?: number; allocatable?: Record<string, string>; free?: Record<string, string> };
+    /** Published by the leader (capacity-summary.ts); null once cleared. */
+    capacity?: CapacityStatus | null;
     conditions?: WorkerClusterCondition[];
   };
 }

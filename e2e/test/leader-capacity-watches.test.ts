@@ -5,6 +5,7 @@
 // API previews placement from that summary. SIGKILL the leader: the follower takes over, starts
 // its own watches, places nothing until they have synced, then dispatches a Job that completes.
 
+import { watchStreamsOf } from '@jobrelay/bench';
 import type { CapacityStatus, WorkerCluster } from '@jobrelay/clusters';
 import { CoordinationV1Api, CustomObjectsApi, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,12 +61,8 @@ async function untilHolds(identity: string, timeoutMs: number): Promise<void> {
 
 /** `jobrelay_worker_watch_streams{resource}` from a Prometheus exposition, every resource. */
 function watchStreamsIn(exposition: string): Record<Resource, number> {
-  const streams: Partial<Record<Resource, number>> = {};
-  for (const line of exposition.split('\n')) {
-    const match = /^jobrelay_worker_watch_streams\{resource="(\w+)"\} (\S+)$/.exec(line);
-    if (match) streams[match[1] as Resource] = Number(match[2]);
-  }
-  return streams as Record<Resource, number>;
+  // None reported reads as an empty record: every assertion on a count then fails.
+  return (watchStreamsOf(exposition) ?? {}) as Record<Resource, number>;
 }
 
 async function controllerWatches(controller: ControllerProcess): Promise<Record<Resource, number>> {

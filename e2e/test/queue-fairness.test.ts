@@ -97,12 +97,6 @@ function holdsQuota(job: V1Job, finishedOnWorker: ReadonlySet<string>): boolean 
   return !finishedOnWorker.has(`${job.metadata?.uid}@${record.cluster}/${record.attempt ?? 0}`);
 }
 
-function finishedCondition(job: V1Job): boolean {
-  return (job.status?.conditions ?? []).some(
-    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
-  );
-}
-
 /** `originUid@cluster/attempt` of every mirror finished (and not being deleted) on its worker. */
 async function finishedMirrors(): Promise<Set<string>> {
   const finished = new Set<string>();
@@ -110,7 +104,7 @@ async function finishedMirrors(): Promise<Set<string>> {
     [...fleet.workers].map(async ([cluster, clients]) => {
       const mirrors = await clients.batch.listJobForAllNamespaces({ labelSelector: originUidLabel });
       for (const mirror of mirrors.items) {
-        if (mirror.metadata?.deletionTimestamp || !finishedCondition(mirror)) continue;
+        if (mirror.metadata?.deletionTimestamp || !isFinished(mirror)) continue;
         const attempt = Number(mirror.metadata?.annotations?.[placementAttemptAnnotation] ?? 0);
         finished.add(`${mirror.metadata?.labels?.[originUidLabel]}@${cluster}/${attempt}`);
       }

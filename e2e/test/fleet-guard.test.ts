@@ -42,6 +42,8 @@ describe(`a fleet that drains ${workloads} Jobs with a follower, an API and pod 
       churnSeconds: 15,
     });
     console.log(`[fleet-guard] ${JSON.stringify(result)}`);
+    // idleLists leaves out the control plane's own timers (kube-apiserver lists Services every
+    // 3 min to repair ClusterIPs): CI caught one in a 30 s window on three clusters at once.
     expect(result.idleLists).toEqual(Object.fromEntries(fleet.clusters.map((c) => [c.name, {}])));
     expect(result.leaderRelistsWhileIdle).toBe(0);
     const podAndNodeWatches = (streams: Record<string, number> | undefined) =>

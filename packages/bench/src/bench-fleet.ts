@@ -143,6 +143,11 @@ export interface ControllerUnderTest {
   readonly pid: number;
   cpuMs(): number;
   rssBytes(): number;
+  /**
+   * Throws when the process has exited: a wait on what it should do fails at once with the
+   * reason (its last log lines) rather than at its timeout, an hour later in a fleet run.
+   */
+  assertRunning(): void;
   /** Writes a V8 heap snapshot into `dir` (the process must run with --heapsnapshot-signal=SIGUSR2). */
   heapSnapshot(dir: string): Promise<string>;
   /**
@@ -276,6 +281,15 @@ export function startBenchController(
     pid,
     cpuMs: () => processUsage(pid).cpuMs,
     rssBytes: () => processUsage(pid).rssBytes,
+    assertRunning() {
+      if (child.exitCode === null && child.signalCode === null) return;
+      const lastLines = existsSync(logFile)
+        ? readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-3)
+        : [];
+      throw new Error(
+        `the controller exited (${child.exitCode ?? child.signalCode}); see ${logFile}; its last lines:\n${lastLines.join('\n')}`,
+      );
+    },
     async heapSnapshot(dir: string) {
       mkdirSync(dir, { recursive: true });
       const before = new Set(readdirSync(dir));

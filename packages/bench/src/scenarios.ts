@@ -230,7 +230,10 @@ export async function drainBacklog(
     const partsAtReady = readFleetCpu(fleet.sandbox.dir, drainParts(controller));
     await waitUntil(
       `${options.jobs} mirrors and origin statuses`,
-      () => observed.mirrorsSeen.size >= options.jobs && observed.synced.size >= options.jobs,
+      () => {
+        controller.assertRunning();
+        return observed.mirrorsSeen.size >= options.jobs && observed.synced.size >= options.jobs;
+      },
       30 * 60_000,
     );
     const drainedAt = performance.now();

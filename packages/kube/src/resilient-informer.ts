@@ -10,6 +10,7 @@ import { Counter, type Registry } from 'prom-client';
 import { statusCodeOf } from './api-errors.ts';
 import { sharedPoolConfiguration } from './cluster-api-clients.ts';
 import { getPlainJson } from './plain-json-get.ts';
+import { StringInterner } from './string-interner.ts';
 import { UndiciWatch } from './undici-watch.ts';
 
 export type InformerEvent<T> =
@@ -101,6 +102,9 @@ export function informerRelistsCounter(registers: Registry[]): Counter<'informer
 export const failedWatchesBeforeRelist = 5;
 
 class WatchExpiredError extends Error {}
+
+/** One table for every informer of the process: a namespace's name is shared by its origins and mirrors alike. */
+const cachedStrings = new StringInterner();
 
 const initialBackoffMs = 500;
 const maxBackoffMs = 30_000;
@@ -302,7 +306,8 @@ export class ResilientInformer<T extends InformableObject> {
       return;
     }
     if (previous?.metadata?.resourceVersion === object.metadata?.resourceVersion && previous) return;
-    const kept = this.options.view ? this.options.view(object) : object;
+    // Equal strings shared among every cache of the process (see StringInterner).
+    const kept = cachedStrings.internWithin(this.options.view ? this.options.view(object) : object);
     this.cache.set(key, kept);
     this.emit({ type: 'upsert', object: kept, previous });
   }

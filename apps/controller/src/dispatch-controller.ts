@@ -628,7 +628,7 @@ export class DispatchController {
   private reconcileEveryOrigin(): void {
     for (const kind of this.kinds.values()) {
       for (const origin of kind.origins.list())
-        this.reconciles.add(originKey(kind.adapter.name, objectKey(origin)));
+        this.reconciles.addInBackground(originKey(kind.adapter.name, objectKey(origin)));
     }
   }
 

@@ -152,6 +152,46 @@ describe('KeyedWorkQueue', () => {
     expect(reconciler.calls).toEqual(['blocker', 'ns/sync-2', 'ns/sync-1']);
   });
 
+  it('runs the resync lane after the others, yet every sixteenth key so the backstop moves', async () => {
+    const reconciler = new ScriptedReconciler().holdingCalls();
+    const { queue } = queueFor(reconciler, 1);
+    queue.add('blocker');
+    for (const key of ['resync-1', 'resync-2']) queue.addInBackground(key);
+    const events = Array.from({ length: 20 }, (_, i) => `event-${i + 1}`);
+    for (const key of events) queue.add(key);
+    expect(queue.length).toBe(22);
+
+    // Picks 2..: the sixteenth is the resync's; the events' lane otherwise, then the rest of the resync.
+    const order = ['blocker', ...events.slice(0, 14), 'resync-1', ...events.slice(14), 'resync-2'];
+    for (const key of order) {
+      await settle();
+      reconciler.release(key);
+    }
+    await queue.whenIdle();
+
+    expect(reconciler.calls).toEqual(order);
+  });
+
+  it('moves a key the resync queued up when an event asks for it, and runs it once', async () => {
+    const reconciler = new ScriptedReconciler().holdingCalls();
+    const { queue } = queueFor(reconciler, 1);
+    queue.add('blocker');
+    for (const key of ['resync-1', 'resync-2', 'resync-3']) queue.addInBackground(key);
+    queue.add('event-1');
+    queue.add('resync-3');
+    queue.addInBackground('event-1');
+    expect(queue.length).toBe(4);
+
+    const order = ['blocker', 'event-1', 'resync-3', 'resync-1', 'resync-2'];
+    for (const key of order) {
+      await settle();
+      reconciler.release(key);
+    }
+    await queue.whenIdle();
+
+    expect(reconciler.calls).toEqual(order);
+  });
+
   it('never runs one key twice at once, even with spare concurrency', async () => {
     const reconciler = new ScriptedReconciler().holdingCalls();
     const { queue } = queueFor(reconciler, 4);

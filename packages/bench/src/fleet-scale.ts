@@ -440,6 +440,9 @@ export async function fleetScale(
     );
     const followerRssMiB = follower.rssBytes() / 2 ** 20;
     const apiRssMiB = api.rssBytes() / 2 ** 20;
+    // Last, as a snapshot inflates the resident set and costs CPU: every figure above is read.
+    if (settings.heapSnapshotDir)
+      log(`  the leader's heap snapshot: ${await leader.heapSnapshot(settings.heapSnapshotDir)}`);
     for (const process of others.splice(0).reverse()) await process.stop();
 
     // The replay, with the same churn: the dispatcher's API calls alone on the same fleet.

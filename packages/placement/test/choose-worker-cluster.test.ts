@@ -921,6 +921,21 @@ describe('chooseWorkerCluster: scoring', () => {
     });
   });
 
+  it('ranks on whole points, and within a point sends the workload where fewer are active', () => {
+    // a: 99.18 with 5 active; b: 98.55 (100m of cpu assumed) with none. Other tenants' pods move
+    // scores by such fractions; ranking on them sent most workloads to a few identical clusters.
+    const small = job().requests({ cpu: '100m', memory: '128Mi' });
+    const busy = () => cluster('a').nodes(['8', '32Gi']).activeWorkloads(5);
+    const placed = expectPlaced(decide(small, busy(), cluster('b').nodes(['8', '32Gi']).assumed({ cpu: 100 })));
+    expect(placed.cluster).toBe('b');
+    expect(placed.message).toBe(
+      'placed on b by spread (score 98.55; a 99.18); 2/2 clusters feasible. Within a point of a, it has fewer active workloads.',
+    );
+    // A whole point or more apart, the score decides whatever is active.
+    const fuller = cluster('b').nodes(['8', '32Gi']).assumed({ cpu: 2000 });
+    expect(expectPlaced(decide(small, busy(), fuller)).cluster).toBe('a');
+  });
+
   it('binpack picks the fullest cluster that still fits', () => {
     const fullerButTooSmall = cluster('d').nodes(['1', '4Gi']).allocatable(['8', '32Gi']);
     expect(decide(medium.policy('binpack'), halfUsed(), empty(), fullerButTooSmall)).toEqual({
@@ -1337,7 +1352,7 @@ describe('chooseWorkerCluster: properties', () => {
         expect(decision.message).toContain(`; ${passing.length}/${cs.length} clusters feasible.`);
         // A weight-0 cluster is a last resort.
         if (chosen?.weight === 0) expect(passing.every((c) => c.weight === 0)).toBe(true);
-        // Best first: score, then fewer active Jobs, then name (among clusters of like weight).
+        // Best first: score in whole points, then fewer active Jobs, then name (among clusters of like weight).
         const byName = new Map(cs.map((c) => [c.name, c]));
         for (let i = 1; i < decision.ranking.length; i++) {
           const previous = decision.ranking[i - 1]!;
@@ -1349,7 +1364,7 @@ describe('chooseWorkerCluster: properties', () => {
             continue;
           }
           const order = [
-            next.score - previous.score,
+            Math.round(next.score) - Math.round(previous.score),
             p.activeWorkloads - n.activeWorkloads,
             p.name < n.name ? -1 : 1,
           ];

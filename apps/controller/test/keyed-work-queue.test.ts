@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { KeyedWorkQueue, type ReconcileResult } from '../src/keyed-work-queue.ts';
+import { KeyedWorkQueue, KeyLane, type ReconcileResult } from '../src/keyed-work-queue.ts';
 
 // Fake timers are the injected clock: the queue reads Date.now() and setTimeout, both faked, so
 // backoff and requeue delays are stepped through exactly and nothing really sleeps.
@@ -413,5 +414,28 @@ describe('a queue started paused', () => {
     await vi.advanceTimersByTimeAsync(0);
     await queue.whenIdle();
     expect(seen.sort()).toEqual(['a', 'b']);
+  });
+});
+
+describe('KeyLane', () => {
+  it('hands keys out first in, first out, across its compactions', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.integer({ min: 1, max: 3000 }), fc.constant(-1)), { maxLength: 60 }), (steps) => {
+        const lane = new KeyLane();
+        const model: string[] = [];
+        let next = 0;
+        for (const step of steps) {
+          // A positive step pushes that many keys; -1 shifts up to 2,000.
+          if (step > 0)
+            for (let i = 0; i < step; i++) {
+              lane.push(`k${next}`);
+              model.push(`k${next++}`);
+            }
+          else for (let i = 0; i < 2000; i++) expect(lane.shift()).toBe(model.shift());
+          expect(lane.size).toBe(model.length);
+        }
+      }),
+      { numRuns: 50 },
+    );
   });
 });

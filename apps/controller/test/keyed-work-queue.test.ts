@@ -420,21 +420,24 @@ describe('a queue started paused', () => {
 describe('KeyLane', () => {
   it('hands keys out first in, first out, across its compactions', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.integer({ min: 1, max: 3000 }), fc.constant(-1)), { maxLength: 60 }), (steps) => {
-        const lane = new KeyLane();
-        const model: string[] = [];
-        let next = 0;
-        for (const step of steps) {
-          // A positive step pushes that many keys; -1 shifts up to 2,000.
-          if (step > 0)
-            for (let i = 0; i < step; i++) {
-              lane.push(`k${next}`);
-              model.push(`k${next++}`);
-            }
-          else for (let i = 0; i < 2000; i++) expect(lane.shift()).toBe(model.shift());
-          expect(lane.size).toBe(model.length);
-        }
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: 1, max: 3000 }), fc.constant(-1)), { maxLength: 60 }),
+        (steps) => {
+          const lane = new KeyLane();
+          const model: string[] = [];
+          let next = 0;
+          for (const step of steps) {
+            // A positive step pushes that many keys; -1 shifts up to 2,000.
+            if (step > 0)
+              for (let i = 0; i < step; i++) {
+                lane.push(`k${next}`);
+                model.push(`k${next++}`);
+              }
+            else for (let i = 0; i < 2000; i++) expect(lane.shift()).toBe(model.shift());
+            expect(lane.size).toBe(model.length);
+          }
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -322,9 +322,7 @@ export function chooseWorkerCluster(
   const refusedBefore = feasible.filter(avoided).map((c) => c.name);
   const outscored = rest.filter((r) => r.score > best.score).map((r) => r.name);
   const withinAPoint =
-    outscored.length > 0
-      ? ` Within a point of ${outscored.join(', ')}, it has fewer active workloads.`
-      : '';
+    outscored.length > 0 ? ` Within a point of ${outscored.join(', ')}, it has fewer active workloads.` : '';
   const last =
     refusedBefore.length > 0
       ? ` Ranked last, having refused its mirror before: ${refusedBefore.join(', ')}.`

@@ -926,7 +926,9 @@ describe('chooseWorkerCluster: scoring', () => {
     // scores by such fractions; ranking on them sent most workloads to a few identical clusters.
     const small = job().requests({ cpu: '100m', memory: '128Mi' });
     const busy = () => cluster('a').nodes(['8', '32Gi']).activeWorkloads(5);
-    const placed = expectPlaced(decide(small, busy(), cluster('b').nodes(['8', '32Gi']).assumed({ cpu: 100 })));
+    const placed = expectPlaced(
+      decide(small, busy(), cluster('b').nodes(['8', '32Gi']).assumed({ cpu: 100 })),
+    );
     expect(placed.cluster).toBe('b');
     expect(placed.message).toBe(
       'placed on b by spread (score 98.55; a 99.18); 2/2 clusters feasible. Within a point of a, it has fewer active workloads.',

@@ -4,6 +4,9 @@
 // sustained dispatch rate against a replay of the same API calls on the same fleet, memory with
 // everything tracked, the LIST requests an idle fleet serves, which replica watches workers'
 // pods and nodes, and the controller's CPU per worker pod event.
+import { builtInKinds, collectionPath, type KubeObject } from '@jobrelay/kinds';
+import { defaultOriginId, getPlainJson, isNotFound, sharedPoolConfiguration } from '@jobrelay/kube';
+import { originLabel } from '@jobrelay/mirror';
 import { sandboxNode } from '@jobrelay/sandbox';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { RequestCounts } from './apiserver-requests.ts';
@@ -49,6 +52,8 @@ export interface FleetScaleResult {
   fleetRatioReplay: number;
   controllerRssMiBTracked: number;
   controllerHeapUsedMiBTracked: number;
+  /** Per worker, settled: its status's activeWorkloads (counted from watch events) and a LIST's unfinished mirrors. */
+  activeWorkloads: Record<string, { published: number | undefined; listed: number }>;
   followerRssMiB: number;
   apiRssMiB: number;
   /** LIST requests per hour while idle with everything tracked, all processes' but the control plane's own timers (the apiserver cannot tell who asked). */
@@ -257,6 +262,48 @@ async function addNodes(fleet: BenchFleet, perWorker: number): Promise<number> {
   return Math.min(...counts);
 }
 
+/**
+ * Each worker's published `activeWorkloads` (its WorkerCluster's status, which the leader counts
+ * from its mirror watch's events) beside the unfinished mirrors a LIST of the worker finds.
+ */
+async function activeWorkloadsByWorker(
+  fleet: BenchFleet,
+): Promise<Record<string, { published: number | undefined; listed: number }>> {
+  const selector = `${originLabel}=${await defaultOriginId(fleet.management.kubeConfig)}`;
+  const management = sharedPoolConfiguration(fleet.management.kubeConfig);
+  const entries = await Promise.all(
+    fleet.workers.map(async (worker) => {
+      const status = await getPlainJson<{ status?: { activeWorkloads?: number } }>(
+        management,
+        `/apis/jobrelay.dev/v1alpha1/workerclusters/${worker.name}`,
+        {},
+      );
+      let listed = 0;
+      const client = sharedPoolConfiguration(worker.kubeConfig);
+      // Every built-in kind the worker serves (Jobs, and KubeRay's where its CRDs are installed).
+      for (const adapter of builtInKinds) {
+        let continueToken: string | undefined;
+        do {
+          type Page = { items: KubeObject[]; metadata?: { continue?: string } };
+          const page = await getPlainJson<Page>(client, collectionPath(adapter.resource), {
+            labelSelector: selector,
+            limit: 5000,
+            continue: continueToken,
+          }).catch((err: unknown): Page => {
+            // A kind this worker does not serve (no KubeRay CRDs on the fleet scenario's workers).
+            if (isNotFound(err)) return { items: [] };
+            throw err;
+          });
+          listed += page.items.filter((object) => !adapter.isFinished(object as never)).length;
+          continueToken = page.metadata?.continue || undefined;
+        } while (continueToken);
+      }
+      return [worker.name, { published: status.status?.activeWorkloads, listed }] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
+}
+
 /** Lease duration and renew deadline the fleet scenario's controllers run with (see fleetScale). */
 export const fleetLeaseArgs = ['--lease-duration-seconds=60', '--renew-deadline-seconds=45'];
 
@@ -438,6 +485,14 @@ export async function fleetScale(
       `  churn ${options.churnPodsPerSecond} pods/s: ${churnPodEventsPerSec.toFixed(1)} pod events/s; ` +
         `CPU per event: leader ${podEventCpuUsPerEvent.toFixed(0)} µs, follower ${followerPodEventCpuUsPerEvent.toFixed(0)} µs, API ${apiPodEventCpuUsPerEvent.toFixed(0)} µs`,
     );
+    // Settled (no churn, no short Jobs for minutes): what each worker's status says is active.
+    // A mirror left by another run may finish meanwhile, and the status follows within a health
+    // check: read again for up to 30 s until the two agree.
+    let activeWorkloads = await activeWorkloadsByWorker(fleet);
+    for (let i = 0; i < 6 && Object.values(activeWorkloads).some((w) => w.published !== w.listed); i++) {
+      await sleep(5000);
+      activeWorkloads = await activeWorkloadsByWorker(fleet);
+    }
     const followerRssMiB = follower.rssBytes() / 2 ** 20;
     const apiRssMiB = api.rssBytes() / 2 ** 20;
     // Last, as a snapshot inflates the resident set and costs CPU: every figure above is read.
@@ -462,6 +517,7 @@ export async function fleetScale(
       fleetRatioReplay: fleetDispatchJobsPerSec / replay.replayJobsPerSec,
       controllerRssMiBTracked,
       controllerHeapUsedMiBTracked: heap.usedMiB,
+      activeWorkloads,
       followerRssMiB,
       apiRssMiB,
       managementListsPerHour: idle.management,

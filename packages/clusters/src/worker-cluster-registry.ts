@@ -759,6 +759,7 @@ export class WorkerClusterRegistry {
     for (const adapter of this.options.kinds) {
       if (!served.has(adapter.name) || entry.mirrors.has(adapter.name)) continue;
       const { resource } = adapter;
+      const unfinished = { count: 0 };
       const informer = new ResilientInformer<KubeObject>({
         name: `${cluster} mirrors (${adapter.name})`,
         kubeConfig: entry.kubeConfig!,
@@ -779,7 +780,6 @@ export class WorkerClusterRegistry {
           this.options.onMirrorEvent?.(cluster, adapter.name, event);
         },
       });
-      const unfinished = { count: 0 };
       entry.unfinishedMirrors ??= new Map();
       entry.unfinishedMirrors.set(adapter.name, unfinished);
       entry.mirrors.set(adapter.name, informer);

@@ -18,6 +18,7 @@ export interface KeyedWorkQueueOptions {
 }
 
 const initialErrorBackoffMs = 500;
+const maxErrorBackoffMs = 60_000;
 
 /**
  * A first-in first-out lane of keys. Not an array's shift(): with 100,000 keys queued the array
@@ -54,7 +55,6 @@ export class KeyLane {
     this.head = 0;
   }
 }
-const maxErrorBackoffMs = 60_000;
 
 /**
  * A work queue of keys, as client-go's: a key is queued at most once, at most one

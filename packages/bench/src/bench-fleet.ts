@@ -326,7 +326,7 @@ export function startBenchController(
     async ready(timeoutMs = 120_000, role = 'leader') {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        if (child.exitCode !== null) throw new Error(`the controller exited; see ${logFile}`);
+        this.assertRunning();
         if (!url) {
           const text = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
           url = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(text)?.[1];

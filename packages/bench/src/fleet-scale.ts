@@ -8,7 +8,7 @@ import { builtInKinds, collectionPath, type KubeObject } from '@jobrelay/kinds';
 import { defaultOriginId, getPlainJson, isNotFound, sharedPoolConfiguration } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
 import { sandboxNode } from '@jobrelay/sandbox';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Configuration, V1Pod } from '@kubernetes/client-node';
 import type { RequestCounts } from './apiserver-requests.ts';
 import { BenchFleet, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
@@ -16,6 +16,7 @@ import { PodWatch } from './job-watch.ts';
 import {
   type BenchSettings,
   createJobs,
+  listAllPages,
   observeDispatch,
   replayDispatch,
   startController,
@@ -268,35 +269,29 @@ async function addNodes(fleet: BenchFleet, perWorker: number): Promise<number> {
  */
 async function activeWorkloadsByWorker(
   fleet: BenchFleet,
+  clients: { management: Configuration; workers: Map<string, Configuration> },
 ): Promise<Record<string, { published: number | undefined; listed: number }>> {
   const selector = `${originLabel}=${await defaultOriginId(fleet.management.kubeConfig)}`;
-  const management = sharedPoolConfiguration(fleet.management.kubeConfig);
   const entries = await Promise.all(
     fleet.workers.map(async (worker) => {
       const status = await getPlainJson<{ status?: { activeWorkloads?: number } }>(
-        management,
+        clients.management,
         `/apis/jobrelay.dev/v1alpha1/workerclusters/${worker.name}`,
         {},
       );
       let listed = 0;
-      const client = sharedPoolConfiguration(worker.kubeConfig);
       // Every built-in kind the worker serves (Jobs, and KubeRay's where its CRDs are installed).
       for (const adapter of builtInKinds) {
-        let continueToken: string | undefined;
-        do {
-          type Page = { items: KubeObject[]; metadata?: { continue?: string } };
-          const page = await getPlainJson<Page>(client, collectionPath(adapter.resource), {
-            labelSelector: selector,
-            limit: 5000,
-            continue: continueToken,
-          }).catch((err: unknown): Page => {
-            // A kind this worker does not serve (no KubeRay CRDs on the fleet scenario's workers).
-            if (isNotFound(err)) return { items: [] };
-            throw err;
-          });
-          listed += page.items.filter((object) => !adapter.isFinished(object as never)).length;
-          continueToken = page.metadata?.continue || undefined;
-        } while (continueToken);
+        const mirrors = await listAllPages<KubeObject>(
+          clients.workers.get(worker.name)!,
+          collectionPath(adapter.resource),
+          { labelSelector: selector },
+        ).catch((err: unknown) => {
+          // A kind this worker does not serve (no KubeRay CRDs on the fleet scenario's workers).
+          if (isNotFound(err)) return [];
+          throw err;
+        });
+        listed += mirrors.filter((object) => !adapter.isFinished(object as never)).length;
       }
       return [worker.name, { published: status.status?.activeWorkloads, listed }] as const;
     }),
@@ -488,10 +483,14 @@ export async function fleetScale(
     // Settled (no churn, no short Jobs for minutes): what each worker's status says is active.
     // A mirror left by another run may finish meanwhile, and the status follows within a health
     // check: read again for up to 30 s until the two agree.
-    let activeWorkloads = await activeWorkloadsByWorker(fleet);
+    const readClients = {
+      management: sharedPoolConfiguration(fleet.management.kubeConfig),
+      workers: new Map(fleet.workers.map((w) => [w.name, sharedPoolConfiguration(w.kubeConfig)])),
+    };
+    let activeWorkloads = await activeWorkloadsByWorker(fleet, readClients);
     for (let i = 0; i < 6 && Object.values(activeWorkloads).some((w) => w.published !== w.listed); i++) {
       await sleep(5000);
-      activeWorkloads = await activeWorkloadsByWorker(fleet);
+      activeWorkloads = await activeWorkloadsByWorker(fleet, readClients);
     }
     const followerRssMiB = follower.rssBytes() / 2 ** 20;
     const apiRssMiB = api.rssBytes() / 2 ** 20;

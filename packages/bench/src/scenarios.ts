@@ -9,7 +9,7 @@ import {
 } from '@jobrelay/kube';
 import { originUidLabel } from '@jobrelay/mirror';
 import { loadRecordKeyring, nothingCarried, patchPlacement } from '@jobrelay/placement';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { type Configuration, CoreV1Api } from '@kubernetes/client-node';
 import { type RequestCounts, type RequestSeries, sumRequests, writeVerbs } from './apiserver-requests.ts';
 import {
   type BenchCluster,
@@ -133,20 +133,28 @@ export function dispatcherWrites(deltas: Map<string, RequestCounts>, management:
   return { dispatch, originStatus, byCluster, requestsByCluster };
 }
 
-async function origins(fleet: BenchFleet, namespace: string): Promise<BenchJob[]> {
-  const configuration = sharedPoolConfiguration(fleet.management.kubeConfig);
-  const items: BenchJob[] = [];
+/** Every item of a collection, listed in pages of 500. */
+export async function listAllPages<T>(
+  configuration: Configuration,
+  path: string,
+  query: Record<string, string | undefined> = {},
+): Promise<T[]> {
+  const items: T[] = [];
   let continueToken: string | undefined;
   do {
-    const page = await getPlainJson<{ items: BenchJob[]; metadata?: { continue?: string } }>(
-      configuration,
-      jobsPath(namespace),
-      { limit: 500, continue: continueToken },
-    );
+    const page = await getPlainJson<{ items: T[]; metadata?: { continue?: string } }>(configuration, path, {
+      ...query,
+      limit: 500,
+      continue: continueToken,
+    });
     items.push(...page.items);
     continueToken = page.metadata?.continue || undefined;
   } while (continueToken);
   return items;
+}
+
+function origins(fleet: BenchFleet, namespace: string): Promise<BenchJob[]> {
+  return listAllPages<BenchJob>(sharedPoolConfiguration(fleet.management.kubeConfig), jobsPath(namespace));
 }
 
 export async function waitUntil(what: string, done: () => boolean, timeoutMs: number): Promise<void> {

@@ -37,6 +37,8 @@ export class InProcessApiServer {
   readonly requests: string[] = [];
   /** SelfSubjectAccessReviews answered not allowed: `verb resource` (e.g. `list jobs`). */
   readonly denied = new Set<string>();
+  /** Requests (`METHOD path`) held unanswered until release(): a busy apiserver. */
+  private held: { matches: (request: string) => boolean; gate: Promise<void> } | undefined;
   private readonly collections = new Map<string, Collection>();
   private readonly watchers = new Map<string, Set<ServerResponse>>();
   /** Every event per collection, so a watch from a resourceVersion gets what came after it. */
@@ -111,6 +113,22 @@ export class InProcessApiServer {
     });
   }
 
+  /**
+   * Holds every request whose `METHOD path` passes `matches` (counted in `requests` on arrival)
+   * until the returned release is called, as an apiserver that takes long to answer.
+   */
+  hold(matches: (request: string) => boolean): () => void {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.held = { matches, gate };
+    return () => {
+      this.held = undefined;
+      release();
+    };
+  }
+
   /** Listens (again, on the same port once it had one). */
   async listen(): Promise<void> {
     const server = createServer({ ...this.tls }, (req, res) => {
@@ -158,7 +176,9 @@ export class InProcessApiServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
     const path = url.pathname.replace(/\/$/, '');
-    this.requests.push(`${req.method} ${path}`);
+    const request = `${req.method} ${path}`;
+    this.requests.push(request);
+    if (this.held?.matches(request)) await this.held.gate;
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;

@@ -361,4 +361,35 @@ describe('WorkerClusterRegistry, capacity (issue 31)', () => {
     expect(f.registry.watchStreams()).toEqual(noCapacityWatches);
     expect(f.state()?.capacity?.podsByOwner.get('team-a/train')).toBe(11);
   });
+
+  it('a status write waiting on a busy apiserver is not joined by more: one write follows it, with what changed meanwhile', async () => {
+    const f = await fleet();
+    f.worker.put('v1', 'nodes', node('node-1'));
+    f.worker.put('batch/v1', 'jobs', { metadata: { name: 'train', namespace: 'team-a' } });
+    f.secret(kubeconfigFor(f.worker));
+    f.register();
+    await f.registry.start();
+    await eventually('Active', () => f.state()?.state.active);
+    await eventually('the capacity published', () => published(f)?.nodeGroups);
+
+    // The management apiserver stops answering status writes; the interval since the last is up.
+    const statusWrite = 'PATCH /apis/jobrelay.dev/v1alpha1/workerclusters/worker-1/status';
+    const release = f.management.hold((request) => request === statusWrite);
+    f.clock.advance(2_000);
+    const writesBefore = capacityWrites(f);
+    // Pods come one by one while the first write waits: each is a capacity change.
+    for (let i = 0; i < 20; i++) {
+      f.worker.put('v1', 'pods', pod(`train-${i}`, 'team-a', 'train', '100m'));
+      await eventually(`pod ${i} seen`, () => f.state()?.capacity?.podsByOwner.get('team-a/train') === i + 1);
+    }
+    // Health checks (every 50 ms here) and capacity changes had every chance to write meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(capacityWrites(f) - writesBefore, 'one write in flight, none beside it').toBe(1);
+
+    release();
+    f.clock.advance(2_000);
+    await eventually('all 20 published', () => published(f)?.podsByOwner?.[0]?.pods === 20);
+    // The held write, the one that followed it, and the capacity it had to leave for the interval.
+    expect(capacityWrites(f) - writesBefore).toBeLessThanOrEqual(3);
+  });
 });

@@ -182,6 +182,10 @@ interface ConnectionEntry {
   lastCapacityWrite?: { at: number; key: string };
   /** A capacity write waiting for its turn (capacityWriteIntervalMs). */
   capacityWriteTimer?: NodeJS.Timeout;
+  /** The status write in flight: one at a time per cluster (writeStatus). */
+  statusWriting?: Promise<void>;
+  /** Asked for while one was in flight: one more write follows it, from the state then. */
+  statusWriteAgain?: boolean;
   syncing?: Promise<void>;
 }
 
@@ -914,7 +918,31 @@ export class WorkerClusterRegistry {
     return { write: status, key };
   }
 
-  private async writeStatus(
+  /**
+   * One status write per cluster at a time; asked for while one is in flight, a single write
+   * follows it, from the state as it is then. Without this the spacing of capacity writes did
+   * not hold under load: it counts from the last write answered, so every capacity change while
+   * a write waited on a busy apiserver started another, and more writes made it busier (42 a
+   * second over 10 workers in the 100,000-workload fleet run, not the 5 the spacing allows).
+   */
+  private writeStatus(entry: ConnectionEntry, workerCluster: WorkerCluster, log: Logger): Promise<void> {
+    if (entry.statusWriting) {
+      entry.statusWriteAgain = true;
+      return entry.statusWriting;
+    }
+    const writing = this.writeStatusOnce(entry, workerCluster, log).finally(() => {
+      entry.statusWriting = undefined;
+      if (!entry.statusWriteAgain) return;
+      entry.statusWriteAgain = false;
+      const latest = this.workerClusterInformer.get(entry.name);
+      if (latest && !this.stopped && this.entries.get(entry.name) === entry)
+        void this.writeStatus(entry, latest, log);
+    });
+    entry.statusWriting = writing;
+    return writing;
+  }
+
+  private async writeStatusOnce(
     entry: ConnectionEntry,
     workerCluster: WorkerCluster,
     log: Logger,

@@ -65,7 +65,7 @@ export class KeyLane {
 export class KeyedWorkQueue {
   private readonly options: KeyedWorkQueueOptions;
   private readonly queue = new KeyLane();
-  /** Keys asked for urgently (a new workload, a mirror to create): run before the others. */
+  /** Keys asked for urgently (a new workload, a mirror to create): first, or taking turns (next()). */
   private readonly urgent = new KeyLane();
   /** Keys of the periodic resync, a backstop: run after the others (see next()). */
   private readonly background = new KeyLane();
@@ -88,9 +88,9 @@ export class KeyedWorkQueue {
   }
 
   /**
-   * Queues the key. `urgent` keys go before every other queued key: under load, status
-   * syncs of running workloads must not hold up the placement and mirror creation of new
-   * ones (dispatch latency), and a status sync is coalesced anyway while it waits.
+   * Queues the key. `urgent` keys (a new workload, a mirror to create) go first while nothing
+   * else waits, and take turns with the others when both wait (next()): a status sync is
+   * coalesced while it waits, but must not wait behind a whole backlog of new workloads.
    */
   add(key: string, urgent = false): void {
     if (this.stopped) return;
@@ -168,15 +168,18 @@ export class KeyedWorkQueue {
   }
 
   private next(): string | undefined {
-    // Urgent first, but not always: when the machine cannot keep up with both, every fourth
-    // key comes from the other lane, so running workloads' status still flows (lagging, not
-    // frozen) while new ones keep being dispatched. The resync's lane last, yet every
-    // sixteenth key, so the backstop still moves under a load that never lets up.
+    // Urgent first while the other lane is empty; when both hold keys, they take turns. A
+    // dispatch makes one status change to carry back, so under a backlog that never lets up
+    // the two lanes fill alike: with every fourth key for status changes (before), origin
+    // statuses lagged their mirrors by 434 s on average while 100,000 Jobs were dispatched
+    // (docs/scale.md), and a Job that finished read Running for minutes. Waiting in a backlog
+    // is what a new Job expects under load; a wrong status is not. The resync's lane last,
+    // yet every sixteenth key, so the backstop still moves under a load that never lets up.
     this.picks += 1;
     const lanes =
       this.picks % 16 === 0
         ? [this.background, this.urgent, this.queue]
-        : this.picks % 4 === 0
+        : this.picks % 2 === 0
           ? [this.queue, this.urgent, this.background]
           : [this.urgent, this.queue, this.background];
     for (const lane of lanes) {

@@ -117,7 +117,7 @@ describe('KeyedWorkQueue', () => {
     expect(reconciler.calls).toEqual(['blocker', 'ns/job']);
   });
 
-  it('runs urgent keys first, yet every fourth key from the others so they are not starved', async () => {
+  it('runs urgent keys first while nothing else waits, and takes turns with the others when both wait', async () => {
     const reconciler = new ScriptedReconciler().holdingCalls();
     const { queue } = queueFor(reconciler, 1);
     queue.add('blocker');
@@ -125,7 +125,8 @@ describe('KeyedWorkQueue', () => {
     for (const key of ['new-1', 'new-2', 'new-3', 'new-4', 'new-5', 'new-6']) queue.add(key, true);
     expect(queue.length).toBe(8);
 
-    const order = ['blocker', 'new-1', 'new-2', 'sync-1', 'new-3', 'new-4', 'new-5', 'sync-2', 'new-6'];
+    // Turns while both lanes hold keys; once the status syncs are done, the urgent keys back to back.
+    const order = ['blocker', 'sync-1', 'new-1', 'sync-2', 'new-2', 'new-3', 'new-4', 'new-5', 'new-6'];
     for (const key of order) {
       await settle();
       reconciler.release(key);
@@ -141,16 +142,19 @@ describe('KeyedWorkQueue', () => {
     queue.add('blocker');
     queue.add('ns/sync-1');
     queue.add('ns/sync-2');
-    queue.add('ns/sync-2', true);
-    expect(queue.length).toBe(2);
+    queue.add('ns/sync-3');
+    queue.add('ns/sync-3', true);
+    expect(queue.length).toBe(3);
 
-    for (const key of ['blocker', 'ns/sync-2', 'ns/sync-1']) {
+    // ns/sync-3 runs on the urgent lane's turn, ahead of its place in the other lane, and only there.
+    const order = ['blocker', 'ns/sync-1', 'ns/sync-3', 'ns/sync-2'];
+    for (const key of order) {
       await settle();
       reconciler.release(key);
     }
     await queue.whenIdle();
 
-    expect(reconciler.calls).toEqual(['blocker', 'ns/sync-2', 'ns/sync-1']);
+    expect(reconciler.calls).toEqual(order);
   });
 
   it('runs the resync lane after the others, yet every sixteenth key so the backstop moves', async () => {

@@ -147,6 +147,14 @@ function count(name: keyof typeof values, fallback: number, least = 1): number {
   return n;
 }
 
+// Read before anything runs: a run takes up to an hour, and a commit meanwhile is not what ran.
+const gitRevision = (() => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repositoryRoot }).toString().trim();
+  } catch {
+    return undefined;
+  }
+})();
 const runs = count('runs', 3);
 const jobs = count('jobs', 2000);
 const concurrency = count('concurrency', 16);
@@ -361,6 +369,9 @@ try {
     record('fleetDispatchJobsPerSec', fleetResult.fleetDispatchJobsPerSec);
     record('fleetReplayJobsPerSec', fleetResult.fleetReplayJobsPerSec);
     record('fleetRatioReplay', fleetResult.fleetRatioReplay);
+    record('fleetSyncedJobsPerSec', fleetResult.fleetSyncedJobsPerSec);
+    record('fleetSyncedRatioReplay', fleetResult.fleetSyncedRatioReplay);
+    record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
     record(`controllerRssMiB${k}`, fleetResult.controllerRssMiBTracked);
     record(`controllerHeapUsedMiB${k}`, fleetResult.controllerHeapUsedMiBTracked);
     record('managementListsPerHour', fleetResult.managementListsPerHour);
@@ -450,13 +461,6 @@ console.log(
 );
 for (const r of rows) console.log(line(r));
 
-const gitRevision = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repositoryRoot }).toString().trim();
-  } catch {
-    return undefined;
-  }
-})();
 const report = {
   label: values.label,
   date: new Date().toISOString(),

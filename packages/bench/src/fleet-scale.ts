@@ -51,6 +51,15 @@ export interface FleetScaleResult {
   fleetDispatchJobsPerSec: number;
   fleetReplayJobsPerSec: number;
   fleetRatioReplay: number;
+  /**
+   * Workloads per second counted when the last origin status was written back, from the first
+   * mirror: what the replay does per Job (placement, mirror, status), where the mirror rate leaves
+   * out statuses still waiting when the last mirror is made.
+   */
+  fleetSyncedJobsPerSec: number;
+  fleetSyncedRatioReplay: number;
+  /** The leader's mean jobrelay_status_lag_seconds over the drain: a mirror's change to its origin's status. */
+  statusLagMeanSeconds: number;
   controllerRssMiBTracked: number;
   controllerHeapUsedMiBTracked: number;
   /** Per worker, settled: its status's activeWorkloads (counted from watch events) and a LIST's unfinished mirrors. */
@@ -377,10 +386,17 @@ export async function fleetScale(
       },
       Math.max(30 * 60_000, options.workloads * 100),
     );
+    const syncedAt = performance.now();
     const times = [...observed.mirrorsSeen.values()].sort((a, b) => a - b);
     const fleetDispatchJobsPerSec = (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000);
+    const fleetSyncedJobsPerSec = options.workloads / ((syncedAt - times[0]!) / 1000);
+    const drainMetrics = await leader.metrics();
+    const statusLagMeanSeconds =
+      metricSum(drainMetrics, 'jobrelay_status_lag_seconds_sum') /
+      metricSum(drainMetrics, 'jobrelay_status_lag_seconds_count');
     log(
-      `  drained ${options.workloads} in ${((performance.now() - readyAt) / 1000).toFixed(0)} s: ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s`,
+      `  drained ${options.workloads} in ${((syncedAt - readyAt) / 1000).toFixed(0)} s: mirrors ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s, ` +
+        `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
     );
     await shorts.stop();
     await churn.stop();
@@ -514,6 +530,9 @@ export async function fleetScale(
       fleetDispatchJobsPerSec,
       fleetReplayJobsPerSec: replay.replayJobsPerSec,
       fleetRatioReplay: fleetDispatchJobsPerSec / replay.replayJobsPerSec,
+      fleetSyncedJobsPerSec,
+      fleetSyncedRatioReplay: fleetSyncedJobsPerSec / replay.replayJobsPerSec,
+      statusLagMeanSeconds,
       controllerRssMiBTracked,
       controllerHeapUsedMiBTracked: heap.usedMiB,
       activeWorkloads,

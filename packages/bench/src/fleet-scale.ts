@@ -482,8 +482,13 @@ export async function fleetScale(
     await sleep(3000);
     for (const w of podWatches) w.stop();
     const churnMs = performance.now() - churnFrom.at;
-    const perEvent = (cpuNow: number, from: number, idlePerMs: number) =>
-      podEvents > 0 ? (Math.max(0, cpuNow - from - idlePerMs * churnMs) * 1000) / podEvents : Number.NaN;
+    // Not a number when the churn window cost no more than the idle rate predicts: with 100,000
+    // tracked the idle rate is mostly the 30 s resync's passes (4–6 s of CPU each), which the
+    // windows do not line up with, and the difference is then the passes', not the pods'.
+    const perEvent = (cpuNow: number, from: number, idlePerMs: number) => {
+      const net = cpuNow - from - idlePerMs * churnMs;
+      return podEvents > 0 && net > 0 ? (net * 1000) / podEvents : Number.NaN;
+    };
     const podEventCpuUsPerEvent = perEvent(leader.cpuMs(), churnFrom.leader, idleCpuPerMs.leader);
     const followerPodEventCpuUsPerEvent = perEvent(
       follower.cpuMs(),

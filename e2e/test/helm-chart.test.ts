@@ -598,7 +598,14 @@ describe('the chart, installed into the management cluster', () => {
         `${job.metadata!.namespace}/${job.metadata!.name}`,
       ).toBeUndefined();
     }
-    expect(controller.logs()).not.toMatch(/forbidden/i);
+    // No permission the chart's ServiceAccount lacks. A 403 for a namespace being deleted (another
+    // test's, whose Jobs this release's controller also claims on the shared fleet) is the
+    // apiserver refusing new content there, not RBAC: those lines are left out.
+    const denials = controller
+      .logs()
+      .split('\n')
+      .filter((line) => /forbidden/i.test(line) && !line.includes('NamespaceTerminating'));
+    expect(denials).toEqual([]);
   });
 
   it('keeps the bundled Redis’s password across an upgrade', { timeout: 120_000 }, async () => {

@@ -306,11 +306,25 @@ describe.concurrent('a mirror lost in the middle of the run', () => {
       'FailureTarget=True/DeadlineExceeded',
       'Failed=True/DeadlineExceeded',
     ]);
-    // Failed close to the origin's own deadline, not a whole deadline after the loss.
-    const failedAt = condition(run.final, 'Failed')!.lastTransitionTime!.getTime();
+    // Ended close to the origin's own deadline, not a whole deadline after the loss. The
+    // deadline is judged by FailureTarget, which the worker's Job controller sets the moment it
+    // sees the deadline pass; Failed waits until the simulator has ended the pods, which under
+    // a loaded machine (the whole suite at once) took up to 17 s more.
     const startedAt = run.final.status!.startTime!.getTime();
-    expect(failedAt - startedAt).toBeLessThan((deadline + 12) * 1000);
-    expect(failedAt - startedAt).toBeGreaterThanOrEqual(deadline * 1000);
+    const targetAt = condition(run.final, 'FailureTarget')!.lastTransitionTime!.getTime();
+    const failedAt = condition(run.final, 'Failed')!.lastTransitionTime!.getTime();
+    const secondCreatedAt = run.second.metadata!.creationTimestamp!.getTime();
+    const secondStartedAt = run.second.status?.startTime?.getTime();
+    console.log(
+      `${run.final.metadata!.name}: used ${used} s at the loss; after the origin's start, in s: ` +
+        `mirror created again ${(secondCreatedAt - startedAt) / 1000}, started ${secondStartedAt === undefined ? '-' : (secondStartedAt - startedAt) / 1000}, ` +
+        `FailureTarget ${(targetAt - startedAt) / 1000}, Failed ${(failedAt - startedAt) / 1000}`,
+    );
+    // The second mirror's clock starts from what was used when it was created.
+    expect(secondCreatedAt - startedAt).toBeLessThan((used + 5) * 1000);
+    expect(targetAt - startedAt).toBeLessThan((deadline + 12) * 1000);
+    expect(targetAt - startedAt).toBeGreaterThanOrEqual(deadline * 1000);
+    expect(failedAt).toBeGreaterThanOrEqual(targetAt);
   });
 });
 

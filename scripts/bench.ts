@@ -378,6 +378,12 @@ try {
     record('workerListsPerHour', fleetResult.workerListsPerHour);
     record('baselineManagementListsPerHour', fleetResult.baselineManagementListsPerHour);
     record('baselineWorkerListsPerHour', fleetResult.baselineWorkerListsPerHour);
+    record('leaderIdleCpuCores', fleetResult.idleCpuCores.leader);
+    record(
+      'resyncUnchangedShare',
+      fleetResult.resyncOrigins.unchanged /
+        (fleetResult.resyncOrigins.unchanged + fleetResult.resyncOrigins.queued),
+    );
     record('podEventCpuUsPerEvent', fleetResult.podEventCpuUsPerEvent);
     record('churnPodEventsPerSec', fleetResult.churnPodEventsPerSec);
     // One core's worth of pod events, at 10 events a second per worker.

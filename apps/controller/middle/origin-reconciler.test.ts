@@ -27,6 +27,15 @@ const objectName = 'team-a/train';
 
 function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   const clock = new TestClock();
+  /** Every registered cluster's state, as the registry would report it (the test changes it). */
+  const clusterState = {
+    active: true,
+    drain: false,
+    reason: 'Connected',
+    inactiveSince: undefined as number | undefined,
+  };
+  /** The actions of every execution, in order. */
+  const executed: string[][] = [];
   let reconciler!: OriginReconciler;
   const world = executorWorld({
     mirrorCreated: (kind, cluster, mirror) =>
@@ -72,10 +81,10 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
       [...mirrorCaches].map(([name, cache]) => ({
         name,
         registered: true,
-        active: true,
-        reason: 'Connected',
-        inactiveSince: undefined,
-        drain: false,
+        active: clusterState.active,
+        reason: clusterState.reason,
+        inactiveSince: clusterState.inactiveSince,
+        drain: clusterState.drain,
         podRestrictions: undefined,
         mirrors: { get: (k: string) => cache.get(k) },
       })),
@@ -85,6 +94,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     },
     executor: {
       execute: async (actions, target) => {
+        executed.push(actions.map((a) => a.type));
         const result = await world.executor.execute(actions, target);
         afterExecute.hook?.();
         return result;
@@ -98,6 +108,8 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     leading: () => true,
     statusCoalesceMs: 100,
     statusLag: (seconds) => lags.push(seconds),
+    // The re-plans' spread, fixed: the most a plan may be moved back (half the trust).
+    random: () => 0.999,
     ...(workerAdmission ? { workerAdmission } : {}),
   });
 
@@ -139,6 +151,8 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   return {
     world,
     clock,
+    clusterState,
+    executed,
     reconciler,
     workerAdmission,
     originCache,
@@ -579,5 +593,155 @@ describe('OriginReconciler', () => {
       await r.reconciler.reconcile(key);
       expect(note()).toBe(kueueNote);
     });
+  });
+});
+
+describe('the resync passes over an origin whose last plan found nothing to do', () => {
+  /** Placed on worker-1, its mirror created and both echoes in the caches: nothing left to do. */
+  async function settledWorld() {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    // The placer's write goes through the executor, which notes it (as in the controller).
+    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    return r;
+  }
+  const unchanged = (r: ReturnType<typeof reconcilerWorld>): boolean =>
+    r.reconciler.unchangedSincePlanned('job')(r.originCache.get(objectName)!, objectName);
+  /** The mirror's status moves on, on the worker (a pod started, or one more). */
+  const mirrorProgresses = (r: ReturnType<typeof reconcilerWorld>): void => {
+    const worker = r.world.workers.get('worker-1')!;
+    const mirror = worker.get('team-a', 'train')!;
+    worker.put({
+      ...mirror,
+      status: {
+        active: (mirror.status?.active ?? 0) + 1,
+        startTime: mirror.status?.startTime ?? new Date(r.clock.now()).toISOString(),
+      },
+    });
+  };
+
+  it('until the mirror, the origin or a cluster changes, or the trust runs out', async () => {
+    const r = await settledWorld();
+    // The caches hold the echoes, objects no plan has seen yet: planned once, then passed over.
+    expect(unchanged(r)).toBe(false);
+    await r.reconciler.reconcile(key);
+    expect(r.executed.at(-1)).toEqual([]);
+    expect(unchanged(r)).toBe(true);
+
+    // The mirror moves on: planned again, its status written, and the write's echo is settled.
+    mirrorProgresses(r);
+    r.deliverMirror();
+    expect(unchanged(r)).toBe(false);
+    await r.reconciler.reconcile(key);
+    expect(r.executed.at(-1)).toEqual(['write-status']);
+    r.deliverOrigin();
+    expect(unchanged(r)).toBe(false);
+    await r.reconciler.reconcile(key);
+    expect(r.executed.at(-1)).toEqual([]);
+    expect(unchanged(r)).toBe(true);
+
+    // Someone else writes the origin (a label): planned again, and settled by that plan.
+    const origin = r.world.management.get('team-a', 'train')!;
+    r.world.management.put({ ...origin, metadata: { ...origin.metadata, labels: { team: 'a' } } });
+    r.deliverOrigin();
+    expect(unchanged(r)).toBe(false);
+    await r.reconciler.reconcile(key);
+    expect(r.executed.at(-1)).toEqual([]);
+    expect(unchanged(r)).toBe(true);
+
+    // A cluster is drained: every origin is planned again (this one moves).
+    r.clusterState.drain = true;
+    expect(unchanged(r)).toBe(false);
+    r.clusterState.drain = false;
+    expect(unchanged(r)).toBe(true);
+
+    // Trusted for half the default five minutes at least and for five at most (spread, so
+    // that what one pass settled is not all planned again in one pass), then planned again.
+    r.clock.advance(150_000);
+    expect(unchanged(r)).toBe(true);
+    r.clock.advance(1_000);
+    expect(unchanged(r)).toBe(false);
+  });
+
+  it('a second mirror, or one the cache does not show yet, is not passed over', async () => {
+    const r = await settledWorld();
+    const worker2 = new Map<string, Job>();
+    r.mirrorCaches.set('worker-2', worker2);
+    await r.reconciler.reconcile(key);
+    expect(unchanged(r)).toBe(true);
+    // A mirror of the same name appears on another cluster (the caches show it, no event yet).
+    worker2.set(objectName, r.world.workers.get('worker-1')!.get('team-a', 'train')!);
+    expect(unchanged(r)).toBe(false);
+    worker2.delete(objectName);
+    expect(unchanged(r)).toBe(true);
+    // The mirror leaves the cache (deleted on its worker, the event not handled yet).
+    r.mirrorCaches.get('worker-1')!.delete(objectName);
+    expect(unchanged(r)).toBe(false);
+  });
+
+  it('a seeded random run: whenever the resync would pass an origin over, a plan from the caches finds nothing to do', async () => {
+    const seed = 20261204;
+    let state = seed;
+    const random = (n: number): number => {
+      // mulberry32: the same steps for the same seed.
+      state = (state + 0x6d2b79f5) | 0;
+      let t = Math.imul(state ^ (state >>> 15), 1 | state);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+    };
+    let passedOver = 0;
+    let planned = 0;
+    // Episodes from a settled origin: a long walk ends re-placed, waiting for a placer there is none of.
+    for (let episode = 0; episode < 12; episode++) {
+      const r = await settledWorld();
+      for (let step = 0; step < 40; step++) {
+        const worker = r.world.workers.get('worker-1')!;
+        switch (random(8)) {
+          case 0:
+            if (worker.get('team-a', 'train')) mirrorProgresses(r);
+            break;
+          case 1:
+            if (worker.get('team-a', 'train')) r.deliverMirror();
+            break;
+          case 2: {
+            const origin = r.world.management.get('team-a', 'train')!;
+            r.world.management.put({
+              ...origin,
+              metadata: { ...origin.metadata, labels: { step: String(step) } },
+            });
+            break;
+          }
+          case 3:
+            r.deliverOrigin();
+            break;
+          case 4: {
+            const active = random(3) !== 0;
+            if (active !== r.clusterState.active)
+              r.clusterState.inactiveSince = active ? undefined : r.clock.now();
+            r.clusterState.active = active;
+            r.clusterState.reason = active ? 'Connected' : 'Unreachable';
+            break;
+          }
+          case 5:
+            // Mostly within the worker-lost timeout (60 s here); now and then past the 5-minute trust.
+            r.clock.advance(random(8) === 0 ? 301_000 : random(20_000));
+            break;
+          default:
+            await r.reconciler.reconcile(key).catch(() => undefined);
+        }
+        if (!unchanged(r)) continue;
+        passedOver++;
+        // What the resync skips must be exactly what a reconcile from the same caches would not do.
+        await r.reconciler.reconcile(key);
+        expect(r.executed.at(-1), `seed ${seed}, episode ${episode}, step ${step}`).toEqual([]);
+        planned++;
+      }
+    }
+    // The run must have exercised both answers.
+    expect(passedOver).toBeGreaterThan(50);
+    expect(planned).toBe(passedOver);
   });
 });

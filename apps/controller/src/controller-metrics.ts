@@ -99,6 +99,7 @@ export class QueueMetrics {
 export class ControllerMetrics {
   readonly registry = new Registry();
   readonly reconciles: Counter<'result'>;
+  readonly resyncOrigins: Counter<'outcome'>;
   readonly placements: Counter<'outcome' | 'cluster'>;
   readonly statusWrites: Counter<'result'>;
   readonly mirrorOperations: Counter<'operation'>;
@@ -116,6 +117,14 @@ export class ControllerMetrics {
       name: 'jobrelay_reconciles_total',
       help: 'Origin reconciles (every kind), by result (ok, error).',
       labelNames: ['result'],
+      registers,
+    });
+    this.resyncOrigins = new Counter({
+      name: 'jobrelay_resync_origins_total',
+      help:
+        'Origins the periodic resync went through, by outcome: queued (reconciled from the caches), ' +
+        'unchanged (passed over: its last plan found nothing to do, and neither it, its mirrors nor the clusters changed since).',
+      labelNames: ['outcome'],
       registers,
     });
     this.placements = new Counter({

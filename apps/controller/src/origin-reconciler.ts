@@ -29,6 +29,44 @@ export type ReconciledCluster = Omit<ClusterMirrorCache, 'mirrors'> & {
   mirrors: Pick<NonNullable<ClusterMirrorCache['mirrors']>, 'get'> | undefined;
 };
 
+/** How long a plan that found nothing to do is trusted by the resync (default of `replanUnchangedAfterMs`). */
+export const defaultReplanUnchangedAfterMs = 300_000;
+
+/**
+ * What a plan that found nothing to do was planned from, besides the origin object it is kept
+ * for: the one mirror of it (the object as cached, or none) and the clusters' state. While they
+ * and the origin are the very objects the plan saw, a plan from the caches finds nothing to do
+ * again (the planner is pure, and what it decides by the clock it asks to be requeued for,
+ * which is not "nothing"). Small on purpose: one per tracked workload.
+ */
+interface NothingToDo {
+  mirror: KubeObject | undefined;
+  /** `clusterStateSignature`, interned: one string shared by every entry while no cluster changes. */
+  clusters: string;
+  /**
+   * When it was planned, in seconds since the reconciler was made (a small integer, stored
+   * inline), moved back by up to half the trust: plans made in one pass are not all planned
+   * again in one later pass, which at 100,000 would be the cost of a full resync at once.
+   */
+  at: number;
+}
+
+/** What a reconcile reads of a cluster besides its mirror, as one comparable string. */
+function clusterStateSignature(clusters: readonly Omit<ClusterSnapshot<KubeObject>, 'mirror'>[]): string {
+  return JSON.stringify(
+    clusters.map((c) => [
+      c.name,
+      c.registered,
+      c.connected,
+      c.active,
+      c.reason,
+      c.inactiveSince ?? null,
+      c.drain,
+      c.podRestrictions ?? null,
+    ]),
+  );
+}
+
 export interface OriginReconcilerOptions {
   kinds: ReadonlyMap<string, ReconciledKind>;
   /** Every registered cluster's state and mirror cache for a kind (`WorkerClusterRegistry.mirrorCaches`). */
@@ -60,6 +98,14 @@ export interface OriginReconcilerOptions {
    * origin shows the mirror's own reason.
    */
   workerAdmission?: Pick<WorkerAdmissionReasons, 'reasonFor' | 'forget'>;
+  /**
+   * The resync skips an origin whose last plan found nothing to do while nothing it was planned
+   * from changed, for at most this long (default 5 minutes), and at least half of it; after
+   * that the origin is planned again whatever it shows.
+   */
+  replanUnchangedAfterMs?: number;
+  /** The spread of those re-plans (`Math.random` unless a test fixes it). */
+  random?: () => number;
 }
 
 /**
@@ -101,9 +147,20 @@ export class OriginReconciler {
   private readonly mirrorChangeSeenAt = new Map<string, number>();
   /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
+  /**
+   * Per cached origin object: what its last plan was planned from, when that plan found
+   * nothing to do; what lets the periodic resync pass over 100,000 settled workloads without
+   * planning each again. Keyed by the object, so a new version of the origin (a new object in
+   * the cache) or its deletion drops the entry with it.
+   */
+  private readonly nothingToDo = new WeakMap<KubeObject, NothingToDo>();
+  /** The last cluster state signature made, so that equal signatures are one string. */
+  private clusterSignature = '';
+  private readonly madeAt: number;
 
   constructor(options: OriginReconcilerOptions) {
     this.options = options;
+    this.madeAt = options.clock.now();
   }
 
   /** How many entries each piece of bookkeeping holds (every one of them must drain). */
@@ -214,6 +271,70 @@ export class OriginReconciler {
     }
   }
 
+  /**
+   * For the periodic resync of `kind`: whether an origin can be passed over, because its last
+   * plan found nothing to do and the origin, its mirrors and the clusters are still exactly as
+   * that plan saw them (by resourceVersion, and the clusters' state), within
+   * `replanUnchangedAfterMs`. Reads the clusters once; call it once per pass.
+   */
+  unchangedSincePlanned(kindName: string): (origin: KubeObject, objectName: string) => boolean {
+    const clusters = this.options.clusters(kindName);
+    const signature = clusterStateSignature(
+      clusters.map((c) => ({ ...c, connected: c.mirrors !== undefined })),
+    );
+    const oldest =
+      this.secondsSinceMade() - (this.options.replanUnchangedAfterMs ?? defaultReplanUnchangedAfterMs) / 1000;
+    return (origin, objectName) => {
+      const plan = this.nothingToDo.get(origin);
+      if (!plan || plan.at <= oldest || plan.clusters !== signature) return false;
+      // Written placements and created mirrors not yet in the caches are planned from, not skipped.
+      const key = originKey(kindName, objectName);
+      if (this.expectedMirrors.has(key) || this.writtenPlacements.newest(key, origin) !== origin)
+        return false;
+      // Exactly the mirror the plan saw, as cached, and no other.
+      let seen = plan.mirror === undefined;
+      for (const cluster of clusters) {
+        const mirror = cluster.mirrors?.get(objectName);
+        if (mirror === undefined) continue;
+        if (mirror !== plan.mirror) return false;
+        seen = true;
+      }
+      return seen;
+    };
+  }
+
+  private secondsSinceMade(): number {
+    return Math.floor((this.options.clock.now() - this.madeAt) / 1000);
+  }
+
+  /**
+   * Remembers what a plan that found nothing to do was planned from, for the cached origin
+   * object it was planned from; any other plan forgets it. Not kept when the plan read what the
+   * caches do not hold: a worker's admission (read from the worker, not watched), a cluster's
+   * fences, or a second mirror.
+   */
+  private notePlan(snapshot: OriginSnapshot<KubeObject>, nothing: boolean): void {
+    if (snapshot.kind !== 'present') return;
+    const mirrors = snapshot.clusters.filter((c) => c.mirror !== undefined);
+    if (
+      !nothing ||
+      mirrors.length > 1 ||
+      snapshot.clusters.some((c) => c.workerAdmission !== undefined || c.fenced !== undefined)
+    ) {
+      this.nothingToDo.delete(snapshot.origin);
+      return;
+    }
+    let clusters = clusterStateSignature(snapshot.clusters);
+    if (clusters === this.clusterSignature) clusters = this.clusterSignature;
+    else this.clusterSignature = clusters;
+    const trustSeconds = (this.options.replanUnchangedAfterMs ?? defaultReplanUnchangedAfterMs) / 1000;
+    this.nothingToDo.set(snapshot.origin, {
+      mirror: mirrors[0]?.mirror,
+      clusters,
+      at: this.secondsSinceMade() - Math.floor((this.options.random ?? Math.random)() * (trustSeconds / 2)),
+    });
+  }
+
   private async reconcileOnce(key: string): Promise<ReconcileResult> {
     const { plannerConfig, clock } = this.options;
     const { kind: kindName, objectKey: objectName, namespace, name } = splitOriginKey(key);
@@ -234,6 +355,7 @@ export class OriginReconciler {
       worker: (cluster) => this.options.worker(cluster, kindName),
     });
     if (snapshot.kind === 'gone' && result.failedDeletions === 0) this.deletedOrigins.delete(key);
+    this.notePlan(snapshot, actions.length === 0);
     // Ended at a version this process wrote: plan once more from it, as the write's echo would.
     const endedAt = result.origin?.metadata?.resourceVersion;
     if (snapshot.kind === 'present' && endedAt !== undefined && this.ownWrites.awaits(key, endedAt)) {
@@ -241,6 +363,7 @@ export class OriginReconciler {
       if (!settled) {
         const ended = this.snapshotOf(kind, key, objectName, result.origin);
         settled = planOrigin(ended, kind.adapter, plannerConfig, clock.now()).length === 0;
+        this.notePlan(ended, settled);
         // A mirror created in this run was part of that plan: its own echo is covered too.
         const expected = this.expectedMirrors.get(key);
         if (settled && expected && ended.clusters.some((c) => c.mirror === expected.mirror))

@@ -78,6 +78,13 @@ export interface FleetScaleResult {
   idleControlPlaneLists: Record<string, Record<string, number>>;
   /** Relists the leader's informers made in the idle window (jobrelay_informer_relists_total). */
   leaderRelistsWhileIdle: number;
+  /** CPU each replica used in the idle window, in cores (its 30 s resync passes, health checks, GC). */
+  idleCpuCores: { leader: number; follower: number; api: number };
+  /**
+   * Origins the leader's resync passes went through from the drain's end to the idle window's
+   * end (jobrelay_resync_origins_total): queued to be planned again, or passed over unchanged.
+   */
+  resyncOrigins: { queued: number; unchanged: number };
   watchStreams: { leader: WatchStreams; follower: WatchStreams; api: WatchStreams };
   /** Pod events per second the churn window produced on the stream the capacity cache reads, fleet-wide. */
   churnPodEventsPerSec: number;
@@ -422,6 +429,14 @@ export async function fleetScale(
     const replicasReadySeconds = (performance.now() - replicasFrom) / 1000;
     log(`  a follower and an API ready beside it in ${replicasReadySeconds.toFixed(0)} s`);
 
+    const resyncCounts = async () => {
+      const text = await leader.metrics();
+      return {
+        queued: metricSum(text, 'jobrelay_resync_origins_total{outcome="queued"}'),
+        unchanged: metricSum(text, 'jobrelay_resync_origins_total{outcome="unchanged"}'),
+      };
+    };
+    const resyncBefore = await resyncCounts();
     // Settled: the drain's garbage collected and returned (V8's memory reducer), watches quiet.
     await sleep(30_000);
     const [leaderMetrics, followerMetrics, apiMetrics] = await Promise.all([
@@ -454,9 +469,16 @@ export async function fleetScale(
       api: (api.cpuMs() - apiIdleFrom) / idleMs,
     };
     const leaderRelistsWhileIdle = (await leader.counter('jobrelay_informer_relists_total')) - relistsBefore;
+    const resyncAfter = await resyncCounts();
+    const resyncOrigins = {
+      queued: resyncAfter.queued - resyncBefore.queued,
+      unchanged: resyncAfter.unchanged - resyncBefore.unchanged,
+    };
     log(
       `  idle ${options.idleSeconds} s: ${idle.management.toFixed(0)} LISTs/h on management, ${idle.workers.toFixed(0)} on the workers; ` +
         `${leaderRelistsWhileIdle} relists by the leader; by cluster and resource: ${JSON.stringify(idle.byCluster)}; ` +
+        `CPU leader ${idleCpuPerMs.leader.toFixed(3)} cores, follower ${idleCpuPerMs.follower.toFixed(3)}, API ${idleCpuPerMs.api.toFixed(3)}; ` +
+        `resync since the drain: ${resyncOrigins.queued} origins queued, ${resyncOrigins.unchanged} passed over unchanged; ` +
         `the control plane's own timers: ${JSON.stringify(idle.controlPlaneByCluster)}`,
     );
 
@@ -482,9 +504,8 @@ export async function fleetScale(
     await sleep(3000);
     for (const w of podWatches) w.stop();
     const churnMs = performance.now() - churnFrom.at;
-    // Not a number when the churn window cost no more than the idle rate predicts: with 100,000
-    // tracked the idle rate is mostly the 30 s resync's passes (4–6 s of CPU each), which the
-    // windows do not line up with, and the difference is then the passes', not the pods'.
+    // Not a number when the churn window cost no more than the idle rate predicts: the idle rate
+    // is mostly the 30 s resync's passes, which the windows do not line up with.
     const perEvent = (cpuNow: number, from: number, idlePerMs: number) => {
       const net = cpuNow - from - idlePerMs * churnMs;
       return podEvents > 0 && net > 0 ? (net * 1000) / podEvents : Number.NaN;
@@ -550,6 +571,8 @@ export async function fleetScale(
       idleLists: idle.byCluster,
       idleControlPlaneLists: idle.controlPlaneByCluster,
       leaderRelistsWhileIdle,
+      idleCpuCores: idleCpuPerMs,
+      resyncOrigins,
       watchStreams,
       churnPodEventsPerSec,
       podEventCpuUsPerEvent,

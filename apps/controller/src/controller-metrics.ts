@@ -100,6 +100,7 @@ export class ControllerMetrics {
   readonly registry = new Registry();
   readonly reconciles: Counter<'result'>;
   readonly resyncOrigins: Counter<'outcome'>;
+  readonly plannedActions: Counter<'lane' | 'action'>;
   readonly placements: Counter<'outcome' | 'cluster'>;
   readonly statusWrites: Counter<'result'>;
   readonly mirrorOperations: Counter<'operation'>;
@@ -125,6 +126,14 @@ export class ControllerMetrics {
         'Origins the periodic resync went through, by outcome: queued (reconciled from the caches), ' +
         'unchanged (passed over: its last plan found nothing to do, and neither it, its mirrors nor the clusters changed since).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.plannedActions = new Counter({
+      name: 'jobrelay_planned_actions_total',
+      help:
+        'Actions the reconciles planned, by action type (none: a plan with nothing to do) and the lane the key ' +
+        'ran from (urgent: new workloads and mirrors to create; changes: every other event and requeue; resync).',
+      labelNames: ['lane', 'action'],
       registers,
     });
     this.placements = new Counter({

@@ -136,9 +136,9 @@ export class DispatchController {
       startPaused: true,
       log,
       clock: this.clock,
-      reconcile: async (key) => {
+      reconcile: async (key, lane) => {
         try {
-          const result = await this.reconciler.reconcile(key);
+          const result = await this.reconciler.reconcile(key, lane);
           this.metrics.reconciles.inc({ result: 'ok' });
           return result;
         } catch (err) {
@@ -306,6 +306,10 @@ export class DispatchController {
       workerAdmission,
       // Every origin is planned again at least every ten resyncs (5 minutes by default).
       replanUnchangedAfterMs: config.resyncIntervalSeconds * 1000 * 10,
+      planned: (actionTypes, lane = 'changes') => {
+        if (actionTypes.length === 0) this.metrics.plannedActions.inc({ lane, action: 'none' });
+        for (const action of new Set(actionTypes)) this.metrics.plannedActions.inc({ lane, action });
+      },
     });
     this.placer = new OriginPlacer({
       kinds: this.kinds,

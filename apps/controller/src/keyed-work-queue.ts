@@ -3,6 +3,9 @@ import type { Logger } from 'pino';
 
 export type ReconcileResult = { requeueAfterMs?: number } | undefined;
 
+/** The lane a key ran from: `urgent` (new workloads, mirrors to create), `changes` (every other event, requeues), `resync`. */
+export type ReconcileLane = 'urgent' | 'changes' | 'resync';
+
 export interface KeyedWorkQueueOptions {
   name: string;
   concurrency: number;
@@ -12,7 +15,7 @@ export interface KeyedWorkQueueOptions {
    */
   startPaused?: boolean;
   log: Logger;
-  reconcile: (key: string) => Promise<ReconcileResult>;
+  reconcile: (key: string, lane: ReconcileLane) => Promise<ReconcileResult>;
   /** Where requeue times are read from; the system clock unless a test fixes it. */
   clock?: Clock;
 }
@@ -28,6 +31,12 @@ const maxErrorBackoffMs = 60_000;
 export class KeyLane {
   private items: Array<string | undefined> = [];
   private head = 0;
+
+  readonly name: ReconcileLane;
+
+  constructor(name: ReconcileLane = 'changes') {
+    this.name = name;
+  }
 
   get size(): number {
     return this.items.length - this.head;
@@ -64,11 +73,11 @@ export class KeyLane {
  */
 export class KeyedWorkQueue {
   private readonly options: KeyedWorkQueueOptions;
-  private readonly queue = new KeyLane();
+  private readonly queue = new KeyLane('changes');
   /** Keys asked for urgently (a new workload, a mirror to create): first, or taking turns (next()). */
-  private readonly urgent = new KeyLane();
+  private readonly urgent = new KeyLane('urgent');
   /** Keys of the periodic resync, a backstop: run after the others (see next()). */
-  private readonly background = new KeyLane();
+  private readonly background = new KeyLane('resync');
   /** Queued keys that wait in the background lane alone (an event for one moves it up). */
   private readonly backgroundOnly = new Set<string>();
   private readonly queued = new Set<string>();
@@ -167,7 +176,7 @@ export class KeyedWorkQueue {
     this.pump();
   }
 
-  private next(): string | undefined {
+  private next(): { key: string; lane: ReconcileLane } | undefined {
     // Urgent first while the other lane is empty; when both hold keys, they take turns. A
     // dispatch makes one status change to carry back, so under a backlog that never lets up
     // the two lanes fill alike: with every fourth key for status changes (before), origin
@@ -187,7 +196,7 @@ export class KeyedWorkQueue {
         // A key queued in two lanes ran from the first one to reach it.
         if (this.queued.has(key)) {
           this.backgroundOnly.delete(key);
-          return key;
+          return { key, lane: lane.name };
         }
       }
     }
@@ -196,18 +205,19 @@ export class KeyedWorkQueue {
 
   private pump(): void {
     while (!this.stopped && !this.paused && this.active < this.options.concurrency && this.queued.size > 0) {
-      const key = this.next();
-      if (key === undefined) return;
+      const picked = this.next();
+      if (picked === undefined) return;
+      const { key, lane } = picked;
       this.queued.delete(key);
       this.running.add(key);
       this.active += 1;
-      void this.process(key);
+      void this.process(key, lane);
     }
   }
 
-  private async process(key: string): Promise<void> {
+  private async process(key: string, lane: ReconcileLane): Promise<void> {
     try {
-      const result = await this.options.reconcile(key);
+      const result = await this.options.reconcile(key, lane);
       this.failures.delete(key);
       if (result?.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
     } catch (err) {

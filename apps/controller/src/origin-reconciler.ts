@@ -10,7 +10,7 @@ import {
 import { type ClusterSnapshot, type OriginSnapshot, type PlannerConfig, planOrigin } from '@jobrelay/planner';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey, splitOriginKey } from './dispatched-kinds.ts';
-import type { ReconcileResult } from './keyed-work-queue.ts';
+import type { ReconcileLane, ReconcileResult } from './keyed-work-queue.ts';
 import type { OriginExecutor, WorkerTarget } from './origin-executor.ts';
 import { OwnOriginWrites } from './own-origin-writes.ts';
 import type { WorkerAdmissionReasons } from './worker-admission-reasons.ts';
@@ -106,6 +106,8 @@ export interface OriginReconcilerOptions {
   replanUnchangedAfterMs?: number;
   /** The spread of those re-plans (`Math.random` unless a test fixes it). */
   random?: () => number;
+  /** Each plan's action types (none: an empty plan), and the lane its key ran from. */
+  planned?: (actionTypes: readonly string[], lane: ReconcileLane | undefined) => void;
 }
 
 /**
@@ -256,10 +258,10 @@ export class OriginReconciler {
   }
 
   /** Reconciles one origin: snapshot -> plan -> execute. A failure is retried by the queue, from the cache. */
-  async reconcile(key: string): Promise<ReconcileResult> {
+  async reconcile(key: string, lane?: ReconcileLane): Promise<ReconcileResult> {
     try {
       const changeSeenAt = this.mirrorChangeSeenAt.get(key);
-      const result = await this.reconcileOnce(key);
+      const result = await this.reconcileOnce(key, lane);
       // Synced (written, or nothing to write): a later change starts its own measurement.
       if (changeSeenAt !== undefined && this.mirrorChangeSeenAt.get(key) === changeSeenAt)
         this.mirrorChangeSeenAt.delete(key);
@@ -274,8 +276,9 @@ export class OriginReconciler {
   /**
    * For the periodic resync of `kind`: whether an origin can be passed over, because its last
    * plan found nothing to do and the origin, its mirrors and the clusters are still exactly as
-   * that plan saw them (by resourceVersion, and the clusters' state), within
-   * `replanUnchangedAfterMs`. Reads the clusters once; call it once per pass.
+   * that plan saw them (the very objects in the caches, which an informer replaces on every new
+   * version, and the clusters' state), within `replanUnchangedAfterMs`. Reads the clusters
+   * once; call it once per pass.
    */
   unchangedSincePlanned(kindName: string): (origin: KubeObject, objectName: string) => boolean {
     const clusters = this.options.clusters(kindName);
@@ -335,13 +338,17 @@ export class OriginReconciler {
     });
   }
 
-  private async reconcileOnce(key: string): Promise<ReconcileResult> {
+  private async reconcileOnce(key: string, lane: ReconcileLane | undefined): Promise<ReconcileResult> {
     const { plannerConfig, clock } = this.options;
     const { kind: kindName, objectKey: objectName, namespace, name } = splitOriginKey(key);
     const kind = this.options.kinds.get(kindName);
     if (!kind) return undefined;
     const snapshot = this.snapshot(kind, key, objectName);
     const actions = planOrigin(snapshot, kind.adapter, plannerConfig, clock.now());
+    this.options.planned?.(
+      actions.map((a) => a.type),
+      lane,
+    );
     const origin = snapshot.kind === 'present' ? snapshot.origin : undefined;
     const uid = snapshot.kind === 'present' ? origin!.metadata!.uid! : snapshot.uid;
     if (!uid) return undefined;

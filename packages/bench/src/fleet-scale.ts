@@ -81,8 +81,9 @@ export interface FleetScaleResult {
   /** CPU each replica used in the idle window, in cores (its 30 s resync passes, health checks, GC). */
   idleCpuCores: { leader: number; follower: number; api: number };
   /**
-   * Origins the leader's resync passes went through from the drain's end to the idle window's
-   * end (jobrelay_resync_origins_total): queued to be planned again, or passed over unchanged.
+   * Origins the leader's resync passes went through from the follower and API being ready
+   * (after the drain) to the idle window's end (jobrelay_resync_origins_total): queued to be
+   * planned again, or passed over unchanged.
    */
   resyncOrigins: { queued: number; unchanged: number };
   watchStreams: { leader: WatchStreams; follower: WatchStreams; api: WatchStreams };

@@ -446,6 +446,10 @@ describe('OriginReconciler', () => {
       return { r, worker, held, reads, note, mirrorChanged };
     }
 
+    /** Each distinct request for a reconcile (the queue keeps one per key and time). */
+    const distinct = <T>(requests: T[]): T[] =>
+      [...new Set(requests.map((request) => JSON.stringify(request)))].map((json) => JSON.parse(json) as T);
+
     function kueueWorkload(jobUid: string, message: string): KubeObject {
       return {
         apiVersion: 'kueue.x-k8s.io/v1beta2',
@@ -581,7 +585,8 @@ describe('OriginReconciler', () => {
       await r.reconciler.reconcile(key);
       await answered();
       expect(note()).toBe(mirrorsOwn);
-      expect(r.enqueued).toEqual([{ key, afterMs: 2_000 }]);
+      // (Asked by the read's answer, and by the reconcile's second plan from its own write's answer.)
+      expect(distinct(r.enqueued)).toEqual([{ key, afterMs: 2_000 }]);
       worker.listWorkloads = InMemoryCluster.prototype.listWorkloads.bind(worker);
       worker.workloads.push(kueueWorkload(held.metadata!.uid!, insufficient));
       r.clock.advance(2_000);
@@ -589,6 +594,38 @@ describe('OriginReconciler', () => {
       await r.reconciler.reconcile(key);
       await answered();
       expect(reads()).toHaveLength(1);
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      expect(note()).toBe(kueueNote);
+    });
+
+    it('a read that found nothing yet: any reconcile before the retry is due asks for the one at that time, and the resync never passes over the hold', async () => {
+      const { r, worker, held, reads, note } = await heldOnWorker1('installed');
+      // Kueue has made no Workload yet: nothing to say.
+      await r.reconciler.reconcile(key);
+      await answered();
+      expect(reads()).toHaveLength(1);
+      // (Asked by the read's answer, and by the reconcile's second plan from its own write's answer.)
+      expect(distinct(r.enqueued)).toEqual([{ key, afterMs: 2_000 }]);
+      r.enqueued.length = 0;
+      // The queue keeps one timer per key, the earliest: a reconcile comes sooner (a status
+      // write's timer) and the read's own request is gone. That reconcile asks again.
+      r.clock.advance(500);
+      r.deliverOrigin();
+      await r.reconciler.reconcile(key);
+      expect(reads()).toHaveLength(1);
+      expect(r.enqueued).toContainEqual({ key, afterMs: 1_500 });
+      // The plan found nothing to do, yet the resync must not pass over a held mirror.
+      expect(r.executed.at(-1)).toEqual([]);
+      expect(r.reconciler.unchangedSincePlanned('job')(r.originCache.get(objectName)!, objectName)).toBe(
+        false,
+      );
+      // Kueue says why; the reconcile asked for reads it.
+      worker.workloads.push(kueueWorkload(held.metadata!.uid!, insufficient));
+      r.clock.advance(1_500);
+      await r.reconciler.reconcile(key);
+      await answered();
+      expect(reads()).toHaveLength(2);
       r.deliverOrigin();
       await r.reconciler.reconcile(key);
       expect(note()).toBe(kueueNote);

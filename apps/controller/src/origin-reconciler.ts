@@ -317,16 +317,17 @@ export class OriginReconciler {
   /**
    * Remembers what a plan that found nothing to do was planned from, for the cached origin
    * object it was planned from; any other plan forgets it. Not kept when the plan read what the
-   * caches do not hold: a worker's admission (read from the worker, not watched), a cluster's
-   * fences, or a second mirror.
+   * caches do not hold: a worker's admission (read from the worker, not watched; nor while a
+   * mirror is held by it and its reason is not known yet), a cluster's fences, or a second mirror.
    */
-  private notePlan(snapshot: OriginSnapshot<KubeObject>, nothing: boolean): void {
+  private notePlan(kind: ReconciledKind, snapshot: OriginSnapshot<KubeObject>, nothing: boolean): void {
     if (snapshot.kind !== 'present') return;
     const mirrors = snapshot.clusters.filter((c) => c.mirror !== undefined);
     if (
       !nothing ||
       mirrors.length > 1 ||
-      snapshot.clusters.some((c) => c.workerAdmission !== undefined || c.fenced !== undefined)
+      snapshot.clusters.some((c) => c.workerAdmission !== undefined || c.fenced !== undefined) ||
+      (mirrors[0] && kind.adapter.mirrorHeldByWorker?.(snapshot.origin, mirrors[0].mirror!) !== undefined)
     ) {
       this.nothingToDo.delete(snapshot.origin);
       return;
@@ -367,7 +368,7 @@ export class OriginReconciler {
       worker: (cluster) => this.options.worker(cluster, kindName),
     });
     if (snapshot.kind === 'gone' && result.failedDeletions === 0) this.deletedOrigins.delete(key);
-    this.notePlan(snapshot, actions.length === 0);
+    this.notePlan(kind, snapshot, actions.length === 0);
     // Ended at a version this process wrote: plan once more from it, as the write's echo would.
     const endedAt = result.origin?.metadata?.resourceVersion;
     if (snapshot.kind === 'present' && endedAt !== undefined && this.ownWrites.awaits(key, endedAt)) {

@@ -7,7 +7,8 @@
 //
 // Read only for a mirror held so (the reconciler asks while the planner's rule says it is held),
 // never on the reconcile's path: a read is started and the reconcile goes on with what is known
-// (nothing at first, today's reason); its answer reconciles the origin again. One LIST per mirror
+// (nothing at first, today's reason); its answer reconciles the origin again, and so does any
+// reconcile of a held mirror that comes before the next read is due. One LIST per mirror
 // version, at most one every `minIntervalMs`, and again every `refreshMs` while it stays held (the
 // Workload changes without the mirror changing). A worker without Kueue (404: no Workload API)
 // or whose identity may not read Workloads (403: the rule is optional) is remembered as such for
@@ -183,8 +184,14 @@ export class WorkerAdmissionReasons {
     const now = this.options.clock.now();
     const unavailableUntil = this.workers.get(cluster)?.unavailableUntil;
     if (unavailableUntil !== undefined && unavailableUntil > now) return entry.reason;
-    if (!entry.reading && this.due(entry, mirror.metadata?.resourceVersion, now))
-      this.read(key, entry, namespace, mirror.metadata?.resourceVersion, now);
+    if (!entry.reading) {
+      const dueAt = this.dueAt(entry, mirror.metadata?.resourceVersion);
+      if (dueAt <= now) this.read(key, entry, namespace, mirror.metadata?.resourceVersion, now);
+      // Not due yet: this reconcile asks for the one that will read. A read's own request for
+      // it may have been dropped: the queue keeps one timer per key, the earliest (a status
+      // write's, say), and the reconcile that timer brings comes before the read is due.
+      else this.options.enqueue(key, { afterMs: dueAt - now });
+    }
     return entry.reason;
   }
 
@@ -198,12 +205,13 @@ export class WorkerAdmissionReasons {
     return Math.min(this.refreshMs, this.minIntervalMs * 2 ** Math.max(0, entry.misses - 1));
   }
 
-  private due(entry: Entry, version: string | undefined, now: number): boolean {
-    if (entry.readAt === undefined) return true;
-    const since = now - entry.readAt;
-    if (since < this.minIntervalMs) return false;
-    if (version !== entry.version) return true;
-    return since >= (entry.misses > 0 ? this.retryMs(entry) : this.refreshMs);
+  /** When the next read for `entry` is due, the mirror being at `version`. */
+  private dueAt(entry: Entry, version: string | undefined): number {
+    if (entry.readAt === undefined) return Number.NEGATIVE_INFINITY;
+    if (version !== entry.version) return entry.readAt + this.minIntervalMs;
+    return (
+      entry.readAt + Math.max(this.minIntervalMs, entry.misses > 0 ? this.retryMs(entry) : this.refreshMs)
+    );
   }
 
   private read(key: string, entry: Entry, namespace: string, version: string | undefined, now: number): void {

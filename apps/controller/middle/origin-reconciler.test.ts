@@ -38,6 +38,8 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   const executed: string[][] = [];
   let reconciler!: OriginReconciler;
   const world = executorWorld({
+    mirrorCreating: (kind, cluster, body) =>
+      reconciler.mirrorCreating(kind, cluster, `${body.metadata!.namespace}/${body.metadata!.name}`),
     mirrorCreated: (kind, cluster, mirror) =>
       reconciler.mirrorCreated(
         kind,
@@ -45,6 +47,8 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
         mirror,
         `${mirror.metadata!.namespace}/${mirror.metadata!.name}`,
       ),
+    originWriting: (kind) => reconciler.originWriting(kind, objectName),
+    originUnwritten: (kind) => reconciler.originUnwritten(kind, objectName),
     originWritten: (kind, origin) => reconciler.originWritten(kind, origin, objectName),
     statusWritten: (kind) => reconciler.statusWritten(kind, objectName),
   });
@@ -780,5 +784,117 @@ describe('the resync passes over an origin whose last plan found nothing to do',
     // The run must have exercised both answers.
     expect(passedOver).toBeGreaterThan(50);
     expect(planned).toBe(passedOver);
+  });
+});
+
+describe('a mirror whose watch echo comes before the create’s answer', () => {
+  /** Placed on worker-1, the placement's echo in the cache; `during` runs while the create is in flight. */
+  async function createWith(during: (r: ReturnType<typeof reconcilerWorld>) => void) {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
+    r.deliverOrigin();
+    const worker = r.world.workers.get('worker-1')!;
+    const create = worker.create.bind(worker);
+    worker.create = async (namespace, body) => {
+      const made = await create(namespace, body);
+      during(r);
+      return made;
+    };
+    r.enqueued.length = 0;
+    return r;
+  }
+
+  it('is the create’s own echo: no reconcile for it', async () => {
+    const r = await createWith((w) => w.deliverMirror());
+    await r.reconciler.reconcile(key);
+    expect(r.executed).toEqual([['create-mirror']]);
+    expect(r.enqueued).toEqual([]);
+    expect(r.reconciler.sizes.expectedMirrors).toBe(0);
+  });
+
+  it('with a change of the mirror after it, also before the answer: reconciled', async () => {
+    const r = await createWith((w) => {
+      w.deliverMirror();
+      const worker = w.world.workers.get('worker-1')!;
+      worker.put({ ...worker.get('team-a', 'train')!, status: { active: 1 } });
+      w.deliverMirror();
+    });
+    await r.reconciler.reconcile(key);
+    // As a mirror change (its status is to be written back; the queue runs the key once).
+    expect(r.enqueued).toContainEqual({ key, afterMs: 100 });
+  });
+
+  it('while the create fails: what came meanwhile is reconciled', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    r.deliverOrigin();
+    const worker = r.world.workers.get('worker-1')!;
+    worker.create = async () => {
+      // Someone else's object of that name shows up, and the create fails.
+      worker.put(mirrorOf(r.world.management.get('team-a', 'train')!, { uid: 'another' }));
+      r.deliverMirror();
+      throw apiError(500, 'InternalError');
+    };
+    r.enqueued.length = 0;
+    await expect(r.reconciler.reconcile(key)).rejects.toThrow(/500/);
+    expect(r.enqueued).toEqual([{ key, afterMs: 100 }]);
+  });
+});
+
+describe('an origin write whose watch echo comes before its answer', () => {
+  /** Placed, its mirror created and seen, a mirror change to write back; `during` runs while the status write is in flight. */
+  async function statusWriteWith(during: (r: ReturnType<typeof reconcilerWorld>) => void) {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    const worker = r.world.workers.get('worker-1')!;
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
+    });
+    r.deliverMirror();
+    const replaceStatus = r.world.management.replaceStatus.bind(r.world.management);
+    r.world.management.replaceStatus = async (body) => {
+      const written = await replaceStatus(body);
+      during(r);
+      return written;
+    };
+    r.enqueued.length = 0;
+    return r;
+  }
+
+  it('is its own echo: no reconcile for it', async () => {
+    const r = await statusWriteWith((w) => w.deliverOrigin());
+    await r.reconciler.reconcile(key);
+    expect(r.executed.at(-1)).toEqual(['write-status']);
+    expect(r.enqueued).toEqual([]);
+    expect(r.reconciler.sizes.ownWrites).toBe(0);
+  });
+
+  it('with someone else’s write after it, before the answer: reconciled', async () => {
+    const r = await statusWriteWith((w) => {
+      w.deliverOrigin();
+      const origin = w.world.management.get('team-a', 'train')!;
+      w.world.management.put({ ...origin, metadata: { ...origin.metadata, labels: { team: 'a' } } });
+      w.deliverOrigin();
+    });
+    await r.reconciler.reconcile(key);
+    expect(r.enqueued.map((e) => e.key)).toContain(key);
+  });
+
+  it('a write that fails: what came meanwhile is reconciled', async () => {
+    const r = await statusWriteWith(() => undefined);
+    r.world.management.replaceStatus = async () => {
+      const origin = r.world.management.get('team-a', 'train')!;
+      r.world.management.put({ ...origin, metadata: { ...origin.metadata, labels: { team: 'a' } } });
+      r.deliverOrigin();
+      throw apiError(500, 'InternalError');
+    };
+    await expect(r.reconciler.reconcile(key)).rejects.toThrow(/500/);
+    expect(r.enqueued.map((e) => e.key)).toContain(key);
   });
 });

@@ -260,9 +260,12 @@ export class DispatchController {
         },
       },
       forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
+      mirrorCreating: (kind, cluster, body) => this.reconciler.mirrorCreating(kind, cluster, objectKey(body)),
       mirrorCreated: (kind, cluster, mirror) =>
         this.reconciler.mirrorCreated(kind, cluster, mirror, objectKey(mirror)),
       metrics: this.metrics,
+      originWriting: (kind, origin) => this.reconciler.originWriting(kind, objectKey(origin)),
+      originUnwritten: (kind, origin) => this.reconciler.originUnwritten(kind, objectKey(origin)),
       originWritten: (kind, origin) => this.reconciler.originWritten(kind, origin, objectKey(origin)),
       statusWritten: (kind, origin) => this.reconciler.statusWritten(kind, objectKey(origin)),
       log,

@@ -43,11 +43,17 @@ export interface OriginExecutorOptions {
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
   /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
+  /** About to create a mirror (its watch echo may arrive before the answer). */
+  mirrorCreating?: (kind: string, cluster: string, body: KubeObject) => void;
   mirrorCreated: (kind: string, cluster: string, mirror: KubeObject) => void;
   metrics: ControllerMetrics;
   /** An origin's status was written (for the status-lag histogram). */
   statusWritten?: (kind: string, origin: KubeObject) => void;
   /** The origin was written (its placement or its status): the apiserver's answer. */
+  /** About to write the origin (its watch echo may arrive before the answer). */
+  originWriting?: (kind: string, origin: KubeObject) => void;
+  /** That write got no answer to note: it failed or met a conflict. */
+  originUnwritten?: (kind: string, origin: KubeObject) => void;
   originWritten?: (kind: string, origin: KubeObject) => void;
   log: Logger;
 }
@@ -162,13 +168,19 @@ export class OriginExecutor {
         return true;
       }
       case 'patch-placement': {
+        const unwritten = () => this.options.originUnwritten?.(adapter.name, target.origin!);
+        this.options.originWriting?.(adapter.name, target.origin!);
         const written = await patchPlacement(
           target.management,
           target.origin!,
           action.record,
           this.options.recordKeys,
-        );
+        ).catch((err: unknown) => {
+          unwritten();
+          throw err;
+        });
         if (written.kind === 'conflict') {
+          unwritten();
           result.requeueAfterMs = conflictRetryMs;
           result.conflicted = true;
           return false;
@@ -186,9 +198,11 @@ export class OriginExecutor {
       }
       case 'write-status': {
         const origin = target.origin!;
+        this.options.originWriting?.(adapter.name, origin);
         const written = await unlessConflict(() =>
           target.management.replaceStatus({ ...origin, status: action.status } as T),
         ).catch((err: unknown) => {
+          this.options.originUnwritten?.(adapter.name, origin);
           // Sent and refused (422 Invalid, 400): a status our validator let through and the
           // apiserver did not. Never expected; counted so that an alert can say so.
           const code = statusCodeOf(err);
@@ -204,6 +218,7 @@ export class OriginExecutor {
         });
         metrics.statusWrites.inc({ result: written.kind });
         if (written.kind === 'conflict') {
+          this.options.originUnwritten?.(adapter.name, origin);
           result.requeueAfterMs = conflictRetryMs;
           result.conflicted = true;
           return false;
@@ -217,6 +232,7 @@ export class OriginExecutor {
         return true;
       }
       case 'note-waiting': {
+        this.options.originWriting?.(adapter.name, target.origin!);
         const written = await target.management
           .patch(target.namespace, target.name, {
             metadata: { annotations: { [unschedulableAnnotation]: action.message } },
@@ -229,7 +245,7 @@ export class OriginExecutor {
         if (written) {
           target.origin = written;
           this.options.originWritten?.(adapter.name, written);
-        }
+        } else this.options.originUnwritten?.(adapter.name, target.origin!);
         return true;
       }
       case 'refuse-status':
@@ -283,6 +299,7 @@ export class OriginExecutor {
       case 'create-mirror': {
         const worker = target.worker(action.cluster);
         if (!worker) return true;
+        this.options.mirrorCreating?.(adapter.name, action.cluster, action.body);
         const created = await this.firstCreates.run(
           action.cluster,
           action.body.metadata!.namespace!,

@@ -139,8 +139,16 @@ export class OriginReconciler {
    */
   private readonly expectedMirrors = new Map<
     string,
-    { cluster: string; mirror: KubeObject; until: number; planned?: boolean }
+    { cluster: string; mirror: KubeObject; until: number; planned?: boolean; echoed?: boolean }
   >();
+  /**
+   * Mirror creates in flight, by origin key. Under load the watch often brings the new mirror
+   * before the create's answer is read; taken then for someone else's change, it cost a
+   * reconcile that found nothing to do, in the lane status changes wait in (docs/scale.md). An
+   * upsert of it that comes meanwhile is held here and judged on the answer (as client-go raises
+   * its expectations before the request).
+   */
+  private readonly creatingMirrors = new Map<string, { cluster: string; held: number; echo?: KubeObject }>();
   /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
   private readonly writtenPlacements = new WrittenPlacements();
   /** Origin writes whose watch echo need not be reconciled (see OwnOriginWrites). */
@@ -194,6 +202,12 @@ export class OriginReconciler {
   /** A mirror changed in `cluster`'s cache: its origin is reconciled, unless it is our create's echo. */
   mirrorEvent(cluster: string, kind: string, event: InformerEvent<KubeObject>, objectName: string): void {
     const key = originKey(kind, objectName);
+    const creating = this.creatingMirrors.get(key);
+    if (creating?.cluster === cluster && event.type === 'upsert') {
+      creating.held += 1;
+      creating.echo = event.object;
+      return;
+    }
     const expected = this.expectedMirrors.get(key);
     if (expected?.cluster === cluster) {
       this.expectedMirrors.delete(key);
@@ -205,6 +219,11 @@ export class OriginReconciler {
       )
         return;
     }
+    this.mirrorChanged(key);
+  }
+
+  /** A mirror of the key changed (not our create's echo): its origin is reconciled soon. */
+  private mirrorChanged(key: string): void {
     // The first change not yet written back: the status lag is measured from it (by the
     // leader, which writes it back).
     if (this.options.leading() && !this.mirrorChangeSeenAt.has(key))
@@ -215,18 +234,48 @@ export class OriginReconciler {
     this.options.enqueue(key, statusCoalesceMs > 0 ? { afterMs: statusCoalesceMs } : {});
   }
 
+  /** The executor is about to create a mirror on `cluster`: its echo may come before the answer. */
+  mirrorCreating(kind: string, cluster: string, objectName: string): void {
+    this.creatingMirrors.set(originKey(kind, objectName), { cluster, held: 0 });
+  }
+
   /** The executor created or adopted a mirror: until its cluster's cache shows it, take it as there. */
   mirrorCreated(kind: string, cluster: string, mirror: KubeObject, objectName: string): void {
-    this.expectedMirrors.set(originKey(kind, objectName), {
+    const key = originKey(kind, objectName);
+    const creating = this.creatingMirrors.get(key);
+    this.creatingMirrors.delete(key);
+    // Exactly one upsert came while the create was in flight, and it is the mirror as created:
+    // its echo, already in the cache. Anything else was a change of its own.
+    const echoed =
+      creating?.cluster === cluster &&
+      creating.held === 1 &&
+      creating.echo?.metadata?.uid === mirror.metadata?.uid &&
+      creating.echo?.metadata?.resourceVersion === mirror.metadata?.resourceVersion;
+    this.expectedMirrors.set(key, {
       cluster,
       mirror,
       until: this.options.clock.now() + expectedMirrorMs,
+      ...(echoed ? { echoed: true } : {}),
     });
+    if (creating && creating.held > 0 && !echoed) this.mirrorChanged(key);
+  }
+
+  /** The executor is about to write the origin: its echo may come before the answer. */
+  originWriting(kind: string, objectName: string): void {
+    this.ownWrites.writing(originKey(kind, objectName));
+  }
+
+  /** That write got no answer to note: what the watch brought meanwhile is reconciled. */
+  originUnwritten(kind: string, objectName: string): void {
+    const key = originKey(kind, objectName);
+    if (this.ownWrites.unanswered(key)) this.options.enqueue(key);
   }
 
   /** The executor wrote the origin; `origin` is the apiserver's answer. */
   originWritten(kind: string, origin: KubeObject, objectName: string): void {
-    this.ownWrites.wrote(originKey(kind, objectName), origin.metadata?.resourceVersion);
+    const key = originKey(kind, objectName);
+    // Something the watch brought while the write was in flight was not its echo.
+    if (this.ownWrites.wrote(key, origin.metadata?.resourceVersion)) this.options.enqueue(key);
   }
 
   /** The executor wrote the origin's status: the status lag of the change that asked for it. */
@@ -261,7 +310,7 @@ export class OriginReconciler {
   async reconcile(key: string, lane?: ReconcileLane): Promise<ReconcileResult> {
     try {
       const changeSeenAt = this.mirrorChangeSeenAt.get(key);
-      const result = await this.reconcileOnce(key, lane);
+      const result = await this.reconcileOnce(key, lane).finally(() => this.settleCreates(key));
       // Synced (written, or nothing to write): a later change starts its own measurement.
       if (changeSeenAt !== undefined && this.mirrorChangeSeenAt.get(key) === changeSeenAt)
         this.mirrorChangeSeenAt.delete(key);
@@ -270,6 +319,25 @@ export class OriginReconciler {
       // Retried with backoff, from the cache: an echo held back for it is not needed.
       this.ownWrites.forget(key);
       throw err;
+    }
+  }
+
+  /**
+   * After a reconcile: a create that got no answer (it failed, or met another object) leaves
+   * what came meanwhile to be reconciled as any change; a mirror whose echo came before its
+   * answer is settled: nothing more if the reconcile planned with it and found nothing left,
+   * else reconciled as its echo would have been.
+   */
+  private settleCreates(key: string): void {
+    const creating = this.creatingMirrors.get(key);
+    if (creating) {
+      this.creatingMirrors.delete(key);
+      if (creating.held > 0) this.mirrorChanged(key);
+    }
+    const expected = this.expectedMirrors.get(key);
+    if (expected?.echoed) {
+      this.expectedMirrors.delete(key);
+      if (!expected.planned) this.mirrorChanged(key);
     }
   }
 
@@ -380,7 +448,17 @@ export class OriginReconciler {
         settled = planOrigin(ended, kind.adapter, plannerConfig, clock.now()).length === 0;
         // A mirror created in this run was part of that plan: its own echo is covered too.
         const expected = this.expectedMirrors.get(key);
-        if (settled && expected && ended.clusters.some((c) => c.mirror === expected.mirror))
+        // (The cache may hold its echo already, a copy of the very version created.)
+        if (
+          settled &&
+          expected &&
+          ended.clusters.some(
+            (c) =>
+              c.name === expected.cluster &&
+              c.mirror?.metadata?.uid === expected.mirror.metadata?.uid &&
+              c.mirror?.metadata?.resourceVersion === expected.mirror.metadata?.resourceVersion,
+          )
+        )
           expected.planned = true;
       }
       if (this.ownWrites.planned(key, endedAt, settled)) this.options.enqueue(key);

@@ -22,15 +22,62 @@
  */
 export class OwnOriginWrites {
   private readonly byKey = new Map<string, { version: string; planned: boolean; echoHeld: boolean }>();
+  /**
+   * Writes in flight, by key, with the versions the watch brought meanwhile. Under load the echo
+   * often comes before the write's answer is read; taken then for someone else's change, it cost
+   * a reconcile that found nothing to do. Held here, and judged on the answer (`wrote`).
+   */
+  private readonly inFlight = new Map<string, { held: string[]; writers: number; shared: boolean }>();
 
-  get size(): number {
-    return this.byKey.size;
+  /** A write of the key is about to be sent: what the watch brings until its answer is held. */
+  writing(key: string): void {
+    const entry = this.inFlight.get(key);
+    // Two writers at once (the placer and a reconcile): which echo is whose cannot be told, so
+    // nothing held is taken for an echo; every held version is reconciled (safe, at worst one
+    // reconcile more).
+    if (entry) {
+      entry.writers += 1;
+      entry.shared = true;
+    } else this.inFlight.set(key, { held: [], writers: 1, shared: false });
   }
 
-  /** The key's origin was written; `version` is the apiserver's answer. */
-  wrote(key: string, version: string | undefined): void {
-    if (version === undefined) this.byKey.delete(key);
-    else this.byKey.set(key, { version, planned: false, echoHeld: false });
+  /** One writer's answer came (or will not): what it may judge, and the entry left for the others. */
+  private answered(key: string): { held: string[]; shared: boolean } {
+    const entry = this.inFlight.get(key);
+    if (!entry) return { held: [], shared: false };
+    const held = entry.held;
+    entry.held = [];
+    entry.writers -= 1;
+    if (entry.writers <= 0) this.inFlight.delete(key);
+    return { held, shared: entry.shared };
+  }
+
+  /**
+   * The write in flight got no answer to note (it failed, or met a conflict): true when the
+   * watch brought a version meanwhile, which must then be reconciled as any change.
+   */
+  unanswered(key: string): boolean {
+    return this.answered(key).held.length > 0;
+  }
+
+  get size(): number {
+    return this.byKey.size + this.inFlight.size;
+  }
+
+  /**
+   * The key's origin was written; `version` is the apiserver's answer. True when something the
+   * watch brought while it was in flight was not its echo, and must be reconciled now.
+   */
+  wrote(key: string, version: string | undefined): boolean {
+    const { held, shared } = this.answered(key);
+    if (version === undefined) {
+      this.byKey.delete(key);
+      return held.length > 0;
+    }
+    // Its echo came first: held, as an echo that comes before the reconcile has planned from it.
+    const echoHeld = !shared && held.length === 1 && held[0] === version;
+    this.byKey.set(key, { version, planned: false, echoHeld });
+    return held.length > 0 && !echoHeld;
   }
 
   /** Whether a reconcile that ended at `version` should report back through `planned`. */
@@ -44,17 +91,22 @@ export class OwnOriginWrites {
    */
   needsReconcile(key: string, version: string | undefined): boolean {
     const entry = this.byKey.get(key);
-    if (!entry) return true;
-    if (entry.version !== version) {
-      this.byKey.delete(key);
-      return true;
-    }
-    if (entry.planned) {
-      this.byKey.delete(key);
+    if (entry && entry.version === version) {
+      if (entry.planned) {
+        this.byKey.delete(key);
+        return false;
+      }
+      entry.echoHeld = true;
       return false;
     }
-    entry.echoHeld = true;
-    return false;
+    // Not a write already answered: while one is in flight, it may be that write's echo.
+    const inFlight = this.inFlight.get(key);
+    if (inFlight !== undefined && version !== undefined) {
+      inFlight.held.push(version);
+      return false;
+    }
+    if (entry) this.byKey.delete(key);
+    return true;
   }
 
   /**
@@ -76,5 +128,6 @@ export class OwnOriginWrites {
   /** Forget the key: it was deleted, or its reconcile failed (and is retried). */
   forget(key: string): void {
     this.byKey.delete(key);
+    this.inFlight.delete(key);
   }
 }

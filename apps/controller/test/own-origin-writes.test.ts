@@ -5,6 +5,48 @@ import { OwnOriginWrites } from '../src/own-origin-writes.ts';
 const key = 'job/team/a';
 
 describe('OwnOriginWrites', () => {
+  it('holds what comes while a write is in flight, and judges it on the answer', () => {
+    const writes = new OwnOriginWrites();
+    writes.writing(key);
+    // Its own echo, before the answer: held, then taken as an echo that came before the plan.
+    expect(writes.needsReconcile(key, '11')).toBe(false);
+    expect(writes.wrote(key, '11')).toBe(false);
+    expect(writes.planned(key, '11', true)).toBe(false);
+    expect(writes.size).toBe(0);
+    // Another version came too: someone else's, reconciled once the answer is read.
+    writes.writing(key);
+    expect(writes.needsReconcile(key, '12')).toBe(false);
+    expect(writes.needsReconcile(key, '13')).toBe(false);
+    expect(writes.wrote(key, '13')).toBe(true);
+    // No answer (a failure, a conflict): what came is reconciled; nothing came, nothing is.
+    writes.writing(key);
+    expect(writes.needsReconcile(key, '14')).toBe(false);
+    expect(writes.unanswered(key)).toBe(true);
+    writes.writing(key);
+    expect(writes.unanswered(key)).toBe(false);
+  });
+
+  it('two writers at once: nothing held is taken for an echo, everything is reconciled', () => {
+    const writes = new OwnOriginWrites();
+    writes.writing(key);
+    writes.writing(key);
+    expect(writes.needsReconcile(key, '11')).toBe(false);
+    expect(writes.wrote(key, '11')).toBe(true);
+    expect(writes.needsReconcile(key, '12')).toBe(false);
+    expect(writes.wrote(key, '12')).toBe(true);
+    // Both answered: the next event is judged as usual.
+    expect(writes.needsReconcile(key, '13')).toBe(true);
+  });
+
+  it('still skips an earlier write’s echo that arrives while the next write is in flight', () => {
+    const writes = new OwnOriginWrites();
+    writes.wrote(key, '11');
+    expect(writes.planned(key, '11', true)).toBe(false);
+    writes.writing(key);
+    expect(writes.needsReconcile(key, '11')).toBe(false);
+    expect(writes.wrote(key, '12')).toBe(false);
+  });
+
   it('skips the echo that comes after a settled plan from the written version', () => {
     const writes = new OwnOriginWrites();
     writes.wrote(key, '11');

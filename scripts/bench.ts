@@ -372,6 +372,9 @@ try {
     record('fleetSyncedJobsPerSec', fleetResult.fleetSyncedJobsPerSec);
     record('fleetSyncedRatioReplay', fleetResult.fleetSyncedRatioReplay);
     record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
+    // The machine's CPU per workload, drain against replay: what the ratio is made of.
+    record('fleetDrainMachineCpuMsPerJob', fleetResult.drainCpuMsPerJobByPart.machineBusy!);
+    record('fleetReplayMachineCpuMsPerJob', fleetResult.replayCpuMsPerJobByPart.machineBusy!);
     record(`controllerRssMiB${k}`, fleetResult.controllerRssMiBTracked);
     record(`controllerHeapUsedMiB${k}`, fleetResult.controllerHeapUsedMiBTracked);
     record('managementListsPerHour', fleetResult.managementListsPerHour);

@@ -12,6 +12,13 @@ import type { Configuration, V1Pod } from '@kubernetes/client-node';
 import type { RequestCounts } from './apiserver-requests.ts';
 import { BenchFleet, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
+import {
+  benchProcessCpuMs,
+  describeParts,
+  type FleetCpu,
+  fleetCpuPerJob,
+  readFleetCpu,
+} from './fleet-cpu.ts';
 import { PodWatch } from './job-watch.ts';
 import {
   type BenchSettings,
@@ -58,6 +65,14 @@ export interface FleetScaleResult {
    */
   fleetSyncedJobsPerSec: number;
   fleetSyncedRatioReplay: number;
+  /**
+   * CPU per workload of every part of the machine, in ms: over the drain (leader ready to the
+   * last origin status, the churn and short Jobs included, per drained workload) and over the
+   * replay (the same churn). On two shared cores the ratio is decided by these: what the drain
+   * costs beyond the replay's calls is taken from the apiservers that serve them.
+   */
+  drainCpuMsPerJobByPart: FleetCpu;
+  replayCpuMsPerJobByPart: FleetCpu;
   /** The leader's mean jobrelay_status_lag_seconds over the drain: a mirror's change to its origin's status. */
   statusLagMeanSeconds: number;
   controllerRssMiBTracked: number;
@@ -370,6 +385,9 @@ export async function fleetScale(
   try {
     await leader.ready(30 * 60_000);
     const readyAt = performance.now();
+    const cpuParts = () =>
+      readFleetCpu(fleet.sandbox.dir, { controller: () => leader.cpuMs(), benchmark: benchProcessCpuMs });
+    const partsAtReady = cpuParts();
     log(`  leader ready: it drains while other tenants' pods churn and short Jobs stream through it`);
     churn.start(options.churnPodsPerSecond);
     const shorts = shortJobStream(fleet, shortNamespace, options.run, options.shortJobsPerSecond);
@@ -395,6 +413,7 @@ export async function fleetScale(
       Math.max(30 * 60_000, options.workloads * 100),
     );
     const syncedAt = performance.now();
+    const drainCpuMsPerJobByPart = fleetCpuPerJob(partsAtReady, cpuParts(), options.workloads);
     const times = [...observed.mirrorsSeen.values()].sort((a, b) => a - b);
     const fleetDispatchJobsPerSec = (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000);
     const fleetSyncedJobsPerSec = options.workloads / ((syncedAt - times[0]!) / 1000);
@@ -406,6 +425,7 @@ export async function fleetScale(
       `  drained ${options.workloads} in ${((syncedAt - readyAt) / 1000).toFixed(0)} s: mirrors ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s, ` +
         `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
     );
+    log(`  drain CPU ms per workload: ${describeParts(drainCpuMsPerJobByPart)}`);
     await shorts.stop();
     await churn.stop();
     observed.stop();
@@ -548,7 +568,9 @@ export async function fleetScale(
       jobs: options.replayJobs,
       run: `${options.run}-replay`,
     }).finally(() => churn.stop());
-    log(`  replay of ${options.replayJobs}: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s`);
+    log(
+      `  replay of ${options.replayJobs}: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
+    );
 
     return {
       workers: fleet.workers.length,
@@ -559,6 +581,8 @@ export async function fleetScale(
       fleetRatioReplay: fleetDispatchJobsPerSec / replay.replayJobsPerSec,
       fleetSyncedJobsPerSec,
       fleetSyncedRatioReplay: fleetSyncedJobsPerSec / replay.replayJobsPerSec,
+      drainCpuMsPerJobByPart,
+      replayCpuMsPerJobByPart: replay.cpuByPart,
       statusLagMeanSeconds,
       controllerRssMiBTracked,
       controllerHeapUsedMiBTracked: heap.usedMiB,

@@ -787,6 +787,16 @@ describe('the resync passes over an origin whose last plan found nothing to do',
   });
 });
 
+/** `during` runs once `target[method]` is answered, before its caller reads the answer (as a watch event may). */
+function beforeTheAnswer<T, K extends keyof T>(target: T, method: K, during: () => void): void {
+  const call = target[method] as (...args: unknown[]) => Promise<unknown>;
+  target[method] = (async (...args: unknown[]) => {
+    const answer = await call.apply(target, args);
+    during();
+    return answer;
+  }) as T[K];
+}
+
 describe('a mirror whose watch echo comes before the create’s answer', () => {
   /** Placed on worker-1, the placement's echo in the cache; `during` runs while the create is in flight. */
   async function createWith(during: (r: ReturnType<typeof reconcilerWorld>) => void) {
@@ -794,13 +804,7 @@ describe('a mirror whose watch echo comes before the create’s answer', () => {
     r.placeOnWorker1();
     r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
     r.deliverOrigin();
-    const worker = r.world.workers.get('worker-1')!;
-    const create = worker.create.bind(worker);
-    worker.create = async (namespace, body) => {
-      const made = await create(namespace, body);
-      during(r);
-      return made;
-    };
+    beforeTheAnswer(r.world.workers.get('worker-1')!, 'create', () => during(r));
     r.enqueued.length = 0;
     return r;
   }
@@ -857,12 +861,7 @@ describe('an origin write whose watch echo comes before its answer', () => {
       status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
     });
     r.deliverMirror();
-    const replaceStatus = r.world.management.replaceStatus.bind(r.world.management);
-    r.world.management.replaceStatus = async (body) => {
-      const written = await replaceStatus(body);
-      during(r);
-      return written;
-    };
+    beforeTheAnswer(r.world.management, 'replaceStatus', () => during(r));
     r.enqueued.length = 0;
     return r;
   }

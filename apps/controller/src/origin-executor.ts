@@ -42,18 +42,18 @@ export interface OriginExecutorOptions {
   events: Pick<EventRecorder, 'record'>;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
-  /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
   /** About to create a mirror (its watch echo may arrive before the answer). */
   mirrorCreating?: (kind: string, cluster: string, body: KubeObject) => void;
+  /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
   mirrorCreated: (kind: string, cluster: string, mirror: KubeObject) => void;
   metrics: ControllerMetrics;
   /** An origin's status was written (for the status-lag histogram). */
   statusWritten?: (kind: string, origin: KubeObject) => void;
-  /** The origin was written (its placement or its status): the apiserver's answer. */
   /** About to write the origin (its watch echo may arrive before the answer). */
   originWriting?: (kind: string, origin: KubeObject) => void;
   /** That write got no answer to note: it failed or met a conflict. */
   originUnwritten?: (kind: string, origin: KubeObject) => void;
+  /** The origin was written (its placement or its status): the apiserver's answer. */
   originWritten?: (kind: string, origin: KubeObject) => void;
   log: Logger;
 }

@@ -136,6 +136,15 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
       objectName,
     );
   };
+  /** The mirror on worker-1 starts running (one active pod), and its watch delivers it. */
+  const mirrorStarts = (): void => {
+    const worker = world.workers.get('worker-1')!;
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { active: 1, startTime: new Date(clock.now()).toISOString() },
+    });
+    deliverMirror();
+  };
   /** The origin placed on worker-1 by a placement task, as the placer reports it. */
   const placeOnWorker1 = (placed: PlacementRecord = record()): Job => {
     const origin = world.management.put(originJob());
@@ -166,6 +175,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     afterExecute,
     deliverOrigin,
     deliverMirror,
+    mirrorStarts,
     placeOnWorker1,
   };
 }
@@ -215,12 +225,7 @@ describe('OriginReconciler', () => {
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
     r.deliverMirror();
-    const worker = r.world.workers.get('worker-1')!;
-    worker.put({
-      ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
-    });
-    r.deliverMirror();
+    r.mirrorStarts();
     r.clock.advance(250);
     r.enqueued.length = 0;
     await r.reconciler.reconcile(key);
@@ -285,12 +290,7 @@ describe('OriginReconciler', () => {
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
     r.deliverMirror();
-    const worker = r.world.workers.get('worker-1')!;
-    worker.put({
-      ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
-    });
-    r.deliverMirror();
+    r.mirrorStarts();
     r.enqueued.length = 0;
     r.afterExecute.hook = () => r.deliverOrigin();
     await r.reconciler.reconcile(key);
@@ -305,14 +305,10 @@ describe('OriginReconciler', () => {
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
     r.deliverMirror();
-    const worker = r.world.workers.get('worker-1')!;
-    worker.put({
-      ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
-    });
-    r.deliverMirror();
+    r.mirrorStarts();
     await r.reconciler.reconcile(key);
     expect(r.reconciler.sizes.ownWrites).toBe(1);
+    const worker = r.world.workers.get('worker-1')!;
     // Another mirror change; its status write fails before the first write's echo arrived.
     worker.put({
       ...worker.get('team-a', 'train')!,
@@ -855,12 +851,7 @@ describe('an origin write whose watch echo comes before its answer', () => {
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
     r.deliverMirror();
-    const worker = r.world.workers.get('worker-1')!;
-    worker.put({
-      ...worker.get('team-a', 'train')!,
-      status: { active: 1, startTime: new Date(r.clock.now()).toISOString() },
-    });
-    r.deliverMirror();
+    r.mirrorStarts();
     beforeTheAnswer(r.world.management, 'replaceStatus', () => during(r));
     r.enqueued.length = 0;
     return r;

@@ -12,17 +12,12 @@ import type { Configuration, V1Pod } from '@kubernetes/client-node';
 import type { RequestCounts } from './apiserver-requests.ts';
 import { BenchFleet, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
-import {
-  benchProcessCpuMs,
-  describeParts,
-  type FleetCpu,
-  fleetCpuPerJob,
-  readFleetCpu,
-} from './fleet-cpu.ts';
+import { describeParts, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { PodWatch } from './job-watch.ts';
 import {
   type BenchSettings,
   createJobs,
+  drainParts,
   listAllPages,
   observeDispatch,
   replayDispatch,
@@ -385,8 +380,7 @@ export async function fleetScale(
   try {
     await leader.ready(30 * 60_000);
     const readyAt = performance.now();
-    const cpuParts = () =>
-      readFleetCpu(fleet.sandbox.dir, { controller: () => leader.cpuMs(), benchmark: benchProcessCpuMs });
+    const cpuParts = () => readFleetCpu(fleet.sandbox.dir, drainParts(leader));
     const partsAtReady = cpuParts();
     log(`  leader ready: it drains while other tenants' pods churn and short Jobs stream through it`);
     churn.start(options.churnPodsPerSecond);

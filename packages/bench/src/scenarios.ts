@@ -296,7 +296,7 @@ export async function drainBacklog(
 }
 
 /** The parts of a drain besides the sandbox's processes: the controller and the benchmark itself. */
-function drainParts(controller: ControllerUnderTest) {
+export function drainParts(controller: ControllerUnderTest) {
   return { controller: () => controller.cpuMs(), benchmark: benchProcessCpuMs };
 }
 

@@ -74,7 +74,7 @@ const usage = `usage: npm run bench -- [options]
   --fleet-idle-seconds N
                       the idle window the fleet's LIST requests are counted over (default 300)
   --fleet-churn-seconds N
-                      the window of churn alone for the CPU per pod event (default 60)
+                      the window of churn alone for the CPU per pod event (default 120)
   --only LIST         scenarios to run, comma-separated: ${scenarios.join(',')} (default: all but fleet;
                       fleet runs alone)
   --workers N         worker clusters in the sandbox (default 3; 20 for fleet)
@@ -183,7 +183,7 @@ const fleetOptions = {
   churnPodsPerSecond: count('fleet-churn', 10, 0),
   shortJobsPerSecond: count('fleet-short-rate', 2, 0),
   idleSeconds: count('fleet-idle-seconds', 300),
-  churnSeconds: count('fleet-churn-seconds', 60),
+  churnSeconds: count('fleet-churn-seconds', 120),
 };
 const queueJobs = count('queue-jobs', 10_000);
 const queueCount = count('queues', 20);
@@ -371,6 +371,9 @@ try {
     record('fleetRatioReplay', fleetResult.fleetRatioReplay);
     record('fleetSyncedJobsPerSec', fleetResult.fleetSyncedJobsPerSec);
     record('fleetSyncedRatioReplay', fleetResult.fleetSyncedRatioReplay);
+    // The ratio as taken before 2026-12-05: over a replay without the drain's short Jobs beside it.
+    record('fleetReplayWithoutShortJobsPerSec', fleetResult.fleetReplayWithoutShortJobsPerSec);
+    record('fleetRatioReplayWithoutShortJobs', fleetResult.fleetRatioReplayWithoutShortJobs);
     record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
     // The machine's CPU per workload, drain against replay: what the ratio is made of.
     record('fleetDrainMachineCpuMsPerJob', fleetResult.drainCpuMsPerJobByPart.machineBusy!);

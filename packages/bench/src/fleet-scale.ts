@@ -17,13 +17,17 @@ import { PodWatch } from './job-watch.ts';
 import {
   type BenchSettings,
   createJobs,
+  type DispatchWrites,
+  dispatcherWrites,
   drainParts,
   listAllPages,
   observeDispatch,
   replayDispatch,
+  shortJobStream,
   startController,
   waitUntil,
 } from './scenarios.ts';
+import { lowerMean } from './statistics.ts';
 
 export interface FleetScaleOptions {
   run: string;
@@ -61,13 +65,30 @@ export interface FleetScaleResult {
   fleetSyncedJobsPerSec: number;
   fleetSyncedRatioReplay: number;
   /**
+   * The replay without the short Jobs' stream beside it (churn only), and the ratio over it: how
+   * the ratio was taken before 2026-12-05, when the short Jobs' pods were charged to the drain.
+   */
+  fleetReplayWithoutShortJobsPerSec: number;
+  fleetRatioReplayWithoutShortJobs: number;
+  /**
    * CPU per workload of every part of the machine, in ms: over the drain (leader ready to the
    * last origin status, the churn and short Jobs included, per drained workload) and over the
-   * replay (the same churn). On two shared cores the ratio is decided by these: what the drain
-   * costs beyond the replay's calls is taken from the apiservers that serve them.
+   * replays (the same churn; the same short Jobs, and none). On two shared cores the ratio is
+   * decided by these: what the drain costs beyond the replay's calls is taken from the
+   * apiservers that serve them.
    */
   drainCpuMsPerJobByPart: FleetCpu;
   replayCpuMsPerJobByPart: FleetCpu;
+  replayWithoutShortJobsCpuMsPerJobByPart: FleetCpu;
+  /**
+   * Requests the apiservers served per workload over the drain and over the replay (short Jobs
+   * alongside in both), by verb and resource, on the management cluster and summed over the
+   * workers: whose calls the apiservers' CPU above went to. Leases left out.
+   */
+  drainRequestsPerJob: RequestsPerJob;
+  replayRequestsPerJob: RequestsPerJob;
+  /** Where the drain's statuses waited: the workers' Job controllers, or jobrelay (`statusTailOf`). */
+  statusTail: StatusTail;
   /** The leader's mean jobrelay_status_lag_seconds over the drain: a mirror's change to its origin's status. */
   statusLagMeanSeconds: number;
   controllerRssMiBTracked: number;
@@ -102,6 +123,8 @@ export interface FleetScaleResult {
   podEventCpuUsPerEvent: number;
   followerPodEventCpuUsPerEvent: number;
   apiPodEventCpuUsPerEvent: number;
+  /** Short Jobs replayed beside the replay's backlog (its pods ran, as the drain's did). */
+  replayShortJobs: number;
   shortJobsCreated: number;
   churnPodsCreated: number;
   /** From starting a follower and an API with everything tracked until both are ready. */
@@ -246,24 +269,97 @@ class PodChurn {
   }
 }
 
-/** Short Jobs through jobrelay at `perSecond`, into `namespace` on the management cluster. */
-function shortJobStream(fleet: BenchFleet, namespace: string, run: string, perSecond: number) {
-  let created = 0;
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped && perSecond > 0) {
-      const name = `short-${created++}`;
-      await fleet.management.jobs
-        .create(namespace, benchJob({ name, run, shape: 'short', dispatched: true }))
-        .catch(() => {});
-      await sleep(1000 / perSecond);
-    }
-  })();
+export interface StatusTail {
+  /** Mean seconds from a mirror first seen to its startTime seen (the worker's Job controller). */
+  workerMeanSeconds: number;
+  /** Mean seconds from a mirror's startTime seen to its origin's seen (jobrelay's copy). */
+  jobrelayMeanSeconds: number;
+  /** After the last mirror was seen: seconds until the last mirror startTime, and the last origin status. */
+  lastMirrorStartedSeconds: number;
+  lastOriginSyncedSeconds: number;
+}
+
+/** The drain's status lag split at the mirror's own status, from the benchmark's watches. */
+function statusTailOf(observed: {
+  mirrorsSeen: Map<string, number>;
+  mirrorsStarted: Map<string, number>;
+  syncedAt: Map<string, number>;
+}): StatusTail {
+  // Origins are watched by their own uid, mirrors by the origin's uid label: the same key.
+  let worker = 0;
+  let jobrelay = 0;
+  let pairs = 0;
+  for (const [uid, started] of observed.mirrorsStarted) {
+    const seen = observed.mirrorsSeen.get(uid);
+    const synced = observed.syncedAt.get(uid);
+    if (seen === undefined || synced === undefined) continue;
+    worker += started - seen;
+    jobrelay += synced - started;
+    pairs++;
+  }
+  // A loop, not Math.max(...times): 100,000 arguments overflow the stack.
+  const last = (times: Iterable<number>) => {
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const t of times) if (t > latest) latest = t;
+    return latest;
+  };
+  const lastMirror = last(observed.mirrorsSeen.values());
   return {
-    created: () => created,
-    stop: async () => {
-      stopped = true;
-      await loop;
+    workerMeanSeconds: worker / pairs / 1000,
+    jobrelayMeanSeconds: jobrelay / pairs / 1000,
+    lastMirrorStartedSeconds: (last(observed.mirrorsStarted.values()) - lastMirror) / 1000,
+    lastOriginSyncedSeconds: (last(observed.syncedAt.values()) - lastMirror) / 1000,
+  };
+}
+
+export interface RequestsPerJob {
+  management: Record<string, number>;
+  workers: Record<string, number>;
+}
+
+/** Requests per workload from a run's account, workers summed; under 0.01 a workload left out. */
+function requestsPerJob(account: DispatchWrites, management: string, jobs: number): RequestsPerJob {
+  const management_: Record<string, number> = {};
+  const workers: Record<string, number> = {};
+  for (const [cluster, requests] of Object.entries(account.requestsByCluster))
+    for (const [key, count] of Object.entries(requests)) {
+      const into = cluster === management ? management_ : workers;
+      into[key] = (into[key] ?? 0) + count;
+    }
+  const perJob = (counts: Record<string, number>) =>
+    Object.fromEntries(
+      Object.entries(counts)
+        .map(([key, count]) => [key, Math.round((count / jobs) * 100) / 100] as const)
+        .filter(([, perJob]) => perJob >= 0.01)
+        .sort((a, b) => b[1] - a[1]),
+    );
+  return { management: perJob(management_), workers: perJob(workers) };
+}
+
+/** The bucket each replica's CPU rate is sampled in, for the CPU per pod event. */
+const cpuBucketMs = 5000;
+
+/**
+ * Each process's CPU rate (cores) in consecutive buckets of `bucketMs` until stopped (a partial
+ * last bucket is dropped).
+ */
+function sampleCpuRates<K extends string>(processes: Record<K, { cpuMs(): number }>, bucketMs: number) {
+  const names = Object.keys(processes) as K[];
+  const read = () => ({
+    at: performance.now(),
+    cpu: Object.fromEntries(names.map((n) => [n, processes[n].cpuMs()])) as Record<K, number>,
+  });
+  const rates = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<K, number[]>;
+  let from = read();
+  const timer = setInterval(() => {
+    const now = read();
+    for (const n of names) rates[n].push((now.cpu[n] - from.cpu[n]) / (now.at - from.at));
+    from = now;
+  }, bucketMs);
+  return {
+    stop: (): Record<K, number[]> => {
+      clearInterval(timer);
+      return rates;
     },
   };
 }
@@ -382,9 +478,14 @@ export async function fleetScale(
     const readyAt = performance.now();
     const cpuParts = () => readFleetCpu(fleet.sandbox.dir, drainParts(leader));
     const partsAtReady = cpuParts();
+    const requestsAtReady = await fleet.requestCounts();
     log(`  leader ready: it drains while other tenants' pods churn and short Jobs stream through it`);
     churn.start(options.churnPodsPerSecond);
-    const shorts = shortJobStream(fleet, shortNamespace, options.run, options.shortJobsPerSecond);
+    const shorts = shortJobStream(fleet, {
+      namespace: shortNamespace,
+      run: options.run,
+      perSecond: options.shortJobsPerSecond,
+    });
     let lastLog = 0;
     await waitUntil(
       `${options.workloads} mirrors and origin statuses`,
@@ -408,9 +509,19 @@ export async function fleetScale(
     );
     const syncedAt = performance.now();
     const drainCpuMsPerJobByPart = fleetCpuPerJob(partsAtReady, cpuParts(), options.workloads);
+    const drainRequests = dispatcherWrites(
+      BenchFleet.requestsBetween(requestsAtReady, await fleet.requestCounts()),
+      fleet.management.name,
+    );
     const times = [...observed.mirrorsSeen.values()].sort((a, b) => a - b);
     const fleetDispatchJobsPerSec = (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000);
     const fleetSyncedJobsPerSec = options.workloads / ((syncedAt - times[0]!) / 1000);
+    const statusTail = statusTailOf(observed);
+    log(
+      `  where statuses waited (seen by the benchmark's watches): mirror created → its startTime ${statusTail.workerMeanSeconds.toFixed(1)} s, ` +
+        `→ the origin's ${statusTail.jobrelayMeanSeconds.toFixed(1)} s, mean; after the last mirror, the last mirror startTime came ` +
+        `${statusTail.lastMirrorStartedSeconds.toFixed(0)} s later and the last origin status ${statusTail.lastOriginSyncedSeconds.toFixed(0)} s later`,
+    );
     const drainMetrics = await leader.metrics();
     const statusLagMeanSeconds =
       metricSum(drainMetrics, 'jobrelay_status_lag_seconds_sum') /
@@ -420,6 +531,9 @@ export async function fleetScale(
         `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
     );
     log(`  drain CPU ms per workload: ${describeParts(drainCpuMsPerJobByPart)}`);
+    log(
+      `  drain requests per workload: ${JSON.stringify(requestsPerJob(drainRequests, fleet.management.name, options.workloads))}`,
+    );
     await shorts.stop();
     await churn.stop();
     observed.stop();
@@ -476,7 +590,10 @@ export async function fleetScale(
     const leaderIdleFrom = { cpu: leader.cpuMs(), at: performance.now() };
     const followerIdleFrom = follower.cpuMs();
     const apiIdleFrom = api.cpuMs();
+    const replicas = { leader, follower, api };
+    const idleSampler = sampleCpuRates(replicas, cpuBucketMs);
     const idle = await listsPerHour(fleet, options.idleSeconds);
+    const idleRates = idleSampler.stop();
     const idleMs = performance.now() - leaderIdleFrom.at;
     const idleCpuPerMs = {
       leader: (leader.cpuMs() - leaderIdleFrom.cpu) / idleMs,
@@ -506,33 +623,36 @@ export async function fleetScale(
         }),
     );
     await Promise.all(podWatches.map((w) => w.start()));
-    const churnFrom = {
-      at: performance.now(),
-      leader: leader.cpuMs(),
-      follower: follower.cpuMs(),
-      api: api.cpuMs(),
-    };
+    const churnFrom = performance.now();
+    const churnSampler = sampleCpuRates(replicas, cpuBucketMs);
     churn.start(options.churnPodsPerSecond);
     await sleep(options.churnSeconds * 1000);
+    const churnRates = churnSampler.stop();
+    const eventsInWindow = podEvents;
+    const churnMs = performance.now() - churnFrom;
     await churn.stop();
-    // The last pods' events arrive within a moment.
+    // The last pods' deletions, so the next phase starts quiet.
     await sleep(3000);
     for (const w of podWatches) w.stop();
-    const churnMs = performance.now() - churnFrom.at;
-    // Not a number when the churn window cost no more than the idle rate predicts: the idle rate
-    // is mostly the 30 s resync's passes, which the windows do not line up with.
-    const perEvent = (cpuNow: number, from: number, idlePerMs: number) => {
-      const net = cpuNow - from - idlePerMs * churnMs;
-      return podEvents > 0 && net > 0 ? (net * 1000) / podEvents : Number.NaN;
+    // Each replica's rate over the churn window against its idle rate, each taken as the mean of
+    // its 5 s buckets but the highest third: the resync's pass every 30 s (about 1.4 s of the
+    // leader's CPU at 100,000 tracked, more than the churn's whole cost) lands in those, in both
+    // windows alike. A difference of whole-window means could not resolve it (2026-12-05).
+    const eventsPerSec = eventsInWindow / (churnMs / 1000);
+    const perEvent = (role: keyof typeof replicas) => {
+      const churned = lowerMean(churnRates[role], 2 / 3);
+      const quiet = lowerMean(idleRates[role], 2 / 3);
+      return churned === undefined || quiet === undefined || eventsPerSec === 0
+        ? Number.NaN
+        : ((churned - quiet) * 1e6) / eventsPerSec;
     };
-    const podEventCpuUsPerEvent = perEvent(leader.cpuMs(), churnFrom.leader, idleCpuPerMs.leader);
-    const followerPodEventCpuUsPerEvent = perEvent(
-      follower.cpuMs(),
-      churnFrom.follower,
-      idleCpuPerMs.follower,
-    );
-    const apiPodEventCpuUsPerEvent = perEvent(api.cpuMs(), churnFrom.api, idleCpuPerMs.api);
-    const churnPodEventsPerSec = podEvents / (churnMs / 1000);
+    const leaderPerEvent = perEvent('leader');
+    // Not a number when the leader's churn window cost no more than its quiet one.
+    const podEventCpuUsPerEvent = leaderPerEvent > 0 ? leaderPerEvent : Number.NaN;
+    // The follower and the API watch no pods: their figures say how fine the method resolves.
+    const followerPodEventCpuUsPerEvent = perEvent('follower');
+    const apiPodEventCpuUsPerEvent = perEvent('api');
+    const churnPodEventsPerSec = eventsPerSec;
     log(
       `  churn ${options.churnPodsPerSecond} pods/s: ${churnPodEventsPerSec.toFixed(1)} pod events/s; ` +
         `CPU per event: leader ${podEventCpuUsPerEvent.toFixed(0)} µs, follower ${followerPodEventCpuUsPerEvent.toFixed(0)} µs, API ${apiPodEventCpuUsPerEvent.toFixed(0)} µs`,
@@ -556,14 +676,29 @@ export async function fleetScale(
       log(`  the leader's heap snapshot: ${await leader.heapSnapshot(settings.heapSnapshotDir)}`);
     for (const process of others.splice(0).reverse()) await process.stop();
 
-    // The replay, with the same churn: the dispatcher's API calls alone on the same fleet.
+    // The replay on the same fleet as the drain: the same churn, and the same stream of short
+    // Jobs, their calls replayed too (their pods run on the workers as the drain's did). Then
+    // once more without the short Jobs, the method before 2026-12-05, for comparison.
     churn.start(options.churnPodsPerSecond);
-    const replay = await replayDispatch(fleet, settings, {
-      jobs: options.replayJobs,
-      run: `${options.run}-replay`,
-    }).finally(() => churn.stop());
+    const { replay, replayWithoutShortJobs } = await (async () => ({
+      replay: await replayDispatch(fleet, settings, {
+        jobs: options.replayJobs,
+        run: `${options.run}-replay`,
+        shortJobsPerSecond: options.shortJobsPerSecond,
+      }),
+      replayWithoutShortJobs: await replayDispatch(fleet, settings, {
+        jobs: options.replayJobs,
+        run: `${options.run}-replay-alone`,
+      }),
+    }))().finally(() => churn.stop());
     log(
-      `  replay of ${options.replayJobs}: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
+      `  replay of ${options.replayJobs} beside ${replay.shortJobsReplayed} short Jobs: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
+    );
+    log(
+      `  replay requests per Job: ${JSON.stringify(requestsPerJob(replay.writes, fleet.management.name, options.replayJobs))}`,
+    );
+    log(
+      `  replay of ${options.replayJobs} without short Jobs: ${replayWithoutShortJobs.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replayWithoutShortJobs.cpuByPart)}`,
     );
 
     return {
@@ -575,8 +710,14 @@ export async function fleetScale(
       fleetRatioReplay: fleetDispatchJobsPerSec / replay.replayJobsPerSec,
       fleetSyncedJobsPerSec,
       fleetSyncedRatioReplay: fleetSyncedJobsPerSec / replay.replayJobsPerSec,
+      fleetReplayWithoutShortJobsPerSec: replayWithoutShortJobs.replayJobsPerSec,
+      fleetRatioReplayWithoutShortJobs: fleetDispatchJobsPerSec / replayWithoutShortJobs.replayJobsPerSec,
       drainCpuMsPerJobByPart,
       replayCpuMsPerJobByPart: replay.cpuByPart,
+      replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,
+      statusTail,
+      drainRequestsPerJob: requestsPerJob(drainRequests, fleet.management.name, options.workloads),
+      replayRequestsPerJob: requestsPerJob(replay.writes, fleet.management.name, options.replayJobs),
       statusLagMeanSeconds,
       controllerRssMiBTracked,
       controllerHeapUsedMiBTracked: heap.usedMiB,
@@ -598,6 +739,7 @@ export async function fleetScale(
       followerPodEventCpuUsPerEvent,
       apiPodEventCpuUsPerEvent,
       shortJobsCreated: shorts.created(),
+      replayShortJobs: replay.shortJobsReplayed,
       churnPodsCreated: churn.created,
       replicasReadySeconds,
     };

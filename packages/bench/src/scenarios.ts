@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import {
   defaultOriginId,
@@ -309,6 +310,10 @@ export async function observeDispatch(fleet: BenchFleet, namespace: string) {
   const mirrorsSeen = new Map<string, number>();
   const mirrorStatus = new Map<string, string>();
   let mirrorStatusChanges = 0;
+  // When each mirror first showed a startTime (its worker's Job controller wrote it), and when
+  // its origin did (jobrelay copied it): the status lag split between the two.
+  const mirrorsStarted = new Map<string, number>();
+  const syncedAt = new Map<string, number>();
   const synced = new Set<string>();
   const watches = [
     ...fleet.workers.map(
@@ -320,6 +325,7 @@ export async function observeDispatch(fleet: BenchFleet, namespace: string) {
             const uid = job.metadata?.labels?.[originUidLabel];
             if (!uid) return;
             if (!mirrorsSeen.has(uid)) mirrorsSeen.set(uid, at);
+            if (job.status?.startTime && !mirrorsStarted.has(uid)) mirrorsStarted.set(uid, at);
             const key = statusKey(job);
             const previous = mirrorStatus.get(uid);
             if (previous !== undefined && previous !== key) mirrorStatusChanges += 1;
@@ -328,13 +334,18 @@ export async function observeDispatch(fleet: BenchFleet, namespace: string) {
           originUidLabel,
         ),
     ),
-    new JobWatch(fleet.management.kubeConfig, jobsPath(namespace), ({ job }) => {
-      if (job.status?.startTime) synced.add(job.metadata!.uid!);
+    new JobWatch(fleet.management.kubeConfig, jobsPath(namespace), ({ at, job }) => {
+      const uid = job.metadata!.uid!;
+      if (!job.status?.startTime || synced.has(uid)) return;
+      synced.add(uid);
+      syncedAt.set(uid, at);
     }),
   ];
   await Promise.all(watches.map((w) => w.start()));
   return {
     mirrorsSeen,
+    mirrorsStarted,
+    syncedAt,
     synced,
     mirrorStatusChanges: () => mirrorStatusChanges,
     stop: () => {
@@ -369,6 +380,8 @@ export async function rawCreates(
 
 export interface ReplayResult {
   replayJobsPerSec: number;
+  /** Short Jobs replayed beside the backlog (`shortJobsPerSecond`). */
+  shortJobsReplayed: number;
   writes: DispatchWrites;
   /** CPU per Job of every part on the machine over the replay (the benchmark's process replays the calls). */
   cpuByPart: FleetCpu;
@@ -380,11 +393,15 @@ export interface ReplayResult {
  * worker (round robin), the mirror's first status written back to the origin. Same clients
  * (one connection pool and rate limit per cluster), same concurrency, origins read up front
  * as the controller's cache holds them.
+ *
+ * `shortJobsPerSecond`: beside the backlog, short Jobs (one pod each) created on the management
+ * cluster at this rate and replayed the same way, so their pods run on the workers as they do
+ * when a drain dispatches such a stream (the rate counts the backlog alone).
  */
 export async function replayDispatch(
   fleet: BenchFleet,
   settings: BenchSettings,
-  options: { jobs: number; run: string },
+  options: { jobs: number; run: string; shortJobsPerSecond?: number },
 ): Promise<ReplayResult> {
   const namespace = `bench-${options.run}`;
   await fleet.createNamespace(namespace);
@@ -415,46 +432,105 @@ export async function replayDispatch(
   const observed = await observeDispatch(fleet, namespace);
   const before = await fleet.requestCounts();
   const partsBefore = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
-  const began = performance.now();
-  try {
-    await mapWithConcurrency(backlog, settings.concurrency, async (origin, i) => {
-      const cluster = fleet.workers[i % workers.length]!.name;
-      const record = {
+  const replayOne = async (origin: BenchJob, i: number) => {
+    const cluster = fleet.workers[i % workers.length]!.name;
+    const record = {
+      attempt: 1,
+      carried: nothingCarried,
+      excludedClusters: [],
+      cluster,
+      placedAt: new Date().toISOString(),
+    };
+    // The controller's own placement write, so the replay cannot drift from what it sends.
+    const written = await patchPlacement(management, origin, record, keyring);
+    if (written.kind === 'conflict') throw new Error(`replay: ${origin.metadata!.name} changed under it`);
+    const placed = written.value;
+    const mirror = await workers[i % workers.length]!.create(
+      origin.metadata!.namespace!,
+      batchJobAdapter.buildMirror(placed, {
+        originId,
         attempt: 1,
         carried: nothingCarried,
-        excludedClusters: [],
-        cluster,
-        placedAt: new Date().toISOString(),
-      };
-      // The controller's own placement write, so the replay cannot drift from what it sends.
-      const written = await patchPlacement(management, origin, record, keyring);
-      if (written.kind === 'conflict') throw new Error(`replay: ${origin.metadata!.name} changed under it`);
-      const placed = written.value;
-      const mirror = await workers[i % workers.length]!.create(
-        namespace,
-        batchJobAdapter.buildMirror(placed, {
-          originId,
-          attempt: 1,
-          carried: nothingCarried,
-          now: new Date(),
-        }),
-      );
-      await management.replaceStatus({
-        ...placed,
-        status: { startTime: mirror.metadata!.creationTimestamp },
-      });
+        now: new Date(),
+      }),
+    );
+    await management.replaceStatus({
+      ...placed,
+      status: { startTime: mirror.metadata!.creationTimestamp },
     });
+  };
+  const shortNamespace = `${namespace}-short`;
+  if (options.shortJobsPerSecond) await fleet.createNamespace(shortNamespace);
+  const began = performance.now();
+  const shorts = shortJobStream(fleet, {
+    namespace: shortNamespace,
+    run: options.run,
+    perSecond: options.shortJobsPerSecond ?? 0,
+    afterCreate: replayOne,
+  });
+  try {
+    await mapWithConcurrency(backlog, settings.concurrency, replayOne);
   } finally {
     observed.stop();
   }
   const seconds = (performance.now() - began) / 1000;
+  const shortJobsReplayed = await shorts.stop();
   const partsAfter = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   await new Promise((r) => setTimeout(r, 1000));
   const after = await fleet.requestCounts();
   return {
     replayJobsPerSec: options.jobs / seconds,
+    shortJobsReplayed,
     cpuByPart: fleetCpuPerJob(partsBefore, partsAfter, options.jobs),
     writes: dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name),
+  };
+}
+
+/**
+ * Short Jobs (one KWOK pod, 1 s) created on the management cluster at a steady rate, the pace
+ * kept whatever a create's answer takes; `afterCreate` (if given) follows each create, as a replay
+ * does. Failures are counted, not thrown: a background stream must not end the run it
+ * accompanies.
+ */
+export function shortJobStream(
+  fleet: BenchFleet,
+  options: {
+    namespace: string;
+    run: string;
+    perSecond: number;
+    afterCreate?: (origin: BenchJob, i: number) => Promise<void>;
+  },
+) {
+  let created = 0;
+  let failed = 0;
+  let stopped = false;
+  const inFlight = new Set<Promise<void>>();
+  const loop = (async () => {
+    while (!stopped && options.perSecond > 0) {
+      const i = created++;
+      const one: Promise<void> = fleet.management.jobs
+        .create(
+          options.namespace,
+          benchJob({ name: `short-${i}`, run: options.run, shape: 'short', dispatched: true }),
+        )
+        .then((origin) => options.afterCreate?.(origin, i))
+        .catch(() => {
+          failed++;
+        })
+        .finally(() => inFlight.delete(one));
+      inFlight.add(one);
+      await delay(1000 / options.perSecond);
+    }
+  })();
+  return {
+    created: () => created,
+    /** Stops creating and waits for those in flight; the number that went through whole. */
+    stop: async (): Promise<number> => {
+      stopped = true;
+      await loop;
+      await Promise.all(inFlight);
+      return created - failed;
+    },
   };
 }
 

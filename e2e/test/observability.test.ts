@@ -87,6 +87,19 @@ describe('the controller’s /metrics', () => {
     expect(slowest).toBe(sample('jobrelay_dispatch_latency_seconds_count', {}));
   });
 
+  it('times every reconcile, by the lane its key ran from', () => {
+    // Every reconcile is timed once, whichever lane it ran from; each of the 4 Jobs had some.
+    const lanes = ['urgent', 'changes', 'resync'];
+    const total = (series: string) =>
+      lanes.map((lane) => sample(series, { lane }) ?? 0).reduce((a, b) => a + b, 0);
+    const counted =
+      (sample('jobrelay_reconciles_total', { result: 'ok' }) ?? 0) +
+      (sample('jobrelay_reconciles_total', { result: 'error' }) ?? 0);
+    expect(total('jobrelay_reconcile_duration_seconds_count')).toBeGreaterThanOrEqual(4);
+    expect(total('jobrelay_reconcile_duration_seconds_count')).toBe(counted);
+    expect(total('jobrelay_reconcile_duration_seconds_sum')).toBeGreaterThan(0);
+  });
+
   it('counts placements by cluster, and worker API calls by cluster, verb and code', () => {
     const placed = [
       ...exposition.matchAll(/^jobrelay_placements_total\{outcome="placed",cluster="(worker-\d)"\} (\d+)/gm),

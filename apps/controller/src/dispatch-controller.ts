@@ -137,6 +137,7 @@ export class DispatchController {
       log,
       clock: this.clock,
       reconcile: async (key, lane) => {
+        const timed = this.metrics.reconcileDuration.startTimer({ lane });
         try {
           const result = await this.reconciler.reconcile(key, lane);
           this.metrics.reconciles.inc({ result: 'ok' });
@@ -144,6 +145,8 @@ export class DispatchController {
         } catch (err) {
           this.metrics.reconciles.inc({ result: 'error' });
           throw err;
+        } finally {
+          timed();
         }
       },
     });

@@ -89,6 +89,8 @@ export interface FleetScaleResult {
   replayRequestsPerJob: RequestsPerJob;
   /** Where the drain's statuses waited: the workers' Job controllers, or jobrelay (`statusTailOf`). */
   statusTail: StatusTail;
+  /** The leader's mean jobrelay_reconcile_duration_seconds over the drain, by lane (null: none ran). */
+  reconcileMeanSecondsByLane: Record<string, number | null>;
   /** The leader's mean jobrelay_status_lag_seconds over the drain: a mirror's change to its origin's status. */
   statusLagMeanSeconds: number;
   controllerRssMiBTracked: number;
@@ -526,6 +528,16 @@ export async function fleetScale(
     const statusLagMeanSeconds =
       metricSum(drainMetrics, 'jobrelay_status_lag_seconds_sum') /
       metricSum(drainMetrics, 'jobrelay_status_lag_seconds_count');
+    // How long one reconcile took, by lane: with the reconcile concurrency, what a backlog of
+    // status changes can be written back at.
+    const reconcileMeanSecondsByLane = Object.fromEntries(
+      (['urgent', 'changes', 'resync'] as const).map((lane) => {
+        const series = `jobrelay_reconcile_duration_seconds_%s{lane="${lane}"}`;
+        const count = metricSum(drainMetrics, series.replace('%s', 'count'));
+        return [lane, count > 0 ? metricSum(drainMetrics, series.replace('%s', 'sum')) / count : null];
+      }),
+    );
+    log(`  mean reconcile seconds by lane over the drain: ${JSON.stringify(reconcileMeanSecondsByLane)}`);
     log(
       `  drained ${options.workloads} in ${((syncedAt - readyAt) / 1000).toFixed(0)} s: mirrors ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s, ` +
         `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
@@ -716,6 +728,7 @@ export async function fleetScale(
       replayCpuMsPerJobByPart: replay.cpuByPart,
       replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,
       statusTail,
+      reconcileMeanSecondsByLane,
       drainRequestsPerJob: requestsPerJob(drainRequests, fleet.management.name, options.workloads),
       replayRequestsPerJob: requestsPerJob(replay.writes, fleet.management.name, options.replayJobs),
       statusLagMeanSeconds,

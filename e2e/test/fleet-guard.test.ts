@@ -21,7 +21,7 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const suffix of ['', '-short', '-tenant', '-replay'])
+  for (const suffix of ['', '-short', '-tenant', '-replay', '-replay-short', '-replay-alone'])
     await fleet.deleteNamespace(`bench-${run}${suffix}`);
   await fleet.close();
 });

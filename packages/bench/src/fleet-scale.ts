@@ -282,7 +282,7 @@ export interface StatusTail {
 }
 
 /** The drain's status lag split at the mirror's own status, from the benchmark's watches. */
-function statusTailOf(observed: {
+export function statusTailOf(observed: {
   mirrorsSeen: Map<string, number>;
   mirrorsStarted: Map<string, number>;
   syncedAt: Map<string, number>;
@@ -320,7 +320,7 @@ export interface RequestsPerJob {
 }
 
 /** Requests per workload from a run's account, workers summed; under 0.01 a workload left out. */
-function requestsPerJob(account: DispatchWrites, management: string, jobs: number): RequestsPerJob {
+export function requestsPerJob(account: DispatchWrites, management: string, jobs: number): RequestsPerJob {
   const management_: Record<string, number> = {};
   const workers: Record<string, number> = {};
   for (const [cluster, requests] of Object.entries(account.requestsByCluster))

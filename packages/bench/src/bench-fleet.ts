@@ -187,6 +187,15 @@ export function metricSum(text: string, name: string): number {
 }
 
 /**
+ * The mean of a histogram in a Prometheus text exposition (its `_sum` over its `_count`), for one
+ * series (`labels` as exposed, e.g. `{lane="urgent"}`) or all of them; undefined without samples.
+ */
+export function histogramMean(text: string, name: string, labels = ''): number | undefined {
+  const count = metricSum(text, `${name}_count${labels}`);
+  return count > 0 ? metricSum(text, `${name}_sum${labels}`) / count : undefined;
+}
+
+/**
  * The q-th quantile (0..1) of a histogram in a Prometheus text exposition, as Prometheus's
  * histogram_quantile computes it: linear within the bucket it falls in. Undefined without samples.
  */

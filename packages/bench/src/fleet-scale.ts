@@ -10,7 +10,7 @@ import { originLabel } from '@jobrelay/mirror';
 import { sandboxNode } from '@jobrelay/sandbox';
 import type { Configuration, V1Pod } from '@kubernetes/client-node';
 import type { RequestCounts } from './apiserver-requests.ts';
-import { BenchFleet, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
+import { BenchFleet, histogramMean, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
 import { describeParts, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { PodWatch } from './job-watch.ts';
@@ -22,6 +22,7 @@ import {
   drainParts,
   listAllPages,
   observeDispatch,
+  type ReplayResult,
   replayDispatch,
   shortJobStream,
   startController,
@@ -511,9 +512,13 @@ export async function fleetScale(
     );
     const syncedAt = performance.now();
     const drainCpuMsPerJobByPart = fleetCpuPerJob(partsAtReady, cpuParts(), options.workloads);
-    const drainRequests = dispatcherWrites(
-      BenchFleet.requestsBetween(requestsAtReady, await fleet.requestCounts()),
+    const drainRequestsPerJob = requestsPerJob(
+      dispatcherWrites(
+        BenchFleet.requestsBetween(requestsAtReady, await fleet.requestCounts()),
+        fleet.management.name,
+      ),
       fleet.management.name,
+      options.workloads,
     );
     const times = [...observed.mirrorsSeen.values()].sort((a, b) => a - b);
     const fleetDispatchJobsPerSec = (times.length - 1) / ((times.at(-1)! - times[0]!) / 1000);
@@ -525,17 +530,14 @@ export async function fleetScale(
         `${statusTail.lastMirrorStartedSeconds.toFixed(0)} s later and the last origin status ${statusTail.lastOriginSyncedSeconds.toFixed(0)} s later`,
     );
     const drainMetrics = await leader.metrics();
-    const statusLagMeanSeconds =
-      metricSum(drainMetrics, 'jobrelay_status_lag_seconds_sum') /
-      metricSum(drainMetrics, 'jobrelay_status_lag_seconds_count');
+    const statusLagMeanSeconds = histogramMean(drainMetrics, 'jobrelay_status_lag_seconds') ?? Number.NaN;
     // How long one reconcile took, by lane: with the reconcile concurrency, what a backlog of
     // status changes can be written back at.
     const reconcileMeanSecondsByLane = Object.fromEntries(
-      (['urgent', 'changes', 'resync'] as const).map((lane) => {
-        const series = `jobrelay_reconcile_duration_seconds_%s{lane="${lane}"}`;
-        const count = metricSum(drainMetrics, series.replace('%s', 'count'));
-        return [lane, count > 0 ? metricSum(drainMetrics, series.replace('%s', 'sum')) / count : null];
-      }),
+      (['urgent', 'changes', 'resync'] as const).map((lane) => [
+        lane,
+        histogramMean(drainMetrics, 'jobrelay_reconcile_duration_seconds', `{lane="${lane}"}`) ?? null,
+      ]),
     );
     log(`  mean reconcile seconds by lane over the drain: ${JSON.stringify(reconcileMeanSecondsByLane)}`);
     log(
@@ -543,9 +545,7 @@ export async function fleetScale(
         `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
     );
     log(`  drain CPU ms per workload: ${describeParts(drainCpuMsPerJobByPart)}`);
-    log(
-      `  drain requests per workload: ${JSON.stringify(requestsPerJob(drainRequests, fleet.management.name, options.workloads))}`,
-    );
+    log(`  drain requests per workload: ${JSON.stringify(drainRequestsPerJob)}`);
     await shorts.stop();
     await churn.stop();
     observed.stop();
@@ -650,13 +650,13 @@ export async function fleetScale(
     // its 5 s buckets but the highest third: the resync's pass every 30 s (about 1.4 s of the
     // leader's CPU at 100,000 tracked, more than the churn's whole cost) lands in those, in both
     // windows alike. A difference of whole-window means could not resolve it (2026-12-05).
-    const eventsPerSec = eventsInWindow / (churnMs / 1000);
+    const churnPodEventsPerSec = eventsInWindow / (churnMs / 1000);
     const perEvent = (role: keyof typeof replicas) => {
       const churned = lowerMean(churnRates[role], 2 / 3);
       const quiet = lowerMean(idleRates[role], 2 / 3);
-      return churned === undefined || quiet === undefined || eventsPerSec === 0
+      return churned === undefined || quiet === undefined || churnPodEventsPerSec === 0
         ? Number.NaN
-        : ((churned - quiet) * 1e6) / eventsPerSec;
+        : ((churned - quiet) * 1e6) / churnPodEventsPerSec;
     };
     const leaderPerEvent = perEvent('leader');
     // Not a number when the leader's churn window cost no more than its quiet one.
@@ -664,7 +664,6 @@ export async function fleetScale(
     // The follower and the API watch no pods: their figures say how fine the method resolves.
     const followerPodEventCpuUsPerEvent = perEvent('follower');
     const apiPodEventCpuUsPerEvent = perEvent('api');
-    const churnPodEventsPerSec = eventsPerSec;
     log(
       `  churn ${options.churnPodsPerSecond} pods/s: ${churnPodEventsPerSec.toFixed(1)} pod events/s; ` +
         `CPU per event: leader ${podEventCpuUsPerEvent.toFixed(0)} µs, follower ${followerPodEventCpuUsPerEvent.toFixed(0)} µs, API ${apiPodEventCpuUsPerEvent.toFixed(0)} µs`,
@@ -692,23 +691,26 @@ export async function fleetScale(
     // Jobs, their calls replayed too (their pods run on the workers as the drain's did). Then
     // once more without the short Jobs, the method before 2026-12-05, for comparison.
     churn.start(options.churnPodsPerSecond);
-    const { replay, replayWithoutShortJobs } = await (async () => ({
-      replay: await replayDispatch(fleet, settings, {
+    let replay: ReplayResult;
+    let replayWithoutShortJobs: ReplayResult;
+    try {
+      replay = await replayDispatch(fleet, settings, {
         jobs: options.replayJobs,
         run: `${options.run}-replay`,
         shortJobsPerSecond: options.shortJobsPerSecond,
-      }),
-      replayWithoutShortJobs: await replayDispatch(fleet, settings, {
+      });
+      replayWithoutShortJobs = await replayDispatch(fleet, settings, {
         jobs: options.replayJobs,
         run: `${options.run}-replay-alone`,
-      }),
-    }))().finally(() => churn.stop());
+      });
+    } finally {
+      await churn.stop();
+    }
+    const replayRequestsPerJob = requestsPerJob(replay.writes, fleet.management.name, options.replayJobs);
     log(
       `  replay of ${options.replayJobs} beside ${replay.shortJobsReplayed} short Jobs: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
     );
-    log(
-      `  replay requests per Job: ${JSON.stringify(requestsPerJob(replay.writes, fleet.management.name, options.replayJobs))}`,
-    );
+    log(`  replay requests per Job: ${JSON.stringify(replayRequestsPerJob)}`);
     log(
       `  replay of ${options.replayJobs} without short Jobs: ${replayWithoutShortJobs.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replayWithoutShortJobs.cpuByPart)}`,
     );
@@ -729,8 +731,8 @@ export async function fleetScale(
       replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,
       statusTail,
       reconcileMeanSecondsByLane,
-      drainRequestsPerJob: requestsPerJob(drainRequests, fleet.management.name, options.workloads),
-      replayRequestsPerJob: requestsPerJob(replay.writes, fleet.management.name, options.replayJobs),
+      drainRequestsPerJob,
+      replayRequestsPerJob,
       statusLagMeanSeconds,
       controllerRssMiBTracked,
       controllerHeapUsedMiBTracked: heap.usedMiB,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { histogramQuantile, metricSum } from '../src/bench-fleet.ts';
+import { histogramMean, histogramQuantile, metricSum } from '../src/bench-fleet.ts';
 
 const exposition = `# HELP jobrelay_placements_total Placement tasks run, by outcome.
 # TYPE jobrelay_placements_total counter
@@ -42,5 +42,24 @@ describe('histogramQuantile', () => {
     const over = histogram.replace('le="+Inf"} 100', 'le="+Inf"} 200').replace('_count 100', '_count 200');
     expect(histogramQuantile(over, 'jobrelay_admission_decision_seconds', 0.99)).toBe(0.05);
     expect(histogramQuantile(exposition, 'jobrelay_admission_decision_seconds', 0.5)).toBeUndefined();
+  });
+});
+
+describe('histogramMean', () => {
+  const byLane = `jobrelay_reconcile_duration_seconds_sum{lane="urgent"} 3
+jobrelay_reconcile_duration_seconds_count{lane="urgent"} 30
+jobrelay_reconcile_duration_seconds_sum{lane="changes"} 20
+jobrelay_reconcile_duration_seconds_count{lane="changes"} 100
+`;
+
+  it("divides a series' sum by its count, or all series' together", () => {
+    expect(histogramMean(histogram, 'jobrelay_admission_decision_seconds')).toBeCloseTo(0.006);
+    expect(histogramMean(byLane, 'jobrelay_reconcile_duration_seconds', '{lane="urgent"}')).toBeCloseTo(0.1);
+    expect(histogramMean(byLane, 'jobrelay_reconcile_duration_seconds', '{lane="changes"}')).toBeCloseTo(0.2);
+    expect(histogramMean(byLane, 'jobrelay_reconcile_duration_seconds')).toBeCloseTo(23 / 130);
+  });
+
+  it('answers undefined for a series with no samples', () => {
+    expect(histogramMean(byLane, 'jobrelay_reconcile_duration_seconds', '{lane="resync"}')).toBeUndefined();
   });
 });

@@ -375,6 +375,10 @@ try {
     record('fleetReplayWithoutShortJobsPerSec', fleetResult.fleetReplayWithoutShortJobsPerSec);
     record('fleetRatioReplayWithoutShortJobs', fleetResult.fleetRatioReplayWithoutShortJobs);
     record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
+    // Another team's short Jobs behind the backlog: create → mirror (placement turns by namespace).
+    const shortDispatch = fleetResult.shortJobDispatchSeconds;
+    if (shortDispatch.p50 !== null) record('shortJobDispatchP50Seconds', shortDispatch.p50);
+    if (shortDispatch.p99 !== null) record('shortJobDispatchP99Seconds', shortDispatch.p99);
     // The machine's CPU per workload, drain against replay: what the ratio is made of.
     record('fleetDrainMachineCpuMsPerJob', fleetResult.drainCpuMsPerJobByPart.machineBusy!);
     record('fleetReplayMachineCpuMsPerJob', fleetResult.replayCpuMsPerJobByPart.machineBusy!);

@@ -232,13 +232,14 @@ export class DispatchController {
       redisUrl: config.redisUrl,
       queueName: `jobrelay-placement-${options.originId}`,
       concurrency: config.placementConcurrency,
+      now: () => this.clock.now(),
       log,
     });
     this.metrics = new ControllerMetrics({
       managedJobs: () => this.managedCount(),
       reconcileQueueLength: () => this.reconciles.length,
       placementQueueDepth: () => this.queue.depth(),
-      placementQueueOldestWaitingMs: () => this.queue.oldestWaitingMs(this.clock.now()),
+      placementQueueOldestWaitingMs: async () => this.queue.oldestWaitingMs(this.clock.now()),
       clusters: () => this.registry.clusters().map((c) => ({ name: c.name, active: c.state.active })),
       leader: () => this.leading,
       workerWatchStreams: () => this.registry.watchStreams(),
@@ -262,7 +263,10 @@ export class DispatchController {
           await this.queue.enqueue(task);
         },
       },
-      forgetOrigin: (uid) => this.placer.forgetOrigin(uid),
+      forgetOrigin: (uid) => {
+        this.placer.forgetOrigin(uid);
+        this.queue.forget(uid);
+      },
       mirrorCreating: (kind, cluster, body) => this.reconciler.mirrorCreating(kind, cluster, objectKey(body)),
       mirrorCreated: (kind, cluster, mirror) =>
         this.reconciler.mirrorCreated(kind, cluster, mirror, objectKey(mirror)),

@@ -251,7 +251,7 @@ export const commands: readonly CommandSpec[] = [
     name: 'pending',
     usage: 'pending [-n NS] [--kind KIND[,KIND]] [--limit N] [-o json|yaml]',
     summary:
-      'workloads of every kind waiting for a cluster, in queue order, and why (default: every namespace)',
+      'workloads of every kind waiting for a cluster, longest waiting first, and why (default: every namespace)',
     args: { min: 0, max: 0 },
     options: {
       namespace: { ...namespace, description: 'only this namespace (default: every namespace)' },

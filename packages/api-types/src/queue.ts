@@ -54,14 +54,22 @@ export const placementPreviewSchema = z
 export type PlacementPreview = z.infer<typeof placementPreviewSchema>;
 
 export const queueSchema = z.object({
-  waiting: z.number().int(),
+  waiting: z
+    .number()
+    .int()
+    .describe('Placement tasks waiting for a placement worker without a turn (0 while every task has one).'),
   delayed: z
     .number()
     .int()
     .describe('Waiting for a cluster: retried with backoff, or sooner when capacity frees.'),
   active: z.number().int(),
   failed: z.number().int(),
-  prioritized: z.number().int(),
+  prioritized: z
+    .number()
+    .int()
+    .describe(
+      'Placement tasks waiting for a placement worker, in turns by namespace: one team’s backlog does not hold another team’s next workload behind it.',
+    ),
   pending: z
     .number()
     .int()

@@ -28,7 +28,7 @@ import {
   startController,
   waitUntil,
 } from './scenarios.ts';
-import { lowerMean } from './statistics.ts';
+import { lowerMean, percentile } from './statistics.ts';
 
 export interface FleetScaleOptions {
   run: string;
@@ -126,6 +126,12 @@ export interface FleetScaleResult {
   podEventCpuUsPerEvent: number;
   followerPodEventCpuUsPerEvent: number;
   apiPodEventCpuUsPerEvent: number;
+  /**
+   * Seconds from a short Job's create answered to its mirror seen on a worker, over the short
+   * Jobs created while the backlog drained: how long another team's Job waits behind a backlog
+   * (placement turns by namespace). Null when none was placed.
+   */
+  shortJobDispatchSeconds: { p50: number | null; p99: number | null; max: number | null; placed: number };
   /** Short Jobs replayed beside the replay's backlog (its pods ran, as the drain's did). */
   replayShortJobs: number;
   shortJobsCreated: number;
@@ -280,6 +286,28 @@ export interface StatusTail {
   /** After the last mirror was seen: seconds until the last mirror startTime, and the last origin status. */
   lastMirrorStartedSeconds: number;
   lastOriginSyncedSeconds: number;
+}
+
+/**
+ * Seconds from each workload's create to its mirror first seen (both on the benchmark's
+ * performance clock), over those with a mirror: p50, p99 and the longest, and how many.
+ */
+export function dispatchSecondsOf(
+  createdAt: ReadonlyMap<string, number>,
+  mirrorSeenAt: ReadonlyMap<string, number>,
+): FleetScaleResult['shortJobDispatchSeconds'] {
+  const seconds: number[] = [];
+  for (const [uid, created] of createdAt) {
+    const seen = mirrorSeenAt.get(uid);
+    // A mirror seen before the create's answer came back waited no time.
+    if (seen !== undefined) seconds.push(Math.max(0, seen - created) / 1000);
+  }
+  return {
+    p50: percentile(seconds, 50) ?? null,
+    p99: percentile(seconds, 99) ?? null,
+    max: seconds.length > 0 ? Math.max(...seconds) : null,
+    placed: seconds.length,
+  };
 }
 
 /** The drain's status lag split at the mirror's own status, from the benchmark's watches. */
@@ -473,6 +501,7 @@ export async function fleetScale(
   log(`  created in ${((performance.now() - createdAt) / 1000).toFixed(0)} s`);
 
   const observed = await observeDispatch(fleet, namespace);
+  const observedShorts = await observeDispatch(fleet, shortNamespace);
   const churn = new PodChurn(fleet, tenantNamespace);
   const leader = startController(fleet, settings);
   const others: Array<{ stop(): Promise<void> }> = [leader];
@@ -484,10 +513,14 @@ export async function fleetScale(
     const requestsAtReady = await fleet.requestCounts();
     log(`  leader ready: it drains while other tenants' pods churn and short Jobs stream through it`);
     churn.start(options.churnPodsPerSecond);
+    const shortsCreatedAt = new Map<string, number>();
     const shorts = shortJobStream(fleet, {
       namespace: shortNamespace,
       run: options.run,
       perSecond: options.shortJobsPerSecond,
+      afterCreate: async (origin) => {
+        shortsCreatedAt.set(origin.metadata!.uid!, performance.now());
+      },
     });
     let lastLog = 0;
     await waitUntil(
@@ -547,8 +580,20 @@ export async function fleetScale(
     log(`  drain CPU ms per workload: ${describeParts(drainCpuMsPerJobByPart)}`);
     log(`  drain requests per workload: ${JSON.stringify(drainRequestsPerJob)}`);
     await shorts.stop();
+    // Each short Job created during the drain, from its create's answer to its mirror.
+    await waitUntil(
+      'every short Job’s mirror',
+      () => [...shortsCreatedAt.keys()].every((uid) => observedShorts.mirrorsSeen.has(uid)),
+      120_000,
+    ).catch(() => log('  some short Jobs had no mirror 120 s after the drain: counted as not placed'));
+    const shortJobDispatchSeconds = dispatchSecondsOf(shortsCreatedAt, observedShorts.mirrorsSeen);
+    log(
+      `  short Jobs beside the backlog: ${shortJobDispatchSeconds.placed} of ${shortsCreatedAt.size} placed; ` +
+        `create → mirror p50 ${shortJobDispatchSeconds.p50?.toFixed(2)} s, p99 ${shortJobDispatchSeconds.p99?.toFixed(2)} s, max ${shortJobDispatchSeconds.max?.toFixed(2)} s`,
+    );
     await churn.stop();
     observed.stop();
+    observedShorts.stop();
     // The replicas production runs beside the leader start now, each listing everything once: on
     // two cores, their start beside the drain starved the leader's Lease renewals (on real
     // clusters each apiserver has its own).
@@ -753,6 +798,7 @@ export async function fleetScale(
       podEventCpuUsPerEvent,
       followerPodEventCpuUsPerEvent,
       apiPodEventCpuUsPerEvent,
+      shortJobDispatchSeconds,
       shortJobsCreated: shorts.created(),
       replayShortJobs: replay.shortJobsReplayed,
       churnPodsCreated: churn.created,
@@ -760,6 +806,7 @@ export async function fleetScale(
     };
   } finally {
     observed.stop();
+    observedShorts.stop();
     await churn.stop();
     for (const process of others.reverse()) await process.stop();
   }

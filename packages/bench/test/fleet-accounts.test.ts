@@ -2,7 +2,7 @@
 // apiservers' requests per workload. Pure functions over the benchmark's own records.
 
 import { describe, expect, it } from 'vitest';
-import { requestsPerJob, statusTailOf } from '../src/fleet-scale.ts';
+import { dispatchSecondsOf, requestsPerJob, statusTailOf } from '../src/fleet-scale.ts';
 import type { DispatchWrites } from '../src/scenarios.ts';
 
 describe('statusTailOf', () => {
@@ -71,5 +71,28 @@ describe('requestsPerJob', () => {
     expect(result.workers).toEqual({ 'POST batch/jobs': 1.04, 'WATCH /pods': 0.03 });
     // Most per workload first.
     expect(Object.keys(result.management)).toEqual(['PATCH batch/jobs', 'PUT batch/jobs/status']);
+  });
+});
+
+describe('dispatchSecondsOf', () => {
+  it('takes each workload with a mirror from its create, and counts them', () => {
+    const created = new Map(Array.from({ length: 100 }, (_, i) => [`uid-${i}`, 1000 * i] as const));
+    // Every mirror 2 s after its create, the last one 60 s after; one never placed; one seen
+    // before its create's answer (0 s).
+    const seen = new Map([...created].map(([uid, at]) => [uid, at + 2000] as const));
+    seen.set('uid-99', 99_000 + 60_000);
+    seen.delete('uid-50');
+    seen.set('uid-7', 7000 - 5);
+    // Of 99, the 99th percentile is the 99th value: the longest.
+    expect(dispatchSecondsOf(created, seen)).toEqual({ p50: 2, p99: 60, max: 60, placed: 99 });
+  });
+
+  it('has no figures for no mirrors', () => {
+    expect(dispatchSecondsOf(new Map([['a', 1]]), new Map())).toEqual({
+      p50: null,
+      p99: null,
+      max: null,
+      placed: 0,
+    });
   });
 });

@@ -56,6 +56,7 @@ export {
   readPlacementRecord,
   type WorkloadProgress,
 } from './placement-record.ts';
+export { HIGHEST_TURN, PlacementTurns } from './placement-turns.ts';
 export type { PodGroup } from './pod-groups.ts';
 export { podRequests } from './pod-requests.ts';
 export {

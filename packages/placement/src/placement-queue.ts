@@ -1,6 +1,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { PlacementTurns } from './placement-turns.ts';
 import { connectRedis, parseRedisUrl, queuePrefix, type RedisTarget } from './redis-connection.ts';
 
 /** One placement task per origin workload. Only keys: the worker re-reads the workload from Kubernetes. */
@@ -26,6 +27,8 @@ export interface PlacementQueueOptions {
   log: Logger;
   /** How many placements run at once. */
   concurrency?: number;
+  /** The clock tasks are stamped with (Date.now unless a test injects one). */
+  now?: () => number;
 }
 
 /** Retry delays for a workload that fits nowhere yet: 1 s doubling to at most 30 s. */
@@ -39,7 +42,8 @@ class UnschedulableError extends Error {}
  * The BullMQ queue of placements. Redis holds nothing that Kubernetes does not: the
  * controller re-enqueues every unplaced workload when it relists, so a flushed or lost Redis
  * delays placements and loses none. The job id is the origin UID, so enqueueing twice is a
- * no-op while a task is pending.
+ * no-op while a task is pending. Namespaces take turns (`PlacementTurns`, as the task's BullMQ
+ * priority): one team's backlog does not hold another team's next workload behind it.
  */
 export class PlacementQueue {
   private readonly options: PlacementQueueOptions;
@@ -48,6 +52,8 @@ export class PlacementQueue {
   private readonly connections: Array<Redis | Cluster> = [];
   private worker: Worker<PlacementTask, PlacementOutcome> | undefined;
   private closing: Promise<void> | undefined;
+  private readonly turns = new PlacementTurns();
+  private readonly now: () => number;
 
   constructor(options: PlacementQueueOptions) {
     if (!/^[A-Za-z0-9._-]+$/.test(options.queueName)) {
@@ -56,6 +62,7 @@ export class PlacementQueue {
       );
     }
     this.options = options;
+    this.now = options.now ?? Date.now;
     this.target = parseRedisUrl(options.redisUrl);
     this.queue = new Queue<PlacementTask>(options.queueName, {
       connection: this.connection(),
@@ -79,8 +86,10 @@ export class PlacementQueue {
   }
 
   async enqueue(task: PlacementTask): Promise<void> {
+    const priority = this.turns.take(task.uid, task.namespace, this.now());
     await this.queue.add('place', task, {
       jobId: task.uid,
+      priority,
       attempts: Number.MAX_SAFE_INTEGER,
       backoff: { type: 'unschedulable' },
       removeOnComplete: true,
@@ -100,11 +109,16 @@ export class PlacementQueue {
   /**
    * How long the oldest task still waiting for a placement worker has waited, 0 when none
    * waits (retries delayed for capacity are not waiting for a worker). Growing: the placement
-   * workers fall behind.
+   * workers fall behind. Of the tasks this replica queued (the leader queues them all; a new
+   * leader queues again every unplaced workload when it starts).
    */
-  async oldestWaitingMs(now: number): Promise<number> {
-    const [oldest] = await this.queue.getWaiting(0, 0);
-    return oldest ? Math.max(0, now - oldest.timestamp) : 0;
+  oldestWaitingMs(now: number): number {
+    return this.turns.oldestWaitingMs(now);
+  }
+
+  /** The workload is gone: its task, if any, will end as not needed; its turn is free now. */
+  forget(uid: string): void {
+    this.turns.ended(uid);
   }
 
   /**
@@ -116,8 +130,10 @@ export class PlacementQueue {
     this.worker = new Worker<PlacementTask, PlacementOutcome>(
       this.options.queueName,
       async (job: Job<PlacementTask>) => {
+        this.turns.started(job.data.uid);
         const outcome = await place(job.data, job.attemptsMade);
         if (outcome === 'unschedulable') throw new UnschedulableError('no cluster fits yet');
+        this.turns.ended(job.data.uid);
         return outcome;
       },
       {

@@ -83,7 +83,8 @@ export function registerQueueRoutes(
     {
       schema: {
         tags: ['queue'],
-        summary: 'Workloads of every kind waiting for a cluster, in queue order, with how long and why',
+        summary:
+          'Workloads of every kind waiting for a cluster, longest waiting first, with how long and why',
         description:
           'The placement queue is one queue for every kind. Needs list on every kind listed (its group and plural), in `namespace` if given: narrow with `kind`.',
         querystring: pageQuerySchema.extend({

@@ -1,0 +1,126 @@
+// Namespaces take turns at placement: one team's backlog of Jobs does not hold another team's
+// next Job behind it (first come, first served within a namespace), through the real
+// controller, Redis and clusters.
+
+import { placementAnnotation } from '@jobrelay/mirror';
+import { type V1Job, Watch } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControllerProcess, startController } from '../src/controller-process.ts';
+import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
+import {
+  createTestNamespace,
+  dispatcherManagedBy,
+  eventually,
+  sandboxJob,
+  testSandbox,
+} from '../src/kube-test-helpers.ts';
+
+const backlog = 300;
+let fleet: Fleet;
+let controller: ControllerProcess | undefined;
+let busy: string;
+let late: string;
+
+beforeAll(async () => {
+  fleet = fleetOf(testSandbox());
+  busy = await createTestNamespace(fleet.management, 'turns-busy');
+  late = await createTestNamespace(fleet.management, 'turns-late');
+});
+
+afterAll(async () => {
+  await controller?.kill('SIGTERM');
+  for (const name of [busy, late]) await fleet.management.core.deleteNamespace({ name }).catch(() => {});
+});
+
+/** Zero-padded: the controller's first LIST returns them by name, which is then creation order. */
+function busyName(i: number): string {
+  return `busy-${String(i).padStart(3, '0')}`;
+}
+
+/** Idle Jobs (parallelism 0: no pod) dispatched by jobrelay. */
+function idleJob(name: string): V1Job {
+  return sandboxJob({ name, managedBy: dispatcherManagedBy, spec: { parallelism: 0 } });
+}
+
+/** Records, in the order the management apiserver shows them, the Jobs whose placement is written. */
+async function watchPlacements(namespaces: string[]) {
+  const order: Array<{ namespace: string; name: string }> = [];
+  const seen = new Set<string>();
+  const aborts = await Promise.all(
+    namespaces.map((namespace) =>
+      new Watch(fleet.management.kubeConfig).watch(
+        `/apis/batch/v1/namespaces/${namespace}/jobs`,
+        {},
+        (_type, job: V1Job) => {
+          const key = `${namespace}/${job.metadata?.name}`;
+          if (seen.has(key) || !job.metadata?.annotations?.[placementAnnotation]?.includes('"cluster"'))
+            return;
+          seen.add(key);
+          order.push({ namespace, name: job.metadata.name! });
+        },
+        () => {},
+      ),
+    ),
+  );
+  return {
+    order,
+    stop: () => {
+      for (const abort of aborts) abort.abort();
+    },
+  };
+}
+
+describe('placement turns by namespace', () => {
+  it('places a late namespace’s Job within a turn of a 300-Job backlog, not after it', {
+    timeout: 300_000,
+  }, async () => {
+    // The backlog is there before the controller starts: it queues all of it at once.
+    for (let i = 0; i < backlog; i += 25) {
+      await Promise.all(
+        Array.from({ length: Math.min(25, backlog - i) }, (_, j) =>
+          fleet.management.batch.createNamespacedJob({ namespace: busy, body: idleJob(busyName(i + j)) }),
+        ),
+      );
+    }
+    const placements = await watchPlacements([busy, late]);
+    try {
+      controller = startController(fleet.sandbox);
+      await eventually(
+        'the backlog’s first placement',
+        async () => (placements.order.length > 0 ? true : undefined),
+        {
+          timeoutMs: 120_000,
+          intervalMs: 50,
+        },
+      );
+      await fleet.management.batch.createNamespacedJob({ namespace: late, body: idleJob('late-0') });
+      const busyPlacedBefore = placements.order.filter((p) => p.namespace === busy).length;
+      await eventually('the late Job placed', async () =>
+        placements.order.some((p) => p.namespace === late) ? true : undefined,
+      );
+      const position = placements.order.findIndex((p) => p.namespace === late);
+      const busyBetween = position - busyPlacedBefore;
+      // First come, first served would place it after the rest of the backlog. With turns it
+      // waits for the placements already running (16 at once) and one turn of the backlog.
+      console.log(
+        `late Job placed after ${busyBetween} of the backlog's ${backlog - busyPlacedBefore} still queued when it arrived`,
+      );
+      expect(busyBetween).toBeLessThanOrEqual(40);
+      expect(backlog - position).toBeGreaterThan(100);
+      // Within the busy namespace, first come first served: its Jobs are placed in the order they
+      // were queued (the first LIST's, by name), give or take the 16 placements that run at once.
+      await eventually(
+        'the whole backlog placed',
+        async () => (placements.order.length === backlog + 1 ? true : undefined),
+        { timeoutMs: 180_000 },
+      );
+      const busyOrder = placements.order
+        .filter((p) => p.namespace === busy)
+        .map((p) => Number(p.name.slice('busy-'.length)));
+      const outOfOrder = busyOrder.map((created, placed) => Math.abs(created - placed));
+      expect(Math.max(...outOfOrder)).toBeLessThanOrEqual(32);
+    } finally {
+      placements.stop();
+    }
+  });
+});

@@ -659,11 +659,12 @@ describe('the pending queue and placement preview', () => {
       pending: number;
       delayed: number;
       waiting: number;
+      prioritized: number;
       active: number;
       placementsPerCluster: Array<{ cluster: string; perMinute: number[] }>;
     };
     expect(queue.pending).toBeGreaterThanOrEqual(2);
-    expect(queue.delayed + queue.waiting + queue.active).toBeGreaterThanOrEqual(1);
+    expect(queue.delayed + queue.waiting + queue.prioritized + queue.active).toBeGreaterThanOrEqual(1);
     expect(queue.placementsPerCluster.map((p) => p.cluster)).toEqual(expect.arrayContaining(workerNames));
     expect(queue.placementsPerCluster.every((p) => p.perMinute.length === 10)).toBe(true);
     expect(

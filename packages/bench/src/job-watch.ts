@@ -22,7 +22,11 @@ export interface SeenJob {
 /**
  * Watches a collection from now on and hands every event to `onEvent` with its arrival time.
  * Starts from `firstVersion` (a fresh list's resourceVersion), so only what happens after
- * start() is seen; a watch the apiserver closes is resumed where it stopped.
+ * start() is seen; a watch the apiserver closes is resumed where it stopped. Each watch asks to
+ * be closed after 25 s (as the controller's informers do): the apiserver sends a bookmark just
+ * before, so even a quiet collection resumes from a recent version. A version the apiserver no
+ * longer has (410) is not retried: `relist` lists the collection again and hands over each
+ * object as ADDED (its arrival time is the list's), else the watch starts afresh.
  */
 class ResourceWatch<T extends { metadata?: { resourceVersion?: string } }> {
   private stopped = false;
@@ -34,6 +38,7 @@ class ResourceWatch<T extends { metadata?: { resourceVersion?: string } }> {
   private readonly path: string;
   private readonly selectors: { labelSelector?: string; fieldSelector?: string };
   private readonly firstVersion: () => Promise<string>;
+  private readonly relist: (() => Promise<{ resourceVersion: string; items: T[] }>) | undefined;
   private readonly onEvent: (seen: SeenObject<T>) => void;
 
   constructor(options: {
@@ -41,12 +46,14 @@ class ResourceWatch<T extends { metadata?: { resourceVersion?: string } }> {
     path: string;
     selectors: { labelSelector?: string; fieldSelector?: string };
     firstVersion: () => Promise<string>;
+    relist?: () => Promise<{ resourceVersion: string; items: T[] }>;
     onEvent: (seen: SeenObject<T>) => void;
   }) {
     this.watcher = new UndiciWatch(options.kubeConfig);
     this.path = options.path;
     this.selectors = options.selectors;
     this.firstVersion = options.firstVersion;
+    this.relist = options.relist;
     this.onEvent = options.onEvent;
   }
 
@@ -57,25 +64,49 @@ class ResourceWatch<T extends { metadata?: { resourceVersion?: string } }> {
 
   private async watch(): Promise<void> {
     if (this.stopped) return;
+    let expired = false;
     this.abort = await this.watcher.watch(
       this.path,
       {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
+        timeoutSeconds: 25,
         ...(this.selectors.labelSelector ? { labelSelector: this.selectors.labelSelector } : {}),
         ...(this.selectors.fieldSelector ? { fieldSelector: this.selectors.fieldSelector } : {}),
       },
-      (type: string, object: T) => {
+      (type: string, object: T & { code?: number }) => {
+        if (type === 'ERROR') {
+          if (object?.code === 410) expired = true;
+          return;
+        }
         if (object?.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
         if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
           this.onEvent({ at: performance.now(), type, object });
         }
       },
       () => {
-        // Closed by the apiserver (timeout) or an error: resume where it stopped.
-        if (!this.stopped) setTimeout(() => void this.watch().catch(() => {}), 100);
+        // Closed by the apiserver (timeout) or an error: resume where it stopped, or from a new
+        // list when that version is gone (retrying it would fail again at once, ten times a second).
+        if (this.stopped) return;
+        setTimeout(() => void (expired ? this.restart() : this.watch()).catch(() => this.retryLater()), 100);
       },
     );
+  }
+
+  private async restart(): Promise<void> {
+    if (this.relist) {
+      const { resourceVersion, items } = await this.relist();
+      const at = performance.now();
+      for (const object of items) this.onEvent({ at, type: 'ADDED', object });
+      this.resourceVersion = resourceVersion;
+    } else {
+      this.resourceVersion = await this.firstVersion();
+    }
+    await this.watch();
+  }
+
+  private retryLater(): void {
+    if (!this.stopped) setTimeout(() => void this.watch().catch(() => this.retryLater()), 1000);
   }
 
   stop(): void {
@@ -100,6 +131,12 @@ export class JobWatch {
           ? await api.listNamespacedJob({ namespace, limit: 1, labelSelector })
           : await api.listJobForAllNamespaces({ limit: 1, labelSelector });
         return list.metadata?.resourceVersion ?? '';
+      },
+      relist: async () => {
+        const list = namespace
+          ? await api.listNamespacedJob({ namespace, labelSelector })
+          : await api.listJobForAllNamespaces({ labelSelector });
+        return { resourceVersion: list.metadata?.resourceVersion ?? '', items: list.items as BenchJob[] };
       },
       onEvent: ({ at, type, object }) => onJob({ at, type, job: object }),
     });

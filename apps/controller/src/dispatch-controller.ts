@@ -27,7 +27,7 @@ import type { Logger } from 'pino';
 import { admissionFunctions } from './admission-functions.ts';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
-import { type AnyDispatchedKind, originKey } from './dispatched-kinds.ts';
+import { type AnyDispatchedKind, originKey, originKeyNamespace } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue } from './keyed-work-queue.ts';
 import { LeaderElector } from './leader-election.ts';
@@ -136,6 +136,9 @@ export class DispatchController {
       startPaused: true,
       log,
       clock: this.clock,
+      // Namespaces take turns in the queue as at placement: a team's backlog of new workloads
+      // (or of their status changes) does not hold another team's behind it.
+      turnOf: originKeyNamespace,
       reconcile: async (key, lane) => {
         const timed = this.metrics.reconcileDuration.startTimer({ lane });
         try {

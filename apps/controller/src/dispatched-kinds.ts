@@ -41,6 +41,13 @@ export function splitOriginKey(key: string): {
   return { kind, objectKey: `${namespace}/${name}`, namespace, name };
 }
 
+/** The namespace in an origin's queue key (`kind/namespace/name`), without splitting the rest. */
+export function originKeyNamespace(key: string): string {
+  const start = key.indexOf('/') + 1;
+  const end = key.indexOf('/', start);
+  return end < 0 ? '' : key.slice(start, end);
+}
+
 /** What an Event about an origin of this kind is regarding. */
 export function eventRegarding(
   adapter: Pick<AnyWorkloadKindAdapter, 'resource'>,

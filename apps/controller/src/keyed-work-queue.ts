@@ -18,6 +18,12 @@ export interface KeyedWorkQueueOptions {
   reconcile: (key: string, lane: ReconcileLane) => Promise<ReconcileResult>;
   /** Where requeue times are read from; the system clock unless a test fixes it. */
   clock?: Clock;
+  /**
+   * Whose key this is (an origin's namespace): within the urgent and changes lanes, keys take
+   * turns by it (TurnTakingLane), so one team's backlog does not hold another team's keys
+   * behind it. Without it each lane is first in, first out.
+   */
+  turnOf?: (key: string) => string;
 }
 
 const initialErrorBackoffMs = 500;
@@ -28,7 +34,7 @@ const maxErrorBackoffMs = 60_000;
  * lives in V8's large-object space, where shift() moves every element, and a profile of the
  * controller tracking 100,000 workloads found a tenth of its CPU there.
  */
-export class KeyLane {
+export class KeyLane implements Lane {
   private items: Array<string | undefined> = [];
   private head = 0;
 
@@ -65,6 +71,67 @@ export class KeyLane {
   }
 }
 
+/** A lane of keys: first in, first out (KeyLane), or taking turns by whose keys they are (TurnTakingLane). */
+export interface Lane {
+  readonly name: ReconcileLane;
+  readonly size: number;
+  push(key: string): void;
+  shift(): string | undefined;
+  clear(): void;
+}
+
+/**
+ * A lane where keys take turns by whose they are (`turnOf`: an origin's namespace), first in,
+ * first out within each: one key of each in rotation. A team that queues 100,000 new workloads
+ * at once leaves another team's next key one round away, not 100,000 keys away.
+ */
+export class TurnTakingLane implements Lane {
+  readonly name: ReconcileLane;
+  private readonly turnOf: (key: string) => string;
+  private readonly byOwner = new Map<string, KeyLane>();
+  /** Owners with keys, in the order their turns come. */
+  private readonly rotation = new KeyLane();
+  private count = 0;
+
+  constructor(name: ReconcileLane, turnOf: (key: string) => string) {
+    this.name = name;
+    this.turnOf = turnOf;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(key: string): void {
+    const owner = this.turnOf(key);
+    let keys = this.byOwner.get(owner);
+    if (!keys) {
+      keys = new KeyLane(this.name);
+      this.byOwner.set(owner, keys);
+      this.rotation.push(owner);
+    }
+    keys.push(key);
+    this.count += 1;
+  }
+
+  shift(): string | undefined {
+    const owner = this.rotation.shift();
+    if (owner === undefined) return undefined;
+    const keys = this.byOwner.get(owner)!;
+    const key = keys.shift()!;
+    this.count -= 1;
+    if (keys.size > 0) this.rotation.push(owner);
+    else this.byOwner.delete(owner);
+    return key;
+  }
+
+  clear(): void {
+    this.byOwner.clear();
+    this.rotation.clear();
+    this.count = 0;
+  }
+}
+
 /**
  * A work queue of keys, as client-go's: a key is queued at most once, at most one
  * reconcile per key runs at a time, a key added while it runs runs again afterwards, and a
@@ -73,9 +140,9 @@ export class KeyLane {
  */
 export class KeyedWorkQueue {
   private readonly options: KeyedWorkQueueOptions;
-  private readonly queue = new KeyLane('changes');
+  private readonly queue: Lane;
   /** Keys asked for urgently (a new workload, a mirror to create): first, or taking turns (next()). */
-  private readonly urgent = new KeyLane('urgent');
+  private readonly urgent: Lane;
   /** Keys of the periodic resync, a backstop: run after the others (see next()). */
   private readonly background = new KeyLane('resync');
   /** Queued keys that wait in the background lane alone (an event for one moves it up). */
@@ -94,6 +161,9 @@ export class KeyedWorkQueue {
   constructor(options: KeyedWorkQueueOptions) {
     this.options = options;
     this.paused = options.startPaused ?? false;
+    const { turnOf } = options;
+    this.queue = turnOf ? new TurnTakingLane('changes', turnOf) : new KeyLane('changes');
+    this.urgent = turnOf ? new TurnTakingLane('urgent', turnOf) : new KeyLane('urgent');
   }
 
   /**

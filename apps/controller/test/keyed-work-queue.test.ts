@@ -6,6 +6,7 @@ import {
   KeyLane,
   type ReconcileLane,
   type ReconcileResult,
+  TurnTakingLane,
 } from '../src/keyed-work-queue.ts';
 
 // Fake timers are the injected clock: the queue reads Date.now() and setTimeout, both faked, so
@@ -469,6 +470,68 @@ describe('KeyLane', () => {
         },
       ),
       { numRuns: 50 },
+    );
+  });
+});
+
+describe('TurnTakingLane', () => {
+  const ownerOf = (key: string) => key.split('/')[0]!;
+
+  it('hands out one key of each owner in turn, first in, first out within each', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            { arbitrary: fc.constantFrom('team-a', 'team-b', 'team-c'), weight: 3 },
+            { arbitrary: fc.constant(null), weight: 2 },
+          ),
+          { maxLength: 200, size: 'max' },
+        ),
+        (steps) => {
+          const lane = new TurnTakingLane('urgent', ownerOf);
+          // The model: each owner's keys in order, and the owners in the order their turns come.
+          const keys = new Map<string, string[]>();
+          const rotation: string[] = [];
+          let n = 0;
+          for (const owner of steps) {
+            if (owner !== null) {
+              const key = `${owner}/k${n++}`;
+              lane.push(key);
+              if (!keys.get(owner)?.length) rotation.push(owner);
+              keys.set(owner, [...(keys.get(owner) ?? []), key]);
+            } else {
+              const turn = rotation.shift();
+              const want = turn === undefined ? undefined : keys.get(turn)!.shift();
+              if (turn !== undefined && keys.get(turn)!.length > 0) rotation.push(turn);
+              expect(lane.shift()).toBe(want);
+            }
+            expect(lane.size).toBe([...keys.values()].reduce((sum, k) => sum + k.length, 0));
+          }
+        },
+      ),
+    );
+  });
+
+  it('runs another namespace’s key within a turn of a backlog queued before it', async () => {
+    const order: string[] = [];
+    const queue = new KeyedWorkQueue({
+      name: 'test',
+      concurrency: 1,
+      startPaused: true,
+      log: pino({ level: 'silent' }),
+      turnOf: ownerOf,
+      reconcile: async (key) => {
+        order.push(key);
+        return undefined;
+      },
+    });
+    for (let i = 0; i < 100; i++) queue.add(`busy/k${i}`, true);
+    queue.add('late/k0', true);
+    queue.resume();
+    await queue.whenIdle();
+    expect(order.indexOf('late/k0')).toBe(1);
+    expect(order.filter((k) => k.startsWith('busy/'))).toEqual(
+      Array.from({ length: 100 }, (_, i) => `busy/k${i}`),
     );
   });
 });

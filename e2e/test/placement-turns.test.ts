@@ -3,7 +3,10 @@
 // controller, Redis and clusters.
 
 import { placementAnnotation } from '@jobrelay/mirror';
+import { PlacementQueue } from '@jobrelay/placement';
 import { type V1Job, Watch } from '@kubernetes/client-node';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
@@ -122,6 +125,41 @@ describe('placement turns by namespace', () => {
       expect(Math.max(...outOfOrder)).toBeLessThanOrEqual(32);
     } finally {
       placements.stop();
+    }
+  });
+});
+
+describe('the oldest waiting placement task', () => {
+  it('is checked against Redis: a task Redis lost stops counting, one it holds still counts', async () => {
+    let now = Date.now();
+    const queueName = `turns-oldest-${Date.now()}`;
+    const queue = new PlacementQueue({
+      redisUrl: fleet.sandbox.redisUrl,
+      queueName,
+      log: pino({ level: 'silent' }),
+      now: () => now,
+    });
+    const redis = new Redis(fleet.sandbox.redisUrl);
+    try {
+      await queue.waitUntilReady();
+      // No placement worker runs: both wait for their first attempt.
+      await queue.enqueue({ namespace: 'team-a', name: 'lost', uid: 'uid-lost', kind: 'job' });
+      now += 1000;
+      await queue.enqueue({ namespace: 'team-b', name: 'kept', uid: 'uid-kept', kind: 'job' });
+      now += 120_000;
+      expect(await queue.oldestWaitingMs(now)).toBe(121_000);
+      // Redis loses the first (as a flush would; its workload, say, finished meanwhile): its
+      // hash and its place among the prioritized tasks.
+      const keys = await redis.keys(`*${queueName}*uid-lost*`);
+      expect(keys.length).toBeGreaterThan(0);
+      await redis.del(...keys);
+      const [prioritized] = await redis.keys(`*${queueName}:prioritized`);
+      expect(await redis.zrem(prioritized!, 'uid-lost')).toBe(1);
+      expect(await queue.oldestWaitingMs(now)).toBe(120_000);
+      expect(await queue.depth()).toMatchObject({ prioritized: 1 });
+    } finally {
+      redis.disconnect();
+      await queue.close();
     }
   });
 });

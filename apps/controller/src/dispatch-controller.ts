@@ -242,7 +242,7 @@ export class DispatchController {
       managedJobs: () => this.managedCount(),
       reconcileQueueLength: () => this.reconciles.length,
       placementQueueDepth: () => this.queue.depth(),
-      placementQueueOldestWaitingMs: async () => this.queue.oldestWaitingMs(this.clock.now()),
+      placementQueueOldestWaitingMs: () => this.queue.oldestWaitingMs(this.clock.now()),
       clusters: () => this.registry.clusters().map((c) => ({ name: c.name, active: c.state.active })),
       leader: () => this.leading,
       workerWatchStreams: () => this.registry.watchStreams(),

@@ -112,8 +112,19 @@ export class PlacementQueue {
    * workers fall behind. Of the tasks this replica queued (the leader queues them all; a new
    * leader queues again every unplaced workload when it starts).
    */
-  oldestWaitingMs(now: number): number {
-    return this.turns.oldestWaitingMs(now);
+  async oldestWaitingMs(now: number): Promise<number> {
+    // A task Redis lost (flushed) whose workload no longer needs placing is never queued again:
+    // its turn would wait forever and the alert fire. The oldest are checked against Redis
+    // (a few each time, only those queued over a minute ago: an add may still be on its way).
+    let checked = 0;
+    for (const { uid, enqueuedAt } of this.turns.waitingOldestFirst()) {
+      const waited = Math.max(0, now - enqueuedAt);
+      if (waited < 60_000 || checked >= 20) return waited;
+      checked += 1;
+      if (await this.queue.getJob(uid)) return waited;
+      this.turns.ended(uid);
+    }
+    return 0;
   }
 
   /** The workload is gone: its task, if any, will end as not needed; its turn is free now. */

@@ -69,12 +69,15 @@ export class PlacementTurns {
 
   /** Milliseconds the oldest task still waiting for its first attempt has waited (0: none). */
   oldestWaitingMs(now: number): number {
-    if (this.waitingForFirstAttempt === 0) return 0;
-    // A Map iterates in insertion order: the first task not yet started is the oldest.
-    for (const task of this.pending.values()) {
-      if (!task.started) return Math.max(0, now - task.enqueuedAt);
-    }
-    return 0;
+    const [oldest] = this.waitingOldestFirst();
+    return oldest ? Math.max(0, now - oldest.enqueuedAt) : 0;
+  }
+
+  /** The tasks waiting for their first attempt, oldest first (to check against Redis). */
+  *waitingOldestFirst(): Generator<{ uid: string; enqueuedAt: number }> {
+    if (this.waitingForFirstAttempt === 0) return;
+    // A Map iterates in insertion order.
+    for (const [uid, task] of this.pending) if (!task.started) yield { uid, enqueuedAt: task.enqueuedAt };
   }
 
   /** Tasks pending: waiting for a first attempt, being placed, or retried for room. */

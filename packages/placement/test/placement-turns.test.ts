@@ -147,6 +147,15 @@ describe('PlacementTurns', () => {
     expect(turns.oldestWaitingMs(1000)).toBe(600);
     turns.ended('second');
     expect(turns.oldestWaitingMs(1000)).toBe(0);
+    expect([...turns.waitingOldestFirst()]).toEqual([]);
+    turns.take('fourth', 'team-b', 950);
+    turns.take('fifth', 'team-a', 960);
+    expect([...turns.waitingOldestFirst()]).toEqual([
+      { uid: 'fourth', enqueuedAt: 950 },
+      { uid: 'fifth', enqueuedAt: 960 },
+    ]);
+    turns.ended('fourth');
+    turns.ended('fifth');
     // A gone workload's task frees its place.
     turns.take('third', 'team-a', 900);
     turns.ended('third');

@@ -90,12 +90,13 @@ export class TurnTakingLane implements Lane {
   private readonly turnOf: (key: string) => string;
   private readonly byOwner = new Map<string, KeyLane>();
   /** Owners with keys, in the order their turns come. */
-  private readonly rotation = new KeyLane();
+  private readonly rotation: KeyLane;
   private count = 0;
 
   constructor(name: ReconcileLane, turnOf: (key: string) => string) {
     this.name = name;
     this.turnOf = turnOf;
+    this.rotation = new KeyLane(name);
   }
 
   get size(): number {

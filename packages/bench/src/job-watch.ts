@@ -122,21 +122,18 @@ export class JobWatch {
   constructor(kubeConfig: KubeConfig, path: string, onJob: (seen: SeenJob) => void, labelSelector?: string) {
     const namespace = /\/namespaces\/([^/]+)\/jobs$/.exec(path)?.[1];
     const api = kubeConfig.makeApiClient(BatchV1Api);
+    const list = (limit?: number) =>
+      namespace
+        ? api.listNamespacedJob({ namespace, limit, labelSelector })
+        : api.listJobForAllNamespaces({ limit, labelSelector });
     this.inner = new ResourceWatch<BenchJob>({
       kubeConfig,
       path,
       selectors: labelSelector ? { labelSelector } : {},
-      firstVersion: async () => {
-        const list = namespace
-          ? await api.listNamespacedJob({ namespace, limit: 1, labelSelector })
-          : await api.listJobForAllNamespaces({ limit: 1, labelSelector });
-        return list.metadata?.resourceVersion ?? '';
-      },
+      firstVersion: async () => (await list(1)).metadata?.resourceVersion ?? '',
       relist: async () => {
-        const list = namespace
-          ? await api.listNamespacedJob({ namespace, labelSelector })
-          : await api.listJobForAllNamespaces({ labelSelector });
-        return { resourceVersion: list.metadata?.resourceVersion ?? '', items: list.items as BenchJob[] };
+        const all = await list();
+        return { resourceVersion: all.metadata?.resourceVersion ?? '', items: all.items as BenchJob[] };
       },
       onEvent: ({ at, type, object }) => onJob({ at, type, job: object }),
     });

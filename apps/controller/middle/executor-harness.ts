@@ -2,6 +2,7 @@
 // (InMemoryCluster), the real OriginExecutor over them with every callback recorded, a clock
 // the test moves, and a silent logger.
 
+import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import type { Clock, RecordedEvent } from '@jobrelay/kube';
@@ -15,6 +16,17 @@ export const originId = 'mgmt-1';
 export const silentLog = pino({ level: 'silent' });
 
 /** A clock that moves only when the test says so. */
+/** The registry's views a placer reads, from a list of clusters (as WorkerClusterRegistry gives them). */
+export function registryOf(clusters: () => WorkerClusterView[]) {
+  return {
+    clusters,
+    fencesView: (name: string) => {
+      const found = clusters().find((c) => c.name === name);
+      return found && { ...found, capacity: undefined };
+    },
+  };
+}
+
 export class TestClock implements Clock {
   private current = Date.parse('2026-12-01T10:00:00Z');
   now(): number {

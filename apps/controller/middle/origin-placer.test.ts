@@ -11,7 +11,7 @@ import { eventReasons } from '@jobrelay/planner';
 import { describe, expect, it } from 'vitest';
 import { originJob, record } from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { OriginPlacer, type OriginPlacerOptions } from '../src/place-origin-jobs.ts';
-import { counted, executorWorld, silentLog, TestClock } from './executor-harness.ts';
+import { counted, executorWorld, registryOf, silentLog, TestClock } from './executor-harness.ts';
 import { apiError } from './in-memory-cluster.ts';
 
 const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
@@ -60,7 +60,7 @@ function placerWorld(
         },
       ],
     ]),
-    registry: { clusters: () => options.clusters ?? [view('worker-1')] },
+    registry: registryOf(() => options.clusters ?? [view('worker-1')]),
     queue: { retryWaitingNow: async () => {} },
     executor: world.executor,
     leading: () => leading,

@@ -18,7 +18,14 @@ import { cluster, config, originJob } from '../../../packages/planner/test-suppo
 import { admissionFunctions } from '../src/admission-functions.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
-import { counted, type ExecutorWorld, executorWorld, silentLog, TestClock } from './executor-harness.ts';
+import {
+  counted,
+  type ExecutorWorld,
+  executorWorld,
+  registryOf,
+  silentLog,
+  TestClock,
+} from './executor-harness.ts';
 
 const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
 
@@ -126,7 +133,7 @@ function admissionWorld(
   let admission: QueueAdmission | undefined;
   const placer = new OriginPlacer({
     kinds,
-    registry: { clusters: () => [view('worker-1'), view('worker-2')] },
+    registry: registryOf(() => [view('worker-1'), view('worker-2')]),
     queue: { retryWaitingNow: async () => {} },
     executor: world.executor,
     leading: () => true,

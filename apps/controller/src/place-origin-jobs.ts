@@ -41,7 +41,7 @@ export interface OriginPlacerOptions {
   /** The dispatched kinds by adapter name: their origins are read, and written through them. */
   kinds: ReadonlyMap<string, PlacedKind>;
   /** The WorkerClusters, their state and capacity: the candidates. */
-  registry: Pick<WorkerClusterRegistry, 'clusters'>;
+  registry: Pick<WorkerClusterRegistry, 'clusters' | 'fencesView'>;
   /** Waiting placements are promoted through it when capacity frees up. */
   queue: Pick<PlacementQueue, 'retryWaitingNow'>;
   /** Carries out each placement's plan (its writes, Events and their bookkeeping), as for a reconcile. */
@@ -390,7 +390,7 @@ export class OriginPlacer {
     record: PlacementRecord,
     cluster: string,
   ): string | undefined {
-    const input = this.options.registry.clusters().find((c) => c.name === cluster);
+    const input = this.options.registry.fencesView(cluster);
     if (!input) return undefined;
     const request = placementRequestFor(origin, record, this.placementSettings(), kind.adapter, (o) =>
       this.demandOf({ workload: o, facts: kind.adapter }),

@@ -1,4 +1,5 @@
-import { type PlainJson, ResilientInformer } from '@jobrelay/kube';
+import { isDeepStrictEqual } from 'node:util';
+import { type InformerEvent, type PlainJson, ResilientInformer } from '@jobrelay/kube';
 import {
   addResources,
   podRequests,
@@ -69,6 +70,53 @@ export function podCapacityView(pod: Pod): Pod {
   };
 }
 
+/**
+ * Whether a pod's change leaves what capacity reads of it as it was: its node, controlling
+ * owner, requests, and whether it is terminal. Most of a busy worker's pod events are status
+ * changes (Pending to Running, conditions), which change none of these.
+ */
+export function samePodCapacity(previous: Pod, next: Pod): boolean {
+  return (
+    isTerminal(previous) === isTerminal(next) &&
+    previous.metadata?.ownerReferences?.[0]?.name === next.metadata?.ownerReferences?.[0]?.name &&
+    isDeepStrictEqual(previous.spec, next.spec)
+  );
+}
+
+function isTerminal(pod: Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
+/**
+ * What the capacity cache keeps of a node: whether pods can land on it and its allocatable.
+ * A node's status is rewritten by every heartbeat (its conditions' times), and its images
+ * list is most of its size.
+ */
+export function nodeCapacityView(node: Node): Node {
+  const { metadata, spec, status } = node;
+  const ready = status?.conditions?.find((c) => c.type === 'Ready');
+  const taints = spec?.taints?.filter((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
+  return {
+    metadata: { name: metadata?.name, resourceVersion: metadata?.resourceVersion },
+    spec: {
+      ...(spec?.unschedulable ? { unschedulable: true } : {}),
+      ...(taints?.length ? { taints: taints.map(({ key, value, effect }) => ({ key, value, effect })) } : {}),
+    },
+    status: {
+      ...(status?.allocatable ? { allocatable: status.allocatable } : {}),
+      ...(ready ? { conditions: [{ type: 'Ready', status: ready.status }] } : {}),
+    },
+  };
+}
+
+/** Whether a node's change leaves what capacity reads of it as it was (a heartbeat does). */
+export function sameNodeCapacity(previous: Node, next: Node): boolean {
+  return (
+    schedulable(previous) === schedulable(next) &&
+    isDeepStrictEqual(previous.status?.allocatable ?? {}, next.status?.allocatable ?? {})
+  );
+}
+
 function schedulable(node: Node): boolean {
   if (node.spec?.unschedulable) return false;
   if (node.spec?.taints?.some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute')) return false;
@@ -95,18 +143,24 @@ export class WorkerCapacity {
   private cached: CapacitySnapshot | undefined;
 
   constructor(options: { cluster: string; kubeConfig: KubeConfig; log: Logger; onChange: () => void }) {
-    const changed = () => {
-      this.cached = undefined;
-      options.onChange();
-    };
+    // A change capacity does not read (a heartbeat, a pod starting) recomputes nothing and
+    // publishes nothing.
+    const changed =
+      <T>(same: (previous: T, next: T) => boolean) =>
+      (event: InformerEvent<T>) => {
+        if (event.type === 'upsert' && event.previous && same(event.previous, event.object)) return;
+        this.cached = undefined;
+        options.onChange();
+      };
     this.nodes = new ResilientInformer<Node>({
       name: `${options.cluster} nodes`,
       kubeConfig: options.kubeConfig,
       apiVersion: 'v1',
       kind: 'Node',
       path: '/api/v1/nodes',
+      view: nodeCapacityView,
       log: options.log,
-      onEvent: changed,
+      onEvent: changed(sameNodeCapacity),
     });
     this.pods = new ResilientInformer<Pod>({
       name: `${options.cluster} pods`,
@@ -117,7 +171,7 @@ export class WorkerCapacity {
       fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
       view: podCapacityView,
       log: options.log,
-      onEvent: changed,
+      onEvent: changed(samePodCapacity),
     });
   }
 
@@ -138,6 +192,29 @@ export class WorkerCapacity {
     await Promise.all([this.nodes.stop(), this.pods.stop()]);
   }
 
+  // Per cached object (replaced, never changed, on update): a snapshot after one pod's change
+  // parses no other pod's quantities again.
+  private readonly parsed = new WeakMap<object, Resources>();
+
+  private podRequestsOf(spec: NonNullable<Pod['spec']>): Resources {
+    let requests = this.parsed.get(spec);
+    if (!requests) {
+      requests = podRequests(spec);
+      this.parsed.set(spec, requests);
+    }
+    return requests;
+  }
+
+  private allocatableOf(node: Node): Resources {
+    if (!node.status) return {};
+    let allocatable = this.parsed.get(node.status);
+    if (!allocatable) {
+      allocatable = allocatableOf(node);
+      this.parsed.set(node.status, allocatable);
+    }
+    return allocatable;
+  }
+
   snapshot(): CapacitySnapshot {
     if (this.cached) return this.cached;
     const byNode = new Map<string, Resources>();
@@ -152,7 +229,7 @@ export class WorkerCapacity {
         const key = `${pod.metadata?.namespace}/${owner}`;
         podsByOwner.set(key, (podsByOwner.get(key) ?? 0) + 1);
       }
-      const request = podRequests(pod.spec);
+      const request = this.podRequestsOf(pod.spec);
       requested = addResources(requested, request);
       const node = pod.spec.nodeName;
       if (node) byNode.set(node, addResources(byNode.get(node) ?? {}, request));
@@ -161,7 +238,7 @@ export class WorkerCapacity {
     const nodes: NodeCapacity[] = [];
     for (const node of this.nodes.list()) {
       const name = node.metadata?.name ?? '';
-      const nodeAllocatable = allocatableOf(node);
+      const nodeAllocatable = this.allocatableOf(node);
       allocatable = addResources(allocatable, nodeAllocatable);
       if (!schedulable(node)) continue;
       const nodeRequested = byNode.get(name) ?? {};

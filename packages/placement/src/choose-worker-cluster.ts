@@ -214,11 +214,8 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
     return 'no single node fits one pod';
   }
   // ...and the cluster's free total must fit all the pods that run at once.
-  const freeTotal = subtractResources(
-    capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
-    capacity.assumed,
-  );
-  const needed = totalDemand(request.podGroups);
+  const freeTotal = subtractResources(freeOnNodes(capacity.nodes), capacity.assumed);
+  const needed = demandOf(request);
   const short = fitsIn(needed, freeTotal)[0];
   if (short) {
     return {
@@ -231,6 +228,31 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
     };
   }
   return undefined;
+}
+
+// Filter and score read both for every candidate of every placement. A cluster's nodes come
+// from its capacity snapshot, the same array until its pods or nodes change; a request is
+// one placement's. Neither is changed once made.
+const freeOnNodesCache = new WeakMap<object, Resources>();
+const demandCache = new WeakMap<object, Resources>();
+
+/** The free resources of the nodes, summed. */
+function freeOnNodes(nodes: readonly { free: Resources }[]): Resources {
+  let free = freeOnNodesCache.get(nodes);
+  if (!free) {
+    free = nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {});
+    freeOnNodesCache.set(nodes, free);
+  }
+  return free;
+}
+
+function demandOf(request: PlacementRequest): Resources {
+  let demand = demandCache.get(request.podGroups);
+  if (!demand) {
+    demand = totalDemand(request.podGroups);
+    demandCache.set(request.podGroups, demand);
+  }
+  return demand;
 }
 
 /** What all the pods that run at once request together. */
@@ -251,11 +273,8 @@ function score(candidate: ClusterCandidate, request: PlacementRequest): number {
   let total = 0;
   let counted = 0;
   if (capacity) {
-    const freeTotal = subtractResources(
-      capacity.nodes.reduce<Resources>((sum, node) => addResources(sum, node.free), {}),
-      capacity.assumed,
-    );
-    const needed = totalDemand(request.podGroups);
+    const freeTotal = subtractResources(freeOnNodes(capacity.nodes), capacity.assumed);
+    const needed = demandOf(request);
     for (const name of scoredResources) {
       const allocatable = capacity.allocatable[name] ?? 0;
       if (allocatable <= 0) continue;

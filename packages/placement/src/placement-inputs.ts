@@ -148,15 +148,40 @@ export function sealSubjectOf(workload: Workload): SealSubject {
 /**
  * The workload's placement record, read and its seal checked once per object: cached objects
  * are replaced, never changed, on update, so the object itself is the cache key (parsing runs
- * zod and an HMAC, and the load of every cluster reads every placed workload's record).
+ * zod and an HMAC, and the load of every cluster reads every placed workload's record). A new
+ * version of the workload mostly carries the same record (a status write, the write's answer and
+ * its watch echo): the last few thousand annotations read are remembered too, with whose they
+ * were and under which keyring, so one is checked once, not once per version.
  */
 export function placementRecordOf(workload: Workload, keyring: RecordKeyring): ParsedPlacement {
   const annotation = workload.metadata?.annotations?.[placementAnnotation];
   if (!workload.metadata) return readPlacementRecord(annotation, sealSubjectOf(workload), keyring);
   const cached = parsedRecords.get(workload.metadata);
   if (cached?.keyring === keyring) return cached.parsed;
-  const parsed = readPlacementRecord(annotation, sealSubjectOf(workload), keyring);
+  const parsed = recentlyRead(annotation, sealSubjectOf(workload), keyring);
   parsedRecords.set(workload.metadata, { keyring, parsed });
+  return parsed;
+}
+
+/** How many annotations `recentlyRead` remembers: about as many workloads as change at once. */
+const recentRecordsHeld = 4096;
+const recentRecords = new Map<string, { subject: string; keyring: RecordKeyring; parsed: ParsedPlacement }>();
+
+function recentlyRead(
+  annotation: string | undefined,
+  subject: SealSubject,
+  keyring: RecordKeyring,
+): ParsedPlacement {
+  if (annotation === undefined) return readPlacementRecord(annotation, subject, keyring);
+  // The seal binds the record to its workload: the same text on another one is read afresh.
+  const whose = `${subject.namespace}\u0000${subject.name}\u0000${subject.uid}`;
+  const known = recentRecords.get(annotation);
+  if (known && known.subject === whose && known.keyring === keyring) return known.parsed;
+  const parsed = readPlacementRecord(annotation, subject, keyring);
+  recentRecords.delete(annotation);
+  recentRecords.set(annotation, { subject: whose, keyring, parsed });
+  // Map keeps insertion order: the first key is the one read longest ago.
+  if (recentRecords.size > recentRecordsHeld) recentRecords.delete(recentRecords.keys().next().value!);
   return parsed;
 }
 

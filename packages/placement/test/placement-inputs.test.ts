@@ -373,6 +373,22 @@ describe('placementRecordOf', () => {
     expect(parsed.kind === 'ok' && parsed.record.cluster).toBe('worker-2');
   });
 
+  it('checks a record text once across versions of one workload, and afresh on another workload or keyring', () => {
+    const first = job('a', { annotations: placedOn('worker-1') });
+    const parsed = placementRecordOf(first, keys);
+    // A status write: a new object, the same record text.
+    const next = { ...first, metadata: { ...first.metadata, resourceVersion: '2' } };
+    expect(placementRecordOf(next, keys)).toBe(parsed);
+    // The same text copied onto another workload: its seal names the first one.
+    const copied = { ...first, metadata: { ...first.metadata, uid: 'uid-b' } };
+    expect(placementRecordOf(copied, keys).kind).toBe('untrusted');
+    // And the first one's, read again (afresh: one text is remembered for one workload), is still its own.
+    expect(placementRecordOf({ ...next, metadata: { ...next.metadata } }, keys)).toEqual(parsed);
+    // Another keyring that does not hold the sealing key: unverifiable, whatever was read before.
+    const other = new RecordKeyring(Buffer.alloc(32, 9));
+    expect(placementRecordOf({ ...next, metadata: { ...next.metadata } }, other).kind).toBe('unverifiable');
+  });
+
   it('is none without a record, and untrusted for a damaged one', () => {
     expect(placementRecordOf(job('waiting'), keys)).toEqual({ kind: 'none' });
     expect(placementRecordOf({}, keys)).toEqual({ kind: 'none' });

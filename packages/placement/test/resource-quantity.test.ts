@@ -267,6 +267,26 @@ describe('addResources and subtractResources', () => {
     );
   });
 
+  it('hold each resource of either side once, in the order first seen, names like __proto__ included', () => {
+    const odd = fc
+      .array(
+        fc.tuple(
+          fc.constantFrom('cpu', 'memory', '__proto__', 'constructor', 'hasOwnProperty'),
+          fc.integer({ min: -(2 ** 40), max: 2 ** 40 }),
+        ),
+      )
+      // fromEntries defines own properties, as JSON.parse does for a worker's status.
+      .map((entries) => Object.fromEntries(entries) as Resources);
+    fc.assert(
+      fc.property(odd, odd, (a, b) => {
+        const names = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+        const own = (r: Resources, name: string) => (Object.hasOwn(r, name) ? r[name]! : 0);
+        expect(Object.entries(addResources(a, b))).toEqual(names.map((n) => [n, own(a, n) + own(b, n)]));
+        expect(Object.entries(subtractResources(a, b))).toEqual(names.map((n) => [n, own(a, n) - own(b, n)]));
+      }),
+    );
+  });
+
   it('add commutes and subtracting from itself leaves nothing', () => {
     fc.assert(
       fc.property(resources, resources, (a, b) => {

@@ -439,7 +439,7 @@ export class WorkerClusterRegistry {
   /**
    * One registered cluster as `clusters()` gives it, but without its capacity: what its fences
    * read, checked again before each mirror is created (building every cluster's view, capacity
-   * included, for that was a tenth of a reconcile's cost with 10 workers).
+   * included, for that was about a sixth of a reconcile's profile samples with 10 workers).
    */
   fencesView(name: string): WorkerClusterView | undefined {
     const wc = this.workerClusterInformer.get(name);

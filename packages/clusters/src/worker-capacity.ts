@@ -141,6 +141,12 @@ export class WorkerCapacity {
   private readonly nodes: ResilientInformer<Node>;
   private readonly pods: ResilientInformer<Pod>;
   private cached: CapacitySnapshot | undefined;
+  /**
+   * Requests of each cached pod spec and allocatable of each cached node status, parsed once per
+   * object (replaced, never changed, on update): a snapshot after one pod's change parses no
+   * other pod's quantities again.
+   */
+  private readonly parsed = new WeakMap<object, Resources>();
 
   constructor(options: { cluster: string; kubeConfig: KubeConfig; log: Logger; onChange: () => void }) {
     // A change capacity does not read (a heartbeat, a pod starting) recomputes nothing and
@@ -191,10 +197,6 @@ export class WorkerCapacity {
   async stop(): Promise<void> {
     await Promise.all([this.nodes.stop(), this.pods.stop()]);
   }
-
-  // Per cached object (replaced, never changed, on update): a snapshot after one pod's change
-  // parses no other pod's quantities again.
-  private readonly parsed = new WeakMap<object, Resources>();
 
   private podRequestsOf(spec: NonNullable<Pod['spec']>): Resources {
     let requests = this.parsed.get(spec);

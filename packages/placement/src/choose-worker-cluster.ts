@@ -187,7 +187,12 @@ export function fenceRejection(candidate: ClusterCandidate, request: PlacementRe
 }
 
 /** Why a cluster cannot take the workload, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
-function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejection | undefined {
+/** `needed`: what all the workload's pods that run at once request (totalDemand), summed once per decision. */
+function filter(
+  candidate: ClusterCandidate,
+  request: PlacementRequest,
+  needed: Resources,
+): Rejection | undefined {
   const fenced = fenceRejection(candidate, request);
   if (fenced !== undefined) return fenced;
   const groups = request.podGroups.filter((group) => hasRequests(group.requests));
@@ -215,7 +220,6 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
   }
   // ...and the cluster's free total must fit all the pods that run at once.
   const freeTotal = subtractResources(freeOnNodes(capacity.nodes), capacity.assumed);
-  const needed = demandOf(request);
   const short = fitsIn(needed, freeTotal)[0];
   if (short) {
     return {
@@ -230,11 +234,9 @@ function filter(candidate: ClusterCandidate, request: PlacementRequest): Rejecti
   return undefined;
 }
 
-// Filter and score read both for every candidate of every placement. A cluster's nodes come
-// from its capacity snapshot, the same array until its pods or nodes change; a request is
-// one placement's. Neither is changed once made.
+// Filter and score read it for every candidate of every placement. A cluster's nodes come from
+// its capacity snapshot, the same array (never changed) until its pods or nodes change.
 const freeOnNodesCache = new WeakMap<object, Resources>();
-const demandCache = new WeakMap<object, Resources>();
 
 /** The free resources of the nodes, summed. */
 function freeOnNodes(nodes: readonly { free: Resources }[]): Resources {
@@ -244,15 +246,6 @@ function freeOnNodes(nodes: readonly { free: Resources }[]): Resources {
     freeOnNodesCache.set(nodes, free);
   }
   return free;
-}
-
-function demandOf(request: PlacementRequest): Resources {
-  let demand = demandCache.get(request.podGroups);
-  if (!demand) {
-    demand = totalDemand(request.podGroups);
-    demandCache.set(request.podGroups, demand);
-  }
-  return demand;
 }
 
 /** What all the pods that run at once request together. */
@@ -268,13 +261,12 @@ export function totalDemand(groups: readonly PodGroup[]): Resources {
  * (least allocated), binpack the one left fullest (most allocated), as kube-scheduler's
  * NodeResourcesFit strategies do for nodes. Then multiplied by the cluster's weight.
  */
-function score(candidate: ClusterCandidate, request: PlacementRequest): number {
+function score(candidate: ClusterCandidate, request: PlacementRequest, needed: Resources): number {
   const capacity = candidate.capacity;
   let total = 0;
   let counted = 0;
   if (capacity) {
     const freeTotal = subtractResources(freeOnNodes(capacity.nodes), capacity.assumed);
-    const needed = demandOf(request);
     for (const name of scoredResources) {
       const allocatable = capacity.allocatable[name] ?? 0;
       if (allocatable <= 0) continue;
@@ -299,8 +291,9 @@ export function chooseWorkerCluster(
 ): PlacementDecision {
   const rejections = new Map<string, Rejection[]>();
   const feasible: ClusterCandidate[] = [];
+  const needed = totalDemand(request.podGroups);
   for (const candidate of candidates) {
-    const why = filter(candidate, request);
+    const why = filter(candidate, request, needed);
     if (why === undefined) {
       feasible.push(candidate);
       continue;
@@ -319,7 +312,7 @@ export function chooseWorkerCluster(
   }
   const avoided = (candidate: ClusterCandidate) => request.avoidedClusters?.includes(candidate.name) === true;
   const ranking = feasible
-    .map((candidate) => ({ candidate, score: score(candidate, request) }))
+    .map((candidate) => ({ candidate, score: score(candidate, request, needed) }))
     .sort(
       // Weight 0 is a last resort even against a cluster that scores 0 (left full, or a GPU-only
       // Job under binpack); a cluster that refused this workload's mirror comes after every other.
@@ -376,10 +369,11 @@ export function clusterVerdicts(
   const decision = chooseWorkerCluster(candidates, request);
   const ranking = decision.kind === 'placed' ? decision.ranking : [];
   const eligible = ranking.map((r) => ({ name: r.name, eligible: true, score: r.score, reason: null }));
+  const needed = totalDemand(request.podGroups);
   const rejected = candidates
     .filter((candidate) => !ranking.some((r) => r.name === candidate.name))
     .map((candidate) => {
-      const why = filter(candidate, request)!;
+      const why = filter(candidate, request, needed)!;
       // "1 cordoned" -> "cordoned": the count means nothing for one cluster.
       const reason = renderRejection(1, [why]).replace(/^1 /, '');
       return { name: candidate.name, eligible: false, score: null, reason };

@@ -382,6 +382,12 @@ try {
     // The machine's CPU per workload, drain against replay: what the ratio is made of.
     record('fleetDrainMachineCpuMsPerJob', fleetResult.drainCpuMsPerJobByPart.machineBusy!);
     record('fleetReplayMachineCpuMsPerJob', fleetResult.replayCpuMsPerJobByPart.machineBusy!);
+    // The same beyond what the fleet takes at rest (churn, heartbeats, idle control planes).
+    record('fleetAtRestCores', fleetResult.fleetAtRestCores);
+    record('fleetDrainNetMachineCpuMsPerJob', fleetResult.netMachineCpuMsPerJob.drain);
+    record('fleetReplayNetMachineCpuMsPerJob', fleetResult.netMachineCpuMsPerJob.replay);
+    // The dispatcher's event loop, runnable but waiting for a core: the leader's over the drain.
+    record('leaderMainThreadWaitingForCpuShare', fleetResult.leaderMainThread.waitingForCpu);
     record(`controllerRssMiB${k}`, fleetResult.controllerRssMiBTracked);
     record(`controllerHeapUsedMiB${k}`, fleetResult.controllerHeapUsedMiBTracked);
     record('managementListsPerHour', fleetResult.managementListsPerHour);

@@ -44,6 +44,22 @@ export function fleetCpuPerJob(before: FleetCpu, after: FleetCpu, jobs: number):
   return perJob;
 }
 
+/** Each part's CPU between two readings in cores (ms of CPU per ms of wall time). */
+export function coresOver(before: FleetCpu, after: FleetCpu, wallMs: number): FleetCpu {
+  const cores: FleetCpu = {};
+  for (const [part, ms] of Object.entries(after)) cores[part] = (ms - (before[part] ?? 0)) / wallMs;
+  return cores;
+}
+
+/** One line of cores: the machine's total, then every part, largest first. */
+export function describeCores(cores: FleetCpu): string {
+  const { machineBusy, ...parts } = cores;
+  const listed = Object.entries(parts)
+    .sort(([, a], [, b]) => b - a)
+    .map(([part, value]) => `${part} ${value.toFixed(3)}`);
+  return `machine ${machineBusy?.toFixed(2) ?? '?'} = ${listed.join(', ')}, other processes the rest`;
+}
+
 /** The benchmark's own process: its clients, watches and bookkeeping. */
 export function benchProcessCpuMs(): number {
   const usage = process.cpuUsage();

@@ -12,8 +12,17 @@ import type { Configuration, V1Pod } from '@kubernetes/client-node';
 import type { RequestCounts } from './apiserver-requests.ts';
 import { BenchFleet, histogramMean, metricSum, startBenchApi, startBenchController } from './bench-fleet.ts';
 import { benchJob, benchJobNames } from './bench-jobs.ts';
-import { describeParts, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
+import {
+  benchProcessCpuMs,
+  coresOver,
+  describeCores,
+  describeParts,
+  type FleetCpu,
+  fleetCpuPerJob,
+  readFleetCpu,
+} from './fleet-cpu.ts';
 import { PodWatch } from './job-watch.ts';
+import { mainThreadSchedule, scheduleShares } from './process-usage.ts';
 import {
   type BenchSettings,
   createJobs,
@@ -81,6 +90,26 @@ export interface FleetScaleResult {
   drainCpuMsPerJobByPart: FleetCpu;
   replayCpuMsPerJobByPart: FleetCpu;
   replayWithoutShortJobsCpuMsPerJobByPart: FleetCpu;
+  /**
+   * Cores of the machine busy over the churn window with nothing dispatched (every control
+   * plane at rest with everything tracked, the churn, node heartbeats, the benchmark's
+   * watches), jobrelay's idle replicas left out; and every part's cores over that window.
+   */
+  fleetAtRestCores: number;
+  restingCpuCoresByPart: FleetCpu;
+  /**
+   * The machine's CPU per workload beyond the fleet at rest (its cores times the phase's
+   * seconds, per workload, taken off): what each workload costs the machine on its own, over
+   * the drain and the two replays. The ratio on saturated cores is about replay over drain.
+   */
+  netMachineCpuMsPerJob: { drain: number; replay: number; replayWithoutShortJobs: number };
+  /**
+   * Shares of the wall time the dispatcher's main thread (Node's event loop) ran and waited,
+   * runnable, for a core (/proc schedstat): the leader's over the drain, the benchmark's own
+   * over the replay (with the short Jobs), where the benchmark is the dispatcher.
+   */
+  leaderMainThread: { running: number; waitingForCpu: number };
+  replayMainThread: { running: number; waitingForCpu: number };
   /**
    * Requests the apiservers served per workload over the drain and over the replay (short Jobs
    * alongside in both), by verb and resource, on the management cluster and summed over the
@@ -508,6 +537,7 @@ export async function fleetScale(
   try {
     await leader.ready(30 * 60_000);
     const readyAt = performance.now();
+    const leaderScheduleAtReady = mainThreadSchedule(leader.pid);
     const cpuParts = () => readFleetCpu(fleet.sandbox.dir, drainParts(leader));
     const partsAtReady = cpuParts();
     const requestsAtReady = await fleet.requestCounts();
@@ -544,6 +574,14 @@ export async function fleetScale(
       Math.max(30 * 60_000, options.workloads * 100),
     );
     const syncedAt = performance.now();
+    const drainMs = syncedAt - readyAt;
+    // On cores shared with 21 control planes, how much of the drain the leader's event loop ran
+    // and how much it waited, runnable, for a core: the second bounds its rate more than its
+    // own work does when it is large.
+    const leaderMainThread = scheduleShares(leaderScheduleAtReady, mainThreadSchedule(leader.pid), drainMs);
+    log(
+      `  the leader's main thread over the drain: running ${(leaderMainThread.running * 100).toFixed(0)} % of the time, waiting for a core ${(leaderMainThread.waitingForCpu * 100).toFixed(0)} %`,
+    );
     const drainCpuMsPerJobByPart = fleetCpuPerJob(partsAtReady, cpuParts(), options.workloads);
     const drainRequestsPerJob = requestsPerJob(
       dispatcherWrites(
@@ -681,12 +719,23 @@ export async function fleetScale(
     );
     await Promise.all(podWatches.map((w) => w.start()));
     const churnFrom = performance.now();
+    const restingParts = () =>
+      readFleetCpu(fleet.sandbox.dir, {
+        benchmark: benchProcessCpuMs,
+        jobrelay: () => leader.cpuMs() + follower.cpuMs() + api.cpuMs(),
+      });
+    const restingBefore = restingParts();
     const churnSampler = sampleCpuRates(replicas, cpuBucketMs);
     churn.start(options.churnPodsPerSecond);
     await sleep(options.churnSeconds * 1000);
     const churnRates = churnSampler.stop();
     const eventsInWindow = podEvents;
     const churnMs = performance.now() - churnFrom;
+    const restingCores = coresOver(restingBefore, restingParts(), churnMs);
+    // What the fleet takes of the machine with nothing dispatched: every control plane at rest
+    // with everything tracked, the churn and node heartbeats, the benchmark's watches. jobrelay's
+    // idle replicas are left out: the drain has its leader's own account, the replay none.
+    const fleetAtRestCores = restingCores.machineBusy! - restingCores.jobrelay!;
     await churn.stop();
     // The last pods' deletions, so the next phase starts quiet.
     await sleep(3000);
@@ -703,6 +752,9 @@ export async function fleetScale(
         ? Number.NaN
         : ((churned - quiet) * 1e6) / churnPodEventsPerSec;
     };
+    log(
+      `  the fleet at rest beside the churn: ${fleetAtRestCores.toFixed(2)} cores of the machine (jobrelay's idle replicas left out): ${describeCores(restingCores)}`,
+    );
     const leaderPerEvent = perEvent('leader');
     // Not a number when the leader's churn window cost no more than its quiet one.
     const podEventCpuUsPerEvent = leaderPerEvent > 0 ? leaderPerEvent : Number.NaN;
@@ -751,6 +803,21 @@ export async function fleetScale(
     } finally {
       await churn.stop();
     }
+    // Each workload's share of the machine beyond the fleet at rest: on two saturated cores,
+    // what the rates divide among themselves (docs/scale.md).
+    const netOfRest = (busyMsPerJob: number, jobsPerSec: number) =>
+      busyMsPerJob - (fleetAtRestCores * 1000) / jobsPerSec;
+    const netMachineCpuMsPerJob = {
+      drain: netOfRest(drainCpuMsPerJobByPart.machineBusy!, options.workloads / (drainMs / 1000)),
+      replay: netOfRest(replay.cpuByPart.machineBusy!, replay.replayJobsPerSec),
+      replayWithoutShortJobs: netOfRest(
+        replayWithoutShortJobs.cpuByPart.machineBusy!,
+        replayWithoutShortJobs.replayJobsPerSec,
+      ),
+    };
+    log(
+      `  machine CPU per workload beyond the fleet at rest: drain ${netMachineCpuMsPerJob.drain.toFixed(2)} ms, replay ${netMachineCpuMsPerJob.replay.toFixed(2)} ms (without short Jobs ${netMachineCpuMsPerJob.replayWithoutShortJobs.toFixed(2)})`,
+    );
     const replayRequestsPerJob = requestsPerJob(replay.writes, fleet.management.name, options.replayJobs);
     log(
       `  replay of ${options.replayJobs} beside ${replay.shortJobsReplayed} short Jobs: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
@@ -774,6 +841,11 @@ export async function fleetScale(
       drainCpuMsPerJobByPart,
       replayCpuMsPerJobByPart: replay.cpuByPart,
       replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,
+      fleetAtRestCores,
+      restingCpuCoresByPart: restingCores,
+      netMachineCpuMsPerJob,
+      leaderMainThread,
+      replayMainThread: replay.mainThread,
       statusTail,
       reconcileMeanSecondsByLane,
       drainRequestsPerJob,

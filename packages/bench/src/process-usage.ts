@@ -19,3 +19,33 @@ export function processUsage(pid: number): ProcessUsage {
   const rssKiB = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0);
   return { cpuMs: (ticks * 1000) / clockTicksPerSecond, rssBytes: rssKiB * 1024 };
 }
+
+/** Time one thread spent on a CPU and waiting for one while runnable, in ms, since it started. */
+export interface ThreadSchedule {
+  runMs: number;
+  waitMs: number;
+}
+
+/**
+ * The main thread's schedule (/proc/PID/task/PID/schedstat: ns on a CPU, ns runnable in a run
+ * queue, slices): for Node.js the event loop's thread, where a controller's work runs.
+ */
+export function mainThreadSchedule(pid: number): ThreadSchedule {
+  const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  return { runMs: run! / 1e6, waitMs: wait! / 1e6 };
+}
+
+/** Shares of the wall time between two readings the thread ran, and waited runnable for a CPU. */
+export function scheduleShares(
+  before: ThreadSchedule,
+  after: ThreadSchedule,
+  wallMs: number,
+): { running: number; waitingForCpu: number } {
+  return {
+    running: (after.runMs - before.runMs) / wallMs,
+    waitingForCpu: (after.waitMs - before.waitMs) / wallMs,
+  };
+}

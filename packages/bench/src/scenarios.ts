@@ -22,6 +22,7 @@ import {
 import { type BenchJob, benchJob, benchJobNames } from './bench-jobs.ts';
 import { benchProcessCpuMs, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { JobWatch, type SeenJob } from './job-watch.ts';
+import { mainThreadSchedule, scheduleShares } from './process-usage.ts';
 import { percentile } from './statistics.ts';
 
 export interface BenchSettings {
@@ -385,6 +386,8 @@ export interface ReplayResult {
   writes: DispatchWrites;
   /** CPU per Job of every part on the machine over the replay (the benchmark's process replays the calls). */
   cpuByPart: FleetCpu;
+  /** Shares of the replay's wall time the benchmark's main thread ran, and waited runnable for a core. */
+  mainThread: { running: number; waitingForCpu: number };
 }
 
 /**
@@ -462,6 +465,7 @@ export async function replayDispatch(
   const shortNamespace = `${namespace}-short`;
   if (options.shortJobsPerSecond) await fleet.createNamespace(shortNamespace);
   const began = performance.now();
+  const scheduleBefore = mainThreadSchedule(process.pid);
   const shorts = shortJobStream(fleet, {
     namespace: shortNamespace,
     run: options.run,
@@ -474,6 +478,7 @@ export async function replayDispatch(
     observed.stop();
   }
   const seconds = (performance.now() - began) / 1000;
+  const mainThread = scheduleShares(scheduleBefore, mainThreadSchedule(process.pid), seconds * 1000);
   const shortJobsReplayed = await shorts.stop();
   const partsAfter = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
   await new Promise((r) => setTimeout(r, 1000));
@@ -482,6 +487,7 @@ export async function replayDispatch(
     replayJobsPerSec: options.jobs / seconds,
     shortJobsReplayed,
     cpuByPart: fleetCpuPerJob(partsBefore, partsAfter, options.jobs),
+    mainThread,
     writes: dispatcherWrites(BenchFleet.requestsBetween(before, after), fleet.management.name),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeParts, fleetCpuPerJob, fleetPart } from '../src/fleet-cpu.ts';
+import { coresOver, describeCores, describeParts, fleetCpuPerJob, fleetPart } from '../src/fleet-cpu.ts';
 
 describe('fleetPart', () => {
   it('keeps the management apiserver apart from the workers', () => {
@@ -31,6 +31,25 @@ describe('describeParts', () => {
   it('names the machine total, then the parts largest first', () => {
     expect(describeParts({ redis: 0.4, machineBusy: 9, controller: 5.25, etcd: 2 })).toBe(
       'machine 9.00 = controller 5.25, etcd 2.00, redis 0.40, other processes the rest',
+    );
+  });
+});
+
+describe('coresOver', () => {
+  it('divides each part by the wall time, counting a part first seen afterwards from zero', () => {
+    const cores = coresOver(
+      { etcd: 1_000, machineBusy: 10_000 },
+      { etcd: 1_500, machineBusy: 26_000, jobrelay: 2_000 },
+      10_000,
+    );
+    expect(cores).toEqual({ etcd: 0.05, machineBusy: 1.6, jobrelay: 0.2 });
+  });
+});
+
+describe('describeCores', () => {
+  it('names the machine total, then the parts largest first, in cores', () => {
+    expect(describeCores({ etcd: 0.05, machineBusy: 1.6, jobrelay: 0.2 })).toBe(
+      'machine 1.60 = jobrelay 0.200, etcd 0.050, other processes the rest',
     );
   });
 });

@@ -53,11 +53,7 @@ export function coresOver(before: FleetCpu, after: FleetCpu, wallMs: number): Fl
 
 /** One line of cores: the machine's total, then every part, largest first. */
 export function describeCores(cores: FleetCpu): string {
-  const { machineBusy, ...parts } = cores;
-  const listed = Object.entries(parts)
-    .sort(([, a], [, b]) => b - a)
-    .map(([part, value]) => `${part} ${value.toFixed(3)}`);
-  return `machine ${machineBusy?.toFixed(2) ?? '?'} = ${listed.join(', ')}, other processes the rest`;
+  return describeWith(cores, 3);
 }
 
 /** The benchmark's own process: its clients, watches and bookkeeping. */
@@ -80,9 +76,14 @@ function round2(value: number): number {
 
 /** One line: the machine's total, then every part, largest first. */
 export function describeParts(perJob: FleetCpu): string {
-  const { machineBusy, ...parts } = perJob;
+  return describeWith(perJob, 2);
+}
+
+/** The machine's total (two decimals), then every part largest first, to `digits` decimals. */
+function describeWith(values: FleetCpu, digits: number): string {
+  const { machineBusy, ...parts } = values;
   const listed = Object.entries(parts)
     .sort(([, a], [, b]) => b - a)
-    .map(([part, ms]) => `${part} ${ms.toFixed(2)}`);
+    .map(([part, value]) => `${part} ${value.toFixed(digits)}`);
   return `machine ${machineBusy?.toFixed(2) ?? '?'} = ${listed.join(', ')}, other processes the rest`;
 }

@@ -22,7 +22,7 @@ import {
   readFleetCpu,
 } from './fleet-cpu.ts';
 import { PodWatch } from './job-watch.ts';
-import { mainThreadSchedule, scheduleShares } from './process-usage.ts';
+import { mainThreadSchedule, type ScheduleShares, scheduleShares } from './process-usage.ts';
 import {
   type BenchSettings,
   createJobs,
@@ -108,8 +108,8 @@ export interface FleetScaleResult {
    * runnable, for a core (/proc schedstat): the leader's over the drain, the benchmark's own
    * over the replay (with the short Jobs), where the benchmark is the dispatcher.
    */
-  leaderMainThread: { running: number; waitingForCpu: number };
-  replayMainThread: { running: number; waitingForCpu: number };
+  leaderMainThread: ScheduleShares;
+  replayMainThread: ScheduleShares;
   /**
    * Requests the apiservers served per workload over the drain and over the replay (short Jobs
    * alongside in both), by verb and resource, on the management cluster and summed over the
@@ -612,7 +612,7 @@ export async function fleetScale(
     );
     log(`  mean reconcile seconds by lane over the drain: ${JSON.stringify(reconcileMeanSecondsByLane)}`);
     log(
-      `  drained ${options.workloads} in ${((syncedAt - readyAt) / 1000).toFixed(0)} s: mirrors ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s, ` +
+      `  drained ${options.workloads} in ${(drainMs / 1000).toFixed(0)} s: mirrors ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s, ` +
         `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
     );
     log(`  drain CPU ms per workload: ${describeParts(drainCpuMsPerJobByPart)}`);

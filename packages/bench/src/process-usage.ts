@@ -38,12 +38,18 @@ export function mainThreadSchedule(pid: number): ThreadSchedule {
   return { runMs: run! / 1e6, waitMs: wait! / 1e6 };
 }
 
-/** Shares of the wall time between two readings the thread ran, and waited runnable for a CPU. */
+/** Shares of the wall time a thread ran, and waited runnable for a CPU. */
+export interface ScheduleShares {
+  running: number;
+  waitingForCpu: number;
+}
+
+/** The shares of the wall time between two readings of one thread's schedule. */
 export function scheduleShares(
   before: ThreadSchedule,
   after: ThreadSchedule,
   wallMs: number,
-): { running: number; waitingForCpu: number } {
+): ScheduleShares {
   return {
     running: (after.runMs - before.runMs) / wallMs,
     waitingForCpu: (after.waitMs - before.waitMs) / wallMs,

@@ -22,7 +22,7 @@ import {
 import { type BenchJob, benchJob, benchJobNames } from './bench-jobs.ts';
 import { benchProcessCpuMs, type FleetCpu, fleetCpuPerJob, readFleetCpu } from './fleet-cpu.ts';
 import { JobWatch, type SeenJob } from './job-watch.ts';
-import { mainThreadSchedule, scheduleShares } from './process-usage.ts';
+import { mainThreadSchedule, type ScheduleShares, scheduleShares } from './process-usage.ts';
 import { percentile } from './statistics.ts';
 
 export interface BenchSettings {
@@ -387,7 +387,7 @@ export interface ReplayResult {
   /** CPU per Job of every part on the machine over the replay (the benchmark's process replays the calls). */
   cpuByPart: FleetCpu;
   /** Shares of the replay's wall time the benchmark's main thread ran, and waited runnable for a core. */
-  mainThread: { running: number; waitingForCpu: number };
+  mainThread: ScheduleShares;
 }
 
 /**

@@ -186,8 +186,11 @@ export function fenceRejection(candidate: ClusterCandidate, request: PlacementRe
   return undefined;
 }
 
-/** Why a cluster cannot take the workload, or undefined if it can. Checks in a fixed order; the first failure is the reason. */
-/** `needed`: what all the workload's pods that run at once request (totalDemand), summed once per decision. */
+/**
+ * Why a cluster cannot take the workload, or undefined if it can. Checks in a fixed order; the
+ * first failure is the reason. `needed`: what all the workload's pods that run at once request
+ * (totalDemand), summed once per decision.
+ */
 function filter(
   candidate: ClusterCandidate,
   request: PlacementRequest,

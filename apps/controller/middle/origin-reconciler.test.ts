@@ -49,7 +49,8 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
       ),
     originWriting: (kind) => reconciler.originWriting(kind, objectName),
     originUnwritten: (kind) => reconciler.originUnwritten(kind, objectName),
-    originWritten: (kind, origin) => reconciler.originWritten(kind, origin, objectName),
+    originWritten: (kind, origin, over) =>
+      reconciler.originWritten(kind, origin, objectName, over.metadata?.resourceVersion),
     statusWritten: (kind) => reconciler.statusWritten(kind, objectName),
   });
   /** The caches: what the watches have delivered so far. */
@@ -187,7 +188,7 @@ describe('OriginReconciler', () => {
     expect(r.enqueued).toEqual([{ key, first: true }]);
     await r.reconciler.reconcile(key);
     expect(r.world.workers.get('worker-1')!.objects.size).toBe(1);
-    expect(r.reconciler.sizes).toMatchObject({ writtenPlacements: 1, expectedMirrors: 1 });
+    expect(r.reconciler.sizes).toMatchObject({ writtenOrigins: 1, expectedMirrors: 1 });
   });
 
   it('the echoes of the placement and of the mirror create cost no reconcile; a later change does', async () => {
@@ -202,11 +203,12 @@ describe('OriginReconciler', () => {
     expect(r.enqueued).toEqual([]);
     expect(r.reconciler.sizes).toEqual({
       expectedMirrors: 0,
-      writtenPlacements: 1,
+      // The placement's echo showed the cache caught up: its entry went with it.
+      writtenOrigins: 0,
       ownWrites: 0,
       deletedOrigins: 0,
     });
-    // The next reconcile (any event) reads the cache, which has caught up: the placement entry goes.
+    // A later mirror change is reconciled as any event.
     const worker = r.world.workers.get('worker-1')!;
     const mirror = worker.get('team-a', 'train')!;
     worker.put({
@@ -216,7 +218,10 @@ describe('OriginReconciler', () => {
     r.deliverMirror();
     expect(r.enqueued).toEqual([{ key, afterMs: 100 }]);
     await r.reconciler.reconcile(key);
-    expect(r.reconciler.sizes.writtenPlacements).toBe(0);
+    // Its status written back, until the watch brings it.
+    expect(r.reconciler.sizes.writtenOrigins).toBe(1);
+    r.deliverOrigin();
+    expect(r.reconciler.sizes.writtenOrigins).toBe(0);
   });
 
   it('a status written back: its echo is not reconciled; the lag from the mirror change is measured', async () => {
@@ -239,6 +244,41 @@ describe('OriginReconciler', () => {
     r.world.management.put(r.world.management.get('team-a', 'train')!);
     r.deliverOrigin();
     expect(r.enqueued).toEqual([{ key, first: false }]);
+  });
+
+  it('a status change after a status write the origin watch has not brought yet: written over that write, no conflict', async () => {
+    const r = reconcilerWorld();
+    r.placeOnWorker1();
+    await r.reconciler.reconcile(key);
+    r.deliverOrigin();
+    r.deliverMirror();
+    r.mirrorStarts();
+    await r.reconciler.reconcile(key);
+    const first = r.world.management.get('team-a', 'train')!;
+    expect(first.status?.active).toBe(1);
+    // The pod becomes ready before the origin watch brings the first write back (a lagging watch).
+    const worker = r.world.workers.get('worker-1')!;
+    worker.put({
+      ...worker.get('team-a', 'train')!,
+      status: { ...worker.get('team-a', 'train')!.status, ready: 1 },
+    });
+    r.deliverMirror();
+    expect(r.originCache.get(objectName)!.metadata!.resourceVersion).not.toBe(
+      first.metadata!.resourceVersion,
+    );
+    r.executed.length = 0;
+    const result = await r.reconciler.reconcile(key);
+    expect(result).toBeUndefined();
+    expect(r.executed).toEqual([['write-status']]);
+    const second = r.world.management.get('team-a', 'train')!;
+    expect(second.status?.ready).toBe(1);
+    expect(second.status?.active).toBe(1);
+    // Both echoes, in order: the first is not taken for a change (the second covers it), nor the second.
+    r.enqueued.length = 0;
+    r.originCache.set(objectName, first);
+    r.reconciler.originEvent(key, { type: 'upsert', object: first, previous: undefined });
+    r.deliverOrigin();
+    expect(r.reconciler.sizes.writtenOrigins).toBe(0);
   });
 
   /** An origin whose record names a cluster that is not registered: its reconcile re-places it. */

@@ -276,7 +276,8 @@ export class DispatchController {
       metrics: this.metrics,
       originWriting: (kind, origin) => this.reconciler.originWriting(kind, objectKey(origin)),
       originUnwritten: (kind, origin) => this.reconciler.originUnwritten(kind, objectKey(origin)),
-      originWritten: (kind, origin) => this.reconciler.originWritten(kind, origin, objectKey(origin)),
+      originWritten: (kind, origin, over) =>
+        this.reconciler.originWritten(kind, origin, objectKey(origin), over.metadata?.resourceVersion),
       statusWritten: (kind, origin) => this.reconciler.statusWritten(kind, objectKey(origin)),
       log,
     });
@@ -690,7 +691,7 @@ export class DispatchController {
     for (const kind of this.kinds.values()) {
       for (const mirror of connection.mirrors(kind.adapter.name)?.list() ?? []) {
         // Judged against the newest origin known: a mirror created from a placement the cache
-        // does not show yet (WrittenPlacements) is that placement's, not a stale one.
+        // does not show yet (WrittenOrigins) is that placement's, not a stale one.
         const origin = this.reconciler.newestOrigin(
           originKey(kind.adapter.name, objectKey(mirror)),
           kind.origins.get(objectKey(mirror)),

@@ -53,8 +53,8 @@ export interface OriginExecutorOptions {
   originWriting?: (kind: string, origin: KubeObject) => void;
   /** That write got no answer to note: it failed or met a conflict. */
   originUnwritten?: (kind: string, origin: KubeObject) => void;
-  /** The origin was written (its placement or its status): the apiserver's answer. */
-  originWritten?: (kind: string, origin: KubeObject) => void;
+  /** The origin was written (its placement or its status) over `over`: the apiserver's answer. */
+  originWritten?: (kind: string, origin: KubeObject, over: KubeObject) => void;
   log: Logger;
 }
 
@@ -186,8 +186,9 @@ export class OriginExecutor {
           return false;
         }
         // Later writes in this run go over the version this one produced.
+        const over = target.origin!;
         target.origin = written.value;
-        this.options.originWritten?.(adapter.name, written.value);
+        this.options.originWritten?.(adapter.name, written.value, over);
         if (action.record.cluster === undefined) {
           log.warn(
             { kind: adapter.name, job, because: action.record.lastReplacedBecause },
@@ -224,7 +225,7 @@ export class OriginExecutor {
           return false;
         }
         target.origin = written.value;
-        this.options.originWritten?.(adapter.name, written.value);
+        this.options.originWritten?.(adapter.name, written.value, origin);
         this.options.statusWritten?.(adapter.name, written.value);
         if (adapter.isFinished(written.value) && !adapter.isFinished(origin)) {
           log.info({ kind: adapter.name, job, purpose: action.purpose }, 'origin finished');
@@ -243,8 +244,9 @@ export class OriginExecutor {
             return undefined;
           });
         if (written) {
+          const over = target.origin!;
           target.origin = written;
-          this.options.originWritten?.(adapter.name, written);
+          this.options.originWritten?.(adapter.name, written, over);
         } else this.options.originUnwritten?.(adapter.name, target.origin!);
         return true;
       }

@@ -14,7 +14,7 @@ import type { ReconcileLane, ReconcileResult } from './keyed-work-queue.ts';
 import type { OriginExecutor, WorkerTarget } from './origin-executor.ts';
 import { OwnOriginWrites } from './own-origin-writes.ts';
 import type { WorkerAdmissionReasons } from './worker-admission-reasons.ts';
-import { WrittenPlacements } from './written-placements.ts';
+import { WrittenOrigins } from './written-origins.ts';
 
 /** How long a created mirror is taken as existing while its cluster's cache does not show it. */
 export const expectedMirrorMs = 30_000;
@@ -117,8 +117,9 @@ export interface OriginReconcilerOptions {
  *
  * - origin writes (a placement, a status, a waiting note) whose watch echo is not reconciled
  *   once a plan from that very version found nothing to do (`OwnOriginWrites`);
- * - placements written that the origin cache does not show yet, planned from at once
- *   (`WrittenPlacements`);
+ * - origin writes that the origin cache does not show yet, planned from at once: a placement's
+ *   mirror created, a status written over the version the last write produced
+ *   (`WrittenOrigins`);
  * - mirrors created but not yet in their cluster's cache, taken as there for 30 s, and their
  *   echo not reconciled when a plan with them found nothing to do (cf. client-go's
  *   ControllerExpectations);
@@ -149,8 +150,8 @@ export class OriginReconciler {
    * its expectations before the request).
    */
   private readonly creatingMirrors = new Map<string, { cluster: string; held: number; echo?: KubeObject }>();
-  /** Placements written that the origin cache does not show yet (see WrittenPlacements). */
-  private readonly writtenPlacements = new WrittenPlacements();
+  /** Origin writes that the origin cache does not show yet (see WrittenOrigins). */
+  private readonly writtenOrigins = new WrittenOrigins();
   /** Origin writes whose watch echo need not be reconciled (see OwnOriginWrites). */
   private readonly ownWrites = new OwnOriginWrites();
   /** Per origin key: when a mirror change not yet written back to the origin was first seen. */
@@ -174,10 +175,10 @@ export class OriginReconciler {
   }
 
   /** How many entries each piece of bookkeeping holds (every one of them must drain). */
-  get sizes(): Record<'expectedMirrors' | 'writtenPlacements' | 'ownWrites' | 'deletedOrigins', number> {
+  get sizes(): Record<'expectedMirrors' | 'writtenOrigins' | 'ownWrites' | 'deletedOrigins', number> {
     return {
       expectedMirrors: this.expectedMirrors.size,
-      writtenPlacements: this.writtenPlacements.size,
+      writtenOrigins: this.writtenOrigins.size,
       ownWrites: this.ownWrites.size,
       deletedOrigins: this.deletedOrigins.size,
     };
@@ -188,6 +189,10 @@ export class OriginReconciler {
     if (event.type === 'delete') {
       this.deletedOrigins.set(key, event.object.metadata!.uid!);
       this.ownWrites.forget(key);
+      this.writtenOrigins.forget(key);
+    } else {
+      // The cache moved on: a write it shows now is dropped (a version written over keeps it).
+      this.writtenOrigins.newest(key, event.object);
     }
     // Our own write coming back, which a reconcile has planned from (or will): nothing new.
     if (
@@ -271,9 +276,17 @@ export class OriginReconciler {
     if (this.ownWrites.unanswered(key)) this.options.enqueue(key);
   }
 
-  /** The executor wrote the origin; `origin` is the apiserver's answer. */
-  originWritten(kind: string, origin: KubeObject, objectName: string): void {
+  /**
+   * The executor wrote the origin over version `over`; `origin` is the apiserver's answer, which
+   * reconciles plan from until the cache shows it (WrittenOrigins).
+   */
+  originWritten(kind: string, origin: KubeObject, objectName: string, over?: string): void {
     const key = originKey(kind, objectName);
+    if (over !== undefined && over !== origin.metadata?.resourceVersion) {
+      this.writtenOrigins.record(key, over, origin);
+      // Its echo may have come first (under load it often does): then the cache rules already.
+      this.writtenOrigins.newest(key, this.options.kinds.get(kind)?.origins.get(objectName));
+    }
     // Something the watch brought while the write was in flight was not its echo.
     if (this.ownWrites.wrote(key, origin.metadata?.resourceVersion)) this.options.enqueue(key);
   }
@@ -290,13 +303,13 @@ export class OriginReconciler {
    * for the watch to bring the write back).
    */
   placerWrote(key: string, over: string, written: KubeObject): void {
-    this.writtenPlacements.record(key, over, written);
+    this.writtenOrigins.record(key, over, written);
     this.options.enqueue(key, { first: true });
   }
 
-  /** The newest version of an origin known: a placement written, while the cache shows the version before it. */
+  /** The newest version of an origin known: our last write's answer, while the cache shows a version it went over. */
   newestOrigin(key: string, cached: KubeObject | undefined): KubeObject | undefined {
-    return this.writtenPlacements.newest(key, cached);
+    return this.writtenOrigins.newest(key, cached);
   }
 
   /** Expectations of mirrors whose origin was never reconciled again (deleted meanwhile) expire. */
@@ -357,10 +370,9 @@ export class OriginReconciler {
     return (origin, objectName) => {
       const plan = this.nothingToDo.get(origin);
       if (!plan || plan.at <= oldest || plan.clusters !== signature) return false;
-      // Written placements and created mirrors not yet in the caches are planned from, not skipped.
+      // Written origins and created mirrors not yet in the caches are planned from, not skipped.
       const key = originKey(kindName, objectName);
-      if (this.expectedMirrors.has(key) || this.writtenPlacements.newest(key, origin) !== origin)
-        return false;
+      if (this.expectedMirrors.has(key) || this.writtenOrigins.newest(key, origin) !== origin) return false;
       // Exactly the mirror the plan saw, as cached, and no other.
       let seen = plan.mirror === undefined;
       for (const cluster of clusters) {

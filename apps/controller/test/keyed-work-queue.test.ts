@@ -126,16 +126,29 @@ describe('KeyedWorkQueue', () => {
     expect(reconciler.calls).toEqual(['blocker', 'ns/job']);
   });
 
-  it('runs urgent keys first while nothing else waits, and takes turns with the others when both wait', async () => {
+  it('runs urgent keys first while nothing else waits, and two other keys for each urgent one when both wait', async () => {
     const reconciler = new ScriptedReconciler().holdingCalls();
     const { queue } = queueFor(reconciler, 1);
     queue.add('blocker');
-    for (const key of ['sync-1', 'sync-2']) queue.add(key);
+    for (const key of ['sync-1', 'sync-2', 'sync-3', 'sync-4']) queue.add(key);
     for (const key of ['new-1', 'new-2', 'new-3', 'new-4', 'new-5', 'new-6']) queue.add(key, true);
-    expect(queue.length).toBe(8);
+    expect(queue.length).toBe(10);
 
-    // Turns while both lanes hold keys; once the status syncs are done, the urgent keys back to back.
-    const order = ['blocker', 'sync-1', 'new-1', 'sync-2', 'new-2', 'new-3', 'new-4', 'new-5', 'new-6'];
+    // Two status syncs for each new key while both lanes hold keys; once the syncs are done,
+    // the urgent keys back to back.
+    const order = [
+      'blocker',
+      'sync-1',
+      'new-1',
+      'sync-2',
+      'sync-3',
+      'new-2',
+      'sync-4',
+      'new-3',
+      'new-4',
+      'new-5',
+      'new-6',
+    ];
     for (const key of order) {
       await settle();
       reconciler.release(key);

@@ -375,6 +375,7 @@ try {
     record('fleetReplayWithoutShortJobsPerSec', fleetResult.fleetReplayWithoutShortJobsPerSec);
     record('fleetRatioReplayWithoutShortJobs', fleetResult.fleetRatioReplayWithoutShortJobs);
     record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
+    record('fleetStatusWriteConflicts', fleetResult.statusWriteConflicts);
     // Another team's short Jobs behind the backlog: create → mirror (placement turns by namespace).
     const shortDispatch = fleetResult.shortJobDispatchSeconds;
     if (shortDispatch.p50 !== null) record('shortJobDispatchP50Seconds', shortDispatch.p50);

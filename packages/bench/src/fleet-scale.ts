@@ -35,6 +35,7 @@ import {
   replayDispatch,
   shortJobStream,
   startController,
+  statusWriteConflicts,
   waitUntil,
 } from './scenarios.ts';
 import { lowerMean, percentile } from './statistics.ts';
@@ -123,6 +124,8 @@ export interface FleetScaleResult {
   reconcileMeanSecondsByLane: Record<string, number | null>;
   /** The leader's mean jobrelay_status_lag_seconds over the drain: a mirror's change to its origin's status. */
   statusLagMeanSeconds: number;
+  /** The leader's origin status writes that met a conflict over the drain (`statusWriteConflicts`). */
+  statusWriteConflicts: number;
   controllerRssMiBTracked: number;
   controllerHeapUsedMiBTracked: number;
   /** Per worker, settled: its status's activeWorkloads (counted from watch events) and a LIST's unfinished mirrors. */
@@ -602,6 +605,7 @@ export async function fleetScale(
     );
     const drainMetrics = await leader.metrics();
     const statusLagMeanSeconds = histogramMean(drainMetrics, 'jobrelay_status_lag_seconds') ?? Number.NaN;
+    const statusWriteConflictCount = metricSum(drainMetrics, statusWriteConflicts);
     // How long one reconcile took, by lane: with the reconcile concurrency, what a backlog of
     // status changes can be written back at.
     const reconcileMeanSecondsByLane = Object.fromEntries(
@@ -613,7 +617,8 @@ export async function fleetScale(
     log(`  mean reconcile seconds by lane over the drain: ${JSON.stringify(reconcileMeanSecondsByLane)}`);
     log(
       `  drained ${options.workloads} in ${(drainMs / 1000).toFixed(0)} s: mirrors ${fleetDispatchJobsPerSec.toFixed(1)} Jobs/s, ` +
-        `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s`,
+        `with their statuses ${fleetSyncedJobsPerSec.toFixed(1)} Jobs/s; mean status lag ${statusLagMeanSeconds.toFixed(1)} s; ` +
+        `${statusWriteConflictCount} status writes met a conflict`,
     );
     log(`  drain CPU ms per workload: ${describeParts(drainCpuMsPerJobByPart)}`);
     log(`  drain requests per workload: ${JSON.stringify(drainRequestsPerJob)}`);
@@ -851,6 +856,7 @@ export async function fleetScale(
       drainRequestsPerJob,
       replayRequestsPerJob,
       statusLagMeanSeconds,
+      statusWriteConflicts: statusWriteConflictCount,
       controllerRssMiBTracked,
       controllerHeapUsedMiBTracked: heap.usedMiB,
       activeWorkloads,

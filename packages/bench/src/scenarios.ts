@@ -187,6 +187,12 @@ export interface DrainResult {
   writesPerDispatch: number;
   originStatusWritesPerJob: number;
   mirrorStatusChangesPerJob: number;
+  /**
+   * Origin status writes that met a conflict (`jobrelay_origin_status_writes_total{result="conflict"}`):
+   * only jobrelay writes a claimed Job's status, so each is a write planned from a version older
+   * than one it had written itself, and costs a write and a retry.
+   */
+  originStatusWriteConflicts: number;
   /** BullMQ placement tasks run per Job, every outcome (1 when no task is run twice). */
   placementTasksPerJob: number;
   /** Reconciles per Job (an origin's watch events, its mirror's, and the placement's own). */
@@ -197,6 +203,9 @@ export interface DrainResult {
   /** CPU per Job of every part on the machine over the drain, and the machine's busy time (`machineBusy`). */
   cpuByPart: FleetCpu;
 }
+
+/** The controller's counter of origin status writes that met a conflict. */
+export const statusWriteConflicts = 'jobrelay_origin_status_writes_total{result="conflict"}';
 
 /** Seconds between a drain's end and its idle reading (V8's collections of the drain's garbage). */
 const idleSettleSeconds = 15;
@@ -252,6 +261,7 @@ export async function drainBacklog(
     const rssBytes = controller.rssBytes();
     const placementTasks = await controller.counter('jobrelay_placements_total');
     const reconciles = await controller.counter('jobrelay_reconciles_total');
+    const statusConflicts = await controller.counter(statusWriteConflicts);
     if (settings.heapSnapshotDir) await controller.heapSnapshot(settings.heapSnapshotDir);
     // Writes still in flight land in the counts within a moment.
     await new Promise((r) => setTimeout(r, 1000));
@@ -267,6 +277,7 @@ export async function drainBacklog(
       writesPerDispatch: writes.dispatch / options.jobs,
       originStatusWritesPerJob: writes.originStatus / options.jobs,
       mirrorStatusChangesPerJob: observed.mirrorStatusChanges() / options.jobs,
+      originStatusWriteConflicts: statusConflicts,
       placementTasksPerJob: placementTasks / options.jobs,
       reconcilesPerJob: reconciles / options.jobs,
       rssMiB: rssBytes / 2 ** 20,

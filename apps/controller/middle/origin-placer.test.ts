@@ -41,6 +41,8 @@ function placerWorld(
   const clock = new TestClock();
   const written: { key: string; over: string; written: KubeObject }[] = [];
   const placedOn: string[] = [];
+  /** What the reconciler knows newer than the cache, by origin key (its own writes' answers). */
+  const newest = new Map<string, KubeObject>();
   let leading = options.leading ?? true;
   /** The origin cache: what the management cluster held when last synced (`sync()`). */
   const cache = new Map<string, Job>();
@@ -75,6 +77,7 @@ function placerWorld(
     clock,
     log: silentLog,
     originWritten: (key, over, object) => written.push({ key, over, written: object }),
+    newestOrigin: (key, cached) => newest.get(key) ?? cached,
     placedOn: (cluster) => placedOn.push(cluster),
   };
   const placer = new OriginPlacer(placerOptions);
@@ -87,6 +90,7 @@ function placerWorld(
     placer,
     task,
     written,
+    newest,
     placedOn,
     stopLeading: () => {
       leading = false;
@@ -115,6 +119,26 @@ describe('OriginPlacer', () => {
     expect(p.placedOn).toEqual(['worker-2']);
     // Assumed on its cluster until the cache shows it.
     expect(p.placer.loadByCluster().get('worker-2')?.workloads).toBe(1);
+  });
+
+  it('placed over the newest version known: its own status written after the cache was synced, no conflict', async () => {
+    const p = placerWorld();
+    const origin = p.world.management.put(originJob());
+    p.sync();
+    // The controller wrote the origin's status; the watch has not brought it back yet.
+    const statusWritten = p.world.management.put({ ...origin, status: { active: 0 } });
+    p.newest.set('job/team-a/train', statusWritten);
+    expect(await p.placer.place(p.task, 0)).toBe('placed');
+    expect(p.world.management.calls).toEqual(['patch team-a/train']);
+    expect(p.written).toEqual([
+      { key: 'job/team-a/train', over: statusWritten.metadata!.resourceVersion, written: p.stored() },
+    ]);
+    // From the cache alone, the same placement meets the newer version: a conflict, retried.
+    p.newest.clear();
+    p.world.management.put({ ...p.stored(), metadata: { ...p.stored().metadata, annotations: {} } });
+    p.sync();
+    p.world.management.put({ ...p.stored(), status: { active: 0, ready: 0 } });
+    await expect(p.placer.place(p.task, 0)).rejects.toThrow(/changed while placing it/);
   });
 
   it('placements running concurrently count each other (assumed before the write)', async () => {

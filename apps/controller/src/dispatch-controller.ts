@@ -339,6 +339,7 @@ export class DispatchController {
       // Its reconcile plans from the version written (a placement's mirror is created at once,
       // ahead of status syncs); the executor has noted the write for its echo (ownWrites).
       originWritten: (key, over, written) => this.reconciler.placerWrote(key, over, written),
+      newestOrigin: (key, cached) => this.reconciler.newestOrigin(key, cached),
       placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
       // A queued workload waits for its queue's admission, which places it.
       admissionGate: (kind, origin) => this.admission.isQueued(this.kinds.get(kind.adapter.name)!, origin),

@@ -64,6 +64,12 @@ export interface OriginPlacerOptions {
    * (and creates the mirror of a placement at once).
    */
   originWritten: (key: string, over: string, written: KubeObject) => void;
+  /**
+   * The newest version of an origin known (`OriginReconciler.newestOrigin`): this process's last
+   * write's answer while the cache still shows a version it went over. A placement written over
+   * the cache's version then would only meet a conflict. Absent: the cache.
+   */
+  newestOrigin?: (key: string, cached: KubeObject | undefined) => KubeObject | undefined;
   /** A workload was placed on `cluster` (counted). */
   placedOn: (cluster: string) => void;
   /**
@@ -158,7 +164,8 @@ export class OriginPlacer {
     const kind = taskKind.dispatched;
     const { adapter } = kind;
     // The cache, not a GET: the placement write below carries the version read here.
-    let origin = kind.origins.get(key);
+    const cached = kind.origins.get(key);
+    let origin = this.options.newestOrigin?.(originKey(adapter.name, key), cached) ?? cached;
     if (!origin || origin.metadata?.uid !== task.uid) {
       // Not (or not yet) in the cache as the task knows it: ask the apiserver.
       try {

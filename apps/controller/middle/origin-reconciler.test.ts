@@ -162,6 +162,14 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     reconciler.placerWrote(key, origin.metadata!.resourceVersion!, sealed);
     return sealed;
   };
+  /** Placed on worker-1, its mirror created and seen, and running: its status not written back yet. */
+  const placedAndRunning = async (): Promise<void> => {
+    placeOnWorker1();
+    await reconciler.reconcile(key);
+    deliverOrigin();
+    deliverMirror();
+    mirrorStarts();
+  };
   return {
     world,
     clock,
@@ -178,6 +186,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     deliverMirror,
     mirrorStarts,
     placeOnWorker1,
+    placedAndRunning,
   };
 }
 
@@ -226,11 +235,7 @@ describe('OriginReconciler', () => {
 
   it('a status written back: its echo is not reconciled; the lag from the mirror change is measured', async () => {
     const r = reconcilerWorld();
-    r.placeOnWorker1();
-    await r.reconciler.reconcile(key);
-    r.deliverOrigin();
-    r.deliverMirror();
-    r.mirrorStarts();
+    await r.placedAndRunning();
     r.clock.advance(250);
     r.enqueued.length = 0;
     await r.reconciler.reconcile(key);
@@ -248,11 +253,7 @@ describe('OriginReconciler', () => {
 
   it('a status change after a status write the origin watch has not brought yet: written over that write, no conflict', async () => {
     const r = reconcilerWorld();
-    r.placeOnWorker1();
-    await r.reconciler.reconcile(key);
-    r.deliverOrigin();
-    r.deliverMirror();
-    r.mirrorStarts();
+    await r.placedAndRunning();
     await r.reconciler.reconcile(key);
     const first = r.world.management.get('team-a', 'train')!;
     expect(first.status?.active).toBe(1);
@@ -326,11 +327,7 @@ describe('OriginReconciler', () => {
 
   it('an echo that arrives before the reconcile planned again is dropped if nothing is left', async () => {
     const r = reconcilerWorld();
-    r.placeOnWorker1();
-    await r.reconciler.reconcile(key);
-    r.deliverOrigin();
-    r.deliverMirror();
-    r.mirrorStarts();
+    await r.placedAndRunning();
     r.enqueued.length = 0;
     r.afterExecute.hook = () => r.deliverOrigin();
     await r.reconciler.reconcile(key);
@@ -341,11 +338,7 @@ describe('OriginReconciler', () => {
 
   it('a failed reconcile forgets the write before it: that echo is reconciled as any event', async () => {
     const r = reconcilerWorld();
-    r.placeOnWorker1();
-    await r.reconciler.reconcile(key);
-    r.deliverOrigin();
-    r.deliverMirror();
-    r.mirrorStarts();
+    await r.placedAndRunning();
     await r.reconciler.reconcile(key);
     expect(r.reconciler.sizes.ownWrites).toBe(1);
     const worker = r.world.workers.get('worker-1')!;

@@ -159,7 +159,9 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
         },
       },
     });
-    reconciler.placerWrote(key, origin.metadata!.resourceVersion!, sealed);
+    // As in the controller: the placer's executor notes the write, then the placer asks for the reconcile.
+    reconciler.originWritten('job', sealed, objectName, origin.metadata!.resourceVersion!);
+    reconciler.placerWrote(key);
     return sealed;
   };
   /** Placed on worker-1, its mirror created and seen, and running: its status not written back yet. */
@@ -203,8 +205,6 @@ describe('OriginReconciler', () => {
   it('the echoes of the placement and of the mirror create cost no reconcile; a later change does', async () => {
     const r = reconcilerWorld();
     r.placeOnWorker1();
-    // The placer's write goes through the executor, which notes it (as the placer does in the controller).
-    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
     r.enqueued.length = 0;
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
@@ -376,7 +376,6 @@ describe('OriginReconciler', () => {
     it('expire with garbage collection when their origin is never reconciled again; the echo is then reconciled', async () => {
       const r = reconcilerWorld();
       r.placeOnWorker1();
-      r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
       await r.reconciler.reconcile(key);
       expect(r.reconciler.sizes.expectedMirrors).toBe(1);
       r.clock.advance(29_000);
@@ -671,8 +670,6 @@ describe('the resync passes over an origin whose last plan found nothing to do',
   async function settledWorld() {
     const r = reconcilerWorld();
     r.placeOnWorker1();
-    // The placer's write goes through the executor, which notes it (as in the controller).
-    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
     r.deliverMirror();
@@ -831,7 +828,6 @@ describe('a mirror whose watch echo comes before the create’s answer', () => {
   async function createWith(during: (r: ReturnType<typeof reconcilerWorld>) => void) {
     const r = reconcilerWorld();
     r.placeOnWorker1();
-    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
     r.deliverOrigin();
     beforeTheAnswer(r.world.workers.get('worker-1')!, 'create', () => during(r));
     r.enqueued.length = 0;
@@ -880,7 +876,6 @@ describe('an origin write whose watch echo comes before its answer', () => {
   async function statusWriteWith(during: (r: ReturnType<typeof reconcilerWorld>) => void) {
     const r = reconcilerWorld();
     r.placeOnWorker1();
-    r.reconciler.originWritten('job', r.world.management.get('team-a', 'train')!, objectName);
     await r.reconciler.reconcile(key);
     r.deliverOrigin();
     r.deliverMirror();

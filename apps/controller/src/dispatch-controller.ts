@@ -336,9 +336,9 @@ export class DispatchController {
       namespaces: this.namespaces,
       clock: this.clock,
       log,
-      // Its reconcile plans from the version written (a placement's mirror is created at once,
-      // ahead of status syncs); the executor has noted the write for its echo (ownWrites).
-      originWritten: (key, over, written) => this.reconciler.placerWrote(key, over, written),
+      // Its reconcile runs ahead of status syncs and plans from the version written (a
+      // placement's mirror is created at once): the executor noted the write (originWritten).
+      originWritten: (key) => this.reconciler.placerWrote(key),
       newestOrigin: (key, cached) => this.reconciler.newestOrigin(key, cached),
       placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
       // A queued workload waits for its queue's admission, which places it.

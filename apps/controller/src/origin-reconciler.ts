@@ -298,12 +298,11 @@ export class OriginReconciler {
   }
 
   /**
-   * A placement task wrote the origin over version `over` (`written` is the answer): its
-   * reconcile plans from the answer at once (a placement's mirror is created without waiting
-   * for the watch to bring the write back).
+   * A placement task wrote the origin: its reconcile runs ahead of status syncs and plans from
+   * the answer at once (the executor noted it in `originWritten`), so a placement's mirror is
+   * created without waiting for the watch to bring the write back.
    */
-  placerWrote(key: string, over: string, written: KubeObject): void {
-    this.writtenOrigins.record(key, over, written);
+  placerWrote(key: string): void {
     this.options.enqueue(key, { first: true });
   }
 

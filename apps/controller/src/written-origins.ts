@@ -31,7 +31,7 @@ export class WrittenOrigins {
     const entry = this.byKey.get(key);
     const version = written.metadata?.resourceVersion;
     if (entry && entry.written.metadata?.uid === written.metadata?.uid) {
-      // The same answer noted twice (the placer notes what its executor run already did).
+      // The same answer noted again: nothing new (and the versions before it still hold).
       if (entry.written.metadata?.resourceVersion === version) return;
       // A write over the last answer: the versions before it are older still.
       if (entry.written.metadata?.resourceVersion === over) {

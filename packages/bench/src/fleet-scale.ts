@@ -35,7 +35,7 @@ import {
   replayDispatch,
   shortJobStream,
   startController,
-  statusWriteConflicts,
+  statusWriteConflictsMetric,
   waitUntil,
 } from './scenarios.ts';
 import { lowerMean, percentile } from './statistics.ts';
@@ -124,7 +124,7 @@ export interface FleetScaleResult {
   reconcileMeanSecondsByLane: Record<string, number | null>;
   /** The leader's mean jobrelay_status_lag_seconds over the drain: a mirror's change to its origin's status. */
   statusLagMeanSeconds: number;
-  /** The leader's origin status writes that met a conflict over the drain (`statusWriteConflicts`). */
+  /** The leader's origin status writes that met a conflict over the drain (`statusWriteConflictsMetric`). */
   statusWriteConflicts: number;
   controllerRssMiBTracked: number;
   controllerHeapUsedMiBTracked: number;
@@ -605,7 +605,7 @@ export async function fleetScale(
     );
     const drainMetrics = await leader.metrics();
     const statusLagMeanSeconds = histogramMean(drainMetrics, 'jobrelay_status_lag_seconds') ?? Number.NaN;
-    const statusWriteConflictCount = metricSum(drainMetrics, statusWriteConflicts);
+    const statusWriteConflictCount = metricSum(drainMetrics, statusWriteConflictsMetric);
     // How long one reconcile took, by lane: with the reconcile concurrency, what a backlog of
     // status changes can be written back at.
     const reconcileMeanSecondsByLane = Object.fromEntries(

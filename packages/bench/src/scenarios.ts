@@ -205,7 +205,7 @@ export interface DrainResult {
 }
 
 /** The controller's counter of origin status writes that met a conflict. */
-export const statusWriteConflicts = 'jobrelay_origin_status_writes_total{result="conflict"}';
+export const statusWriteConflictsMetric = 'jobrelay_origin_status_writes_total{result="conflict"}';
 
 /** Seconds between a drain's end and its idle reading (V8's collections of the drain's garbage). */
 const idleSettleSeconds = 15;
@@ -261,7 +261,7 @@ export async function drainBacklog(
     const rssBytes = controller.rssBytes();
     const placementTasks = await controller.counter('jobrelay_placements_total');
     const reconciles = await controller.counter('jobrelay_reconciles_total');
-    const statusConflicts = await controller.counter(statusWriteConflicts);
+    const statusConflicts = await controller.counter(statusWriteConflictsMetric);
     if (settings.heapSnapshotDir) await controller.heapSnapshot(settings.heapSnapshotDir);
     // Writes still in flight land in the counts within a moment.
     await new Promise((r) => setTimeout(r, 1000));

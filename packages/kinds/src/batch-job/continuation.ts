@@ -53,9 +53,9 @@ export function continuationFor(
       ...(failedIndexes ? { failedIndexes } : {}),
     };
     // An Indexed Job counts exactly its completed indexes as succeeded, and every failed index
-    // failed at least once. The worker's controller adds an index to its set one status update
-    // before it counts the pod (the pod waits in uncountedTerminatedPods, which the origin does
-    // not carry), so a loss in between would otherwise leave a failed index with no failure.
+    // failed at least once. The worker's controller may add an index to its set before the
+    // pod shows in any counter, so a loss in between would otherwise leave a failed index with
+    // no failure.
     if (indexed) progress.succeeded = parseIndexIntervals(progress.completedIndexes).length;
     progress.failed = Math.max(progress.failed, parseIndexIntervals(progress.failedIndexes).length);
     if (hasJobProgress(progress)) continuation.progress = progress;

@@ -81,8 +81,15 @@ export function translateMirrorStatus(
   const indexes = mergeIndexes(carried, from, perIndexBackoff);
   const completedIndexes = indexed ? formatIndexIntervals(indexes.completed) : undefined;
   const failedIndexes = perIndexBackoff ? formatIndexIntervals(indexes.failed) : undefined;
-  const succeededNow = indexed ? indexes.completed.length : carried.succeeded + (from.succeeded ?? 0);
-  const failedNow = carried.failed + (from.failed ?? 0);
+  // A pod in the mirror's uncountedTerminatedPods has terminated, and the worker's controller
+  // always moves it into its counter next (it decided to, in the same update): the origin
+  // counts it now, since a mirror lost in between would otherwise take it along. A Job decided
+  // then (SuccessCriteriaMet or FailureTarget comes in that same update) finishes with it.
+  const uncounted = from.uncountedTerminatedPods ?? {};
+  const succeededNow = indexed
+    ? indexes.completed.length
+    : carried.succeeded + (from.succeeded ?? 0) + (uncounted.succeeded?.length ?? 0);
+  const failedNow = carried.failed + (from.failed ?? 0) + (uncounted.failed?.length ?? 0);
 
   // A mirror its worker's own admission holds suspended shows it on the origin as it would
   // on that worker alone: Suspended=True now, Suspended=False (JobResumed) once admitted.
@@ -155,8 +162,8 @@ export function translateMirrorStatus(
     succeeded: Math.max(was.succeeded ?? 0, succeededNow),
     failed: Math.max(was.failed ?? 0, failedNow),
     // Empty, as the built-in controller keeps it once it has counted its pods (it never leaves
-    // the field out after its first sync): the origin counts only the mirror's counted pods, and
-    // the mirror's own pod UIDs mean nothing on the management cluster.
+    // the field out after its first sync): the mirror's uncounted pods are in the counters
+    // above, and the mirror's own pod UIDs mean nothing on the management cluster.
     uncountedTerminatedPods: {},
     conditions,
   };

@@ -1,6 +1,7 @@
 import { continuesFromAnnotation, suspendSentAnnotation } from '@jobrelay/mirror';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { finishDecidedJob } from '../../src/batch-job/finish-decided-job.ts';
 import { parseIndexIntervals } from '../../src/batch-job/index-intervals.ts';
 import type { Job, JobCondition, JobSpec, JobStatus } from '../../src/batch-job/job-object.ts';
 import type { JobProgress } from '../../src/batch-job/job-progress.ts';
@@ -569,19 +570,47 @@ describe('translateMirrorStatus', () => {
     expect(translated.conditions).toEqual([failureTarget]);
   });
 
-  it("writes uncountedTerminatedPods empty, never the mirror's pods: the origin counts only counted pods", () => {
+  it("counts the mirror's uncounted terminated pods, and writes uncountedTerminatedPods empty, never the mirror's pods", () => {
     const translated = translateMirrorStatus(
       origin(nonIndexed, { startTime: at(0) }),
       mirror({
         startTime: at(0),
         active: 1,
-        uncountedTerminatedPods: { succeeded: ['pod-a'], failed: ['pod-b'] },
+        succeeded: 1,
+        failed: 1,
+        uncountedTerminatedPods: { succeeded: ['pod-a'], failed: ['pod-b', 'pod-c'] },
       }),
-      firstAttempt,
+      { succeeded: 1, failed: 0 },
       NOW_DATE,
     );
     expect(translated.uncountedTerminatedPods).toEqual({});
-    expect(translated).toMatchObject({ succeeded: 0, failed: 0 });
+    expect(translated).toMatchObject({ succeeded: 3, failed: 3 });
+  });
+
+  it('finishes a Job decided while its pods were uncounted with those pods counted, as the worker would have', () => {
+    // The worker's controller writes SuccessCriteriaMet in the same update that lists the
+    // succeeded pods as uncounted; it counts them next. A mirror lost in between (its worker
+    // gone) finishes the origin from what the origin shows, which must already count them.
+    const workQueue: JobSpec = { template: {}, completionMode: 'NonIndexed', parallelism: 3 };
+    const decidedMirror = mirror(
+      {
+        startTime: at(0),
+        active: 0,
+        ready: 0,
+        terminating: 0,
+        uncountedTerminatedPods: { succeeded: ['pod-a', 'pod-b', 'pod-c'] },
+        conditions: [condition('SuccessCriteriaMet', 'True', 3, 'CompletionsReached')],
+      },
+      workQueue,
+    );
+    const was = origin(workQueue, { startTime: at(0), active: 3, ready: 3 });
+    const synced = translateMirrorStatus(was, decidedMirror, firstAttempt, NOW_DATE);
+    expect(
+      validateJobStatusTransition({ spec: workQueue, oldStatus: was.status!, newStatus: synced }),
+    ).toEqual([]);
+    const finished = finishDecidedJob({ ...was, status: synced }, new Date(at(20)));
+    expect(finished).toMatchObject({ succeeded: 3, failed: 0, active: 0, uncountedTerminatedPods: {} });
+    expect(finished?.conditions?.at(-1)).toMatchObject({ type: 'Complete', reason: 'CompletionsReached' });
   });
 
   describe('a mirror its worker’s own admission holds suspended (a Kueue there)', () => {

@@ -60,8 +60,10 @@ export interface OriginPlacerOptions {
   log: Logger;
   /**
    * A placement wrote the origin (its record, the reason it waits, the gave-up status) over
-   * version `over`; `written` is the apiserver's answer. The origin's reconcile plans from it
-   * (and creates the mirror of a placement at once).
+   * version `over`; `written` is the apiserver's answer. The controller asks for the origin's
+   * reconcile at once (a placement's mirror is created without waiting for the watch); the
+   * answer it plans from was already noted by the executor that made the write, so it reads
+   * only `key`.
    */
   originWritten: (key: string, over: string, written: KubeObject) => void;
   /**

@@ -374,6 +374,13 @@ try {
     // The ratio as taken before 2026-12-05: over a replay without the drain's short Jobs beside it.
     record('fleetReplayWithoutShortJobsPerSec', fleetResult.fleetReplayWithoutShortJobsPerSec);
     record('fleetRatioReplayWithoutShortJobs', fleetResult.fleetRatioReplayWithoutShortJobs);
+    // The bound: the replay beside a process holding the leader's watches and doing nothing else.
+    record('fleetReplayBesideLeaderWatchesJobsPerSec', fleetResult.fleetReplayBesideLeaderWatchesJobsPerSec);
+    record('fleetWatchesBoundRatio', fleetResult.fleetWatchesBoundRatio);
+    record(
+      'fleetReplayBesideLeaderWatchesNetMachineCpuMsPerJob',
+      fleetResult.netMachineCpuMsPerJob.replayBesideLeaderWatches,
+    );
     record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
     record('fleetStatusWriteConflicts', fleetResult.statusWriteConflicts);
     // Another team's short Jobs behind the backlog: create → mirror (placement turns by namespace).

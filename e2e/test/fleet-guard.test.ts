@@ -21,7 +21,16 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const suffix of ['', '-short', '-tenant', '-replay', '-replay-short', '-replay-alone'])
+  for (const suffix of [
+    '',
+    '-short',
+    '-tenant',
+    '-replay',
+    '-replay-short',
+    '-replay-alone',
+    '-replay-watched',
+    '-replay-watched-short',
+  ])
     await fleet.deleteNamespace(`bench-${run}${suffix}`);
   await fleet.close();
 });
@@ -70,6 +79,10 @@ describe(`a fleet that drains ${workloads} Jobs with a follower, an API and pod 
     // behind the dispatches (they once got one key in four and lagged by minutes).
     expect(result.fleetSyncedRatioReplay).toBeGreaterThan(0.25);
     expect(result.statusLagMeanSeconds).toBeGreaterThanOrEqual(0);
+    // The bound's replay ran beside a process that held the leader's watches (it used CPU) and
+    // placed every Job (its rate a real one).
+    expect(result.replayBesideLeaderWatchesCpuMsPerJobByPart['leader watches']).toBeGreaterThan(0);
+    expect(result.fleetReplayBesideLeaderWatchesJobsPerSec).toBeGreaterThan(0);
     // Settled workloads are passed over by the idle resync (one pass after the drain plans them
     // from the caches once; the next finds them unchanged), not planned again every 30 s.
     expect(result.resyncOrigins.unchanged).toBeGreaterThan(workloads / 2);

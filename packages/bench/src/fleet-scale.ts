@@ -22,6 +22,7 @@ import {
   readFleetCpu,
 } from './fleet-cpu.ts';
 import { PodWatch } from './job-watch.ts';
+import { startLeaderWatches } from './leader-watches.ts';
 import { mainThreadSchedule, type ScheduleShares, scheduleShares } from './process-usage.ts';
 import {
   type BenchSettings,
@@ -82,6 +83,16 @@ export interface FleetScaleResult {
   fleetReplayWithoutShortJobsPerSec: number;
   fleetRatioReplayWithoutShortJobs: number;
   /**
+   * The replay once more (short Jobs beside it), with the leader's watches held beside it by a
+   * process that does nothing else (`leader-watches.ts`): every stream a leader holds, each
+   * object parsed and cached by the controller's informer code. Its rate over the replay's is
+   * the highest ratio a dispatcher that watches what jobrelay watches could measure on this
+   * machine if its decisions, queue and bookkeeping cost nothing.
+   */
+  fleetReplayBesideLeaderWatchesJobsPerSec: number;
+  fleetWatchesBoundRatio: number;
+  replayBesideLeaderWatchesCpuMsPerJobByPart: FleetCpu;
+  /**
    * CPU per workload of every part of the machine, in ms: over the drain (leader ready to the
    * last origin status, the churn and short Jobs included, per drained workload) and over the
    * replays (the same churn; the same short Jobs, and none). On two shared cores the ratio is
@@ -103,7 +114,12 @@ export interface FleetScaleResult {
    * seconds, per workload, taken off): what each workload costs the machine on its own, over
    * the drain and the two replays. The ratio on saturated cores is about replay over drain.
    */
-  netMachineCpuMsPerJob: { drain: number; replay: number; replayWithoutShortJobs: number };
+  netMachineCpuMsPerJob: {
+    drain: number;
+    replay: number;
+    replayWithoutShortJobs: number;
+    replayBesideLeaderWatches: number;
+  };
   /**
    * Shares of the wall time the dispatcher's main thread (Node's event loop) ran and waited,
    * runnable, for a core (/proc schedstat): the leader's over the drain, the benchmark's own
@@ -794,6 +810,7 @@ export async function fleetScale(
     // once more without the short Jobs, the method before 2026-12-05, for comparison.
     churn.start(options.churnPodsPerSecond);
     let replay: ReplayResult;
+    let replayBesideLeaderWatches: ReplayResult;
     let replayWithoutShortJobs: ReplayResult;
     try {
       replay = await replayDispatch(fleet, settings, {
@@ -801,6 +818,22 @@ export async function fleetScale(
         run: `${options.run}-replay`,
         shortJobsPerSecond: options.shortJobsPerSecond,
       });
+      // The bound: the same replay beside the leader's watches alone (listed before it starts).
+      const watches = await startLeaderWatches(fleet.sandbox, {
+        logDir: settings.logDir,
+        nodeFlags: settings.controllerRuntime.nodeFlags,
+        environment: settings.controllerRuntime.environment,
+      });
+      try {
+        replayBesideLeaderWatches = await replayDispatch(fleet, settings, {
+          jobs: options.replayJobs,
+          run: `${options.run}-replay-watched`,
+          shortJobsPerSecond: options.shortJobsPerSecond,
+          besideParts: { 'leader watches': watches.cpuMs },
+        });
+      } finally {
+        await watches.stop();
+      }
       replayWithoutShortJobs = await replayDispatch(fleet, settings, {
         jobs: options.replayJobs,
         run: `${options.run}-replay-alone`,
@@ -819,6 +852,10 @@ export async function fleetScale(
         replayWithoutShortJobs.cpuByPart.machineBusy!,
         replayWithoutShortJobs.replayJobsPerSec,
       ),
+      replayBesideLeaderWatches: netOfRest(
+        replayBesideLeaderWatches.cpuByPart.machineBusy!,
+        replayBesideLeaderWatches.replayJobsPerSec,
+      ),
     };
     log(
       `  machine CPU per workload beyond the fleet at rest: drain ${netMachineCpuMsPerJob.drain.toFixed(2)} ms, replay ${netMachineCpuMsPerJob.replay.toFixed(2)} ms (without short Jobs ${netMachineCpuMsPerJob.replayWithoutShortJobs.toFixed(2)})`,
@@ -828,6 +865,10 @@ export async function fleetScale(
       `  replay of ${options.replayJobs} beside ${replay.shortJobsReplayed} short Jobs: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
     );
     log(`  replay requests per Job: ${JSON.stringify(replayRequestsPerJob)}`);
+    log(
+      `  replay of ${options.replayJobs} beside the leader's watches alone and ${replayBesideLeaderWatches.shortJobsReplayed} short Jobs: ${replayBesideLeaderWatches.replayJobsPerSec.toFixed(1)} Jobs/s ` +
+        `(${(replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec).toFixed(2)} of the replay's; ${netMachineCpuMsPerJob.replayBesideLeaderWatches.toFixed(2)} ms beyond the fleet at rest); CPU ms per Job: ${describeParts(replayBesideLeaderWatches.cpuByPart)}`,
+    );
     log(
       `  replay of ${options.replayJobs} without short Jobs: ${replayWithoutShortJobs.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replayWithoutShortJobs.cpuByPart)}`,
     );
@@ -843,6 +884,9 @@ export async function fleetScale(
       fleetSyncedRatioReplay: fleetSyncedJobsPerSec / replay.replayJobsPerSec,
       fleetReplayWithoutShortJobsPerSec: replayWithoutShortJobs.replayJobsPerSec,
       fleetRatioReplayWithoutShortJobs: fleetDispatchJobsPerSec / replayWithoutShortJobs.replayJobsPerSec,
+      fleetReplayBesideLeaderWatchesJobsPerSec: replayBesideLeaderWatches.replayJobsPerSec,
+      fleetWatchesBoundRatio: replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec,
+      replayBesideLeaderWatchesCpuMsPerJobByPart: replayBesideLeaderWatches.cpuByPart,
       drainCpuMsPerJobByPart,
       replayCpuMsPerJobByPart: replay.cpuByPart,
       replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,

@@ -415,7 +415,13 @@ export interface ReplayResult {
 export async function replayDispatch(
   fleet: BenchFleet,
   settings: BenchSettings,
-  options: { jobs: number; run: string; shortJobsPerSecond?: number },
+  options: {
+    jobs: number;
+    run: string;
+    shortJobsPerSecond?: number;
+    /** Other processes beside the replay whose CPU is a part of its own (name: CPU so far, ms). */
+    besideParts?: Record<string, () => number>;
+  },
 ): Promise<ReplayResult> {
   const namespace = `bench-${options.run}`;
   await fleet.createNamespace(namespace);
@@ -445,7 +451,10 @@ export async function replayDispatch(
   // Observed as the drain is, so the ratio compares the dispatcher with its calls alone.
   const observed = await observeDispatch(fleet, namespace);
   const before = await fleet.requestCounts();
-  const partsBefore = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
+  const partsBefore = readFleetCpu(fleet.sandbox.dir, {
+    benchmark: benchProcessCpuMs,
+    ...options.besideParts,
+  });
   const replayOne = async (origin: BenchJob, i: number) => {
     const cluster = fleet.workers[i % workers.length]!.name;
     const record = {
@@ -491,7 +500,10 @@ export async function replayDispatch(
   const seconds = (performance.now() - began) / 1000;
   const mainThread = scheduleShares(scheduleBefore, mainThreadSchedule(process.pid), seconds * 1000);
   const shortJobsReplayed = await shorts.stop();
-  const partsAfter = readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs });
+  const partsAfter = readFleetCpu(fleet.sandbox.dir, {
+    benchmark: benchProcessCpuMs,
+    ...options.besideParts,
+  });
   await new Promise((r) => setTimeout(r, 1000));
   const after = await fleet.requestCounts();
   return {

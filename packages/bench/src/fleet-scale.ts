@@ -825,6 +825,9 @@ export async function fleetScale(
         environment: settings.controllerRuntime.environment,
       });
       try {
+        // Their lists (every origin, every worker's mirrors and pods) leave the apiservers garbage
+        // to collect: let that pass before the replay's clock starts.
+        await sleep(20_000);
         replayBesideLeaderWatches = await replayDispatch(fleet, settings, {
           jobs: options.replayJobs,
           run: `${options.run}-replay-watched`,

@@ -381,6 +381,8 @@ try {
       'fleetReplayBesideLeaderWatchesNetMachineCpuMsPerJob',
       fleetResult.netMachineCpuMsPerJob.replayBesideLeaderWatches,
     );
+    // What holding those watches costs the machine with nothing dispatched (the churn on).
+    record('leaderWatchesStandingCores', fleetResult.leaderWatchesStandingCores);
     record('statusLagMeanSeconds', fleetResult.statusLagMeanSeconds);
     record('fleetStatusWriteConflicts', fleetResult.statusWriteConflicts);
     // Another team's short Jobs behind the backlog: create → mirror (placement turns by namespace).

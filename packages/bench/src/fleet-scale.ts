@@ -93,6 +93,15 @@ export interface FleetScaleResult {
   fleetWatchesBoundRatio: number;
   replayBesideLeaderWatchesCpuMsPerJobByPart: FleetCpu;
   /**
+   * The machine's cores by part over a window of the same churn with nothing dispatched and no
+   * jobrelay process, then with the leader's watches alone; the difference of the two machine
+   * totals is what holding those watches costs the fleet standing, the watching process's own
+   * CPU included (`leaderWatchesStandingCores`).
+   */
+  fleetAtRestWithoutJobrelayCoresByPart: FleetCpu;
+  fleetAtRestBesideLeaderWatchesCoresByPart: FleetCpu;
+  leaderWatchesStandingCores: number;
+  /**
    * CPU per workload of every part of the machine, in ms: over the drain (leader ready to the
    * last origin status, the churn and short Jobs included, per drained workload) and over the
    * replays (the same churn; the same short Jobs, and none). On two shared cores the ratio is
@@ -812,12 +821,26 @@ export async function fleetScale(
     let replay: ReplayResult;
     let replayBesideLeaderWatches: ReplayResult;
     let replayWithoutShortJobs: ReplayResult;
+    let standingWithoutJobrelay: FleetCpu;
+    let standingBesideLeaderWatches: FleetCpu;
     try {
       replay = await replayDispatch(fleet, settings, {
         jobs: options.replayJobs,
         run: `${options.run}-replay`,
         shortJobsPerSecond: options.shortJobsPerSecond,
       });
+      // What the leader's watches cost the machine standing, nothing dispatched: the churn with
+      // no jobrelay process at all, then with the watches alone. The replay's last short Jobs'
+      // pods are gone first (each deleted 4 s after its create).
+      await sleep(5000);
+      const standingMs = Math.min(60, options.churnSeconds) * 1000;
+      const machineOver = async (extra: Record<string, () => number> = {}) => {
+        const parts = () => readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs, ...extra });
+        const [before, from] = [parts(), performance.now()];
+        await sleep(standingMs);
+        return coresOver(before, parts(), performance.now() - from);
+      };
+      standingWithoutJobrelay = await machineOver();
       // The bound: the same replay beside the leader's watches alone (listed before it starts).
       const watches = await startLeaderWatches(fleet.sandbox, {
         logDir: settings.logDir,
@@ -826,8 +849,9 @@ export async function fleetScale(
       });
       try {
         // Their lists (every origin, every worker's mirrors and pods) leave the apiservers garbage
-        // to collect: let that pass before the replay's clock starts.
+        // to collect: let that pass before any window starts.
         await sleep(20_000);
+        standingBesideLeaderWatches = await machineOver({ 'leader watches': watches.cpuMs });
         replayBesideLeaderWatches = await replayDispatch(fleet, settings, {
           jobs: options.replayJobs,
           run: `${options.run}-replay-watched`,
@@ -872,6 +896,12 @@ export async function fleetScale(
       `  replay of ${options.replayJobs} beside the leader's watches alone and ${replayBesideLeaderWatches.shortJobsReplayed} short Jobs: ${replayBesideLeaderWatches.replayJobsPerSec.toFixed(1)} Jobs/s ` +
         `(${(replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec).toFixed(2)} of the replay's; ${netMachineCpuMsPerJob.replayBesideLeaderWatches.toFixed(2)} ms beyond the fleet at rest); CPU ms per Job: ${describeParts(replayBesideLeaderWatches.cpuByPart)}`,
     );
+    const leaderWatchesStandingCores =
+      standingBesideLeaderWatches.machineBusy! - standingWithoutJobrelay.machineBusy!;
+    log(
+      `  the churn with no jobrelay process: ${describeCores(standingWithoutJobrelay)}; with the leader's watches alone: ${describeCores(standingBesideLeaderWatches)}: ` +
+        `they take ${leaderWatchesStandingCores.toFixed(3)} cores standing`,
+    );
     log(
       `  replay of ${options.replayJobs} without short Jobs: ${replayWithoutShortJobs.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replayWithoutShortJobs.cpuByPart)}`,
     );
@@ -890,6 +920,9 @@ export async function fleetScale(
       fleetReplayBesideLeaderWatchesJobsPerSec: replayBesideLeaderWatches.replayJobsPerSec,
       fleetWatchesBoundRatio: replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec,
       replayBesideLeaderWatchesCpuMsPerJobByPart: replayBesideLeaderWatches.cpuByPart,
+      fleetAtRestWithoutJobrelayCoresByPart: standingWithoutJobrelay,
+      fleetAtRestBesideLeaderWatchesCoresByPart: standingBesideLeaderWatches,
+      leaderWatchesStandingCores,
       drainCpuMsPerJobByPart,
       replayCpuMsPerJobByPart: replay.cpuByPart,
       replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,

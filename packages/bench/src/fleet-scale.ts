@@ -815,8 +815,9 @@ export async function fleetScale(
     for (const process of others.splice(0).reverse()) await process.stop();
 
     // The replay on the same fleet as the drain: the same churn, and the same stream of short
-    // Jobs, their calls replayed too (their pods run on the workers as the drain's did). Then
-    // once more without the short Jobs, the method before 2026-12-05, for comparison.
+    // Jobs, their calls replayed too (their pods run on the workers as the drain's did). Then the
+    // bound: the same replay beside the leader's watches alone (and the standing windows before
+    // it). Last, once more without the short Jobs, the method before 2026-12-05, for comparison.
     churn.start(options.churnPodsPerSecond);
     let replay: ReplayResult;
     let replayBesideLeaderWatches: ReplayResult;

@@ -5,7 +5,7 @@
 // it runs at the highest rate a dispatcher that watches what jobrelay watches could reach on
 // this machine if deciding and queueing cost it nothing.
 //
-// Run by the benchmark: node leader-watches.ts --management KUBECONFIG --worker KUBECONFIG...
+// Run by the benchmark: node leader-watches.ts --management KUBECONFIG --worker NAME=KUBECONFIG...
 // It prints one line, `synced`, once every watch has listed, and stops on SIGTERM.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -53,17 +53,18 @@ export async function startLeaderWatches(
       ...options.nodeFlags,
       new URL(import.meta.url).pathname,
       `--management=${sandbox.kubeconfigPath(sandbox.management.name)}`,
-      ...sandbox.workers.map((w) => `--worker=${sandbox.kubeconfigPath(w.name)}`),
+      ...sandbox.workers.map((w) => `--worker=${w.name}=${sandbox.kubeconfigPath(w.name)}`),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.environment } },
   );
   child.stderr.pipe(createWriteStream(logFile));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`the leader's watches did not sync within 300 s; see ${logFile}`)),
-      300_000,
-    );
+    // One that never syncs is stopped, not left watching beside the rest of the run.
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`the leader's watches did not sync within 300 s; see ${logFile}`));
+    }, 300_000);
     child.stdout.on('data', (chunk: Buffer) => {
       if (!chunk.toString().includes('synced')) return;
       clearTimeout(timer);
@@ -125,9 +126,10 @@ async function main(): Promise<void> {
   ];
   const mirrorSelector = mirrorSelectorFor(await defaultOriginId(management));
   // Each worker's, as the leading registry's: its mirrors, namespaces, nodes and pods.
-  for (const [i, path] of (values.worker ?? []).entries()) {
+  for (const worker of values.worker ?? []) {
+    const [cluster, path] = [worker.slice(0, worker.indexOf('=')), worker.slice(worker.indexOf('=') + 1)];
+    if (!cluster || !path) throw new Error(`--worker ${worker}: expected NAME=KUBECONFIG`);
     const kubeConfig = kubeConfigAt(path);
-    const cluster = `worker-${i + 1}`;
     informers.push(
       new ResilientInformer<KubeObject>({
         name: `${cluster} mirrors`,

@@ -451,10 +451,9 @@ export async function replayDispatch(
   // Observed as the drain is, so the ratio compares the dispatcher with its calls alone.
   const observed = await observeDispatch(fleet, namespace);
   const before = await fleet.requestCounts();
-  const partsBefore = readFleetCpu(fleet.sandbox.dir, {
-    benchmark: benchProcessCpuMs,
-    ...options.besideParts,
-  });
+  const fleetCpu = () =>
+    readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs, ...options.besideParts });
+  const partsBefore = fleetCpu();
   const replayOne = async (origin: BenchJob, i: number) => {
     const cluster = fleet.workers[i % workers.length]!.name;
     const record = {
@@ -500,10 +499,7 @@ export async function replayDispatch(
   const seconds = (performance.now() - began) / 1000;
   const mainThread = scheduleShares(scheduleBefore, mainThreadSchedule(process.pid), seconds * 1000);
   const shortJobsReplayed = await shorts.stop();
-  const partsAfter = readFleetCpu(fleet.sandbox.dir, {
-    benchmark: benchProcessCpuMs,
-    ...options.besideParts,
-  });
+  const partsAfter = fleetCpu();
   await new Promise((r) => setTimeout(r, 1000));
   const after = await fleet.requestCounts();
   return {

@@ -17,6 +17,11 @@ export interface ControllerProcess {
   metric(name: string): Promise<number>;
   /** Whether /readyz answers 200 now. */
   isReady(): Promise<boolean>;
+  /**
+   * Undefined while it runs or after `kill`; else how it ended and its last error or fatal
+   * line, for a test's timeout message (a controller that exits mid-test stalls what it waits for).
+   */
+  exitNote(): string | undefined;
 }
 
 let started = 0;
@@ -57,14 +62,32 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let killed = false;
+  const logs = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
   return {
     process: child,
     logFile,
     async kill(signal = 'SIGTERM') {
+      killed = true;
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
-    logs: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    logs,
+    exitNote() {
+      if (killed || (child.exitCode === null && child.signalCode === null)) return undefined;
+      const lastError = logs()
+        .split('\n')
+        .reverse()
+        .map((line) => {
+          try {
+            return JSON.parse(line) as { level?: number; msg?: string };
+          } catch {
+            return undefined;
+          }
+        })
+        .find((entry) => (entry?.level ?? 0) >= 50);
+      return `the controller exited (${child.signalCode ?? `code ${child.exitCode}`})${lastError ? `, last logging "${lastError.msg}"` : ''}; see ${logFile}`;
+    },
     async healthUrl() {
       for (let i = 0; i < 100; i++) {
         // The log file appears only once the stream has opened it.

@@ -133,7 +133,16 @@ export async function refusal(call: Promise<unknown>): Promise<{ code: number; m
 export async function eventually<T>(
   description: string,
   probe: () => Promise<T | undefined>,
-  { timeoutMs = 120_000, intervalMs = 500 } = {},
+  {
+    timeoutMs = 120_000,
+    intervalMs = 500,
+    explain,
+  }: {
+    timeoutMs?: number;
+    intervalMs?: number;
+    /** What the timeout's message adds (where things stood, e.g. whether the controller exited). */
+    explain?: () => string | undefined;
+  } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -146,8 +155,9 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+  const context = explain?.();
   throw new Error(
-    `timed out after ${timeoutMs / 1000}s waiting for ${description}${last ? `: ${String(last)}` : ''}`,
+    `timed out after ${timeoutMs / 1000}s waiting for ${description}${last ? `: ${String(last)}` : ''}${context ? ` (${context})` : ''}`,
   );
 }
 

@@ -4,7 +4,7 @@
 
 import { placementAnnotation } from '@jobrelay/mirror';
 import { PlacementQueue } from '@jobrelay/placement';
-import { type V1Job, Watch } from '@kubernetes/client-node';
+import type { V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import {
   sandboxJob,
   testSandbox,
 } from '../src/kube-test-helpers.ts';
+import { resumingWatch } from '../src/resuming-watch.ts';
 
 const backlog = 300;
 let fleet: Fleet;
@@ -49,26 +50,25 @@ function idleJob(name: string): V1Job {
 async function watchPlacements(namespaces: string[]) {
   const order: Array<{ namespace: string; name: string }> = [];
   const seen = new Set<string>();
-  const aborts = await Promise.all(
+  const watches = await Promise.all(
     namespaces.map((namespace) =>
-      new Watch(fleet.management.kubeConfig).watch(
-        `/apis/batch/v1/namespaces/${namespace}/jobs`,
-        {},
-        (_type, job: V1Job) => {
+      resumingWatch<V1Job>(fleet.management.kubeConfig, `/apis/batch/v1/namespaces/${namespace}/jobs`, {
+        onEvent: (_type, job) => {
           const key = `${namespace}/${job.metadata?.name}`;
           if (seen.has(key) || !job.metadata?.annotations?.[placementAnnotation]?.includes('"cluster"'))
             return;
           seen.add(key);
           order.push({ namespace, name: job.metadata.name! });
         },
-        () => {},
-      ),
+      }),
     ),
   );
   return {
     order,
+    /** Where the recording stands, for a timeout's message. */
+    describe: () => [`${order.length} placements seen`, ...watches.map((w) => w.describe())].join(', '),
     stop: () => {
-      for (const abort of aborts) abort.abort();
+      for (const watch of watches) watch.stop();
     },
   };
 }
@@ -88,18 +88,18 @@ describe('placement turns by namespace', () => {
     const placements = await watchPlacements([busy, late]);
     try {
       controller = startController(fleet.sandbox);
+      const explain = () => [placements.describe(), controller?.exitNote()].filter(Boolean).join('; ');
       await eventually(
         'the backlog’s first placement',
         async () => (placements.order.length > 0 ? true : undefined),
-        {
-          timeoutMs: 120_000,
-          intervalMs: 50,
-        },
+        { timeoutMs: 120_000, intervalMs: 50, explain },
       );
       await fleet.management.batch.createNamespacedJob({ namespace: late, body: idleJob('late-0') });
       const busyPlacedBefore = placements.order.filter((p) => p.namespace === busy).length;
-      await eventually('the late Job placed', async () =>
-        placements.order.some((p) => p.namespace === late) ? true : undefined,
+      await eventually(
+        'the late Job placed',
+        async () => (placements.order.some((p) => p.namespace === late) ? true : undefined),
+        { explain },
       );
       const position = placements.order.findIndex((p) => p.namespace === late);
       const busyBetween = position - busyPlacedBefore;
@@ -107,7 +107,7 @@ describe('placement turns by namespace', () => {
       // without turns). With turns it waits for the placements already running (16 at once) and
       // one turn of the backlog: 6–50 in five runs, the most in a fleet just started.
       console.log(
-        `late Job placed after ${busyBetween} of the backlog's ${backlog - busyPlacedBefore} still queued when it arrived`,
+        `late Job placed after ${busyBetween} of the backlog's ${backlog - busyPlacedBefore} still queued when it arrived (${placements.describe()})`,
       );
       expect(busyBetween).toBeLessThanOrEqual(100);
       expect(backlog - position).toBeGreaterThan(100);
@@ -116,7 +116,7 @@ describe('placement turns by namespace', () => {
       await eventually(
         'the whole backlog placed',
         async () => (placements.order.length === backlog + 1 ? true : undefined),
-        { timeoutMs: 180_000 },
+        { timeoutMs: 180_000, explain },
       );
       const busyOrder = placements.order
         .filter((p) => p.namespace === busy)

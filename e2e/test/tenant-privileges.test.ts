@@ -17,7 +17,6 @@ import {
   type V1Job,
   type V1Namespace,
   type V1PodSpec,
-  Watch,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, startApiHarness } from '../src/api-harness.ts';
@@ -33,6 +32,7 @@ import {
   uniqueName,
   waitForFinishedJob,
 } from '../src/kube-test-helpers.ts';
+import { resumingWatch } from '../src/resuming-watch.ts';
 
 const enforce = 'pod-security.kubernetes.io/enforce';
 const origin = 'jobrelay.dev/origin';
@@ -114,28 +114,32 @@ async function namespaceLabelsOn(worker: string, name: string): Promise<Record<s
 
 /**
  * Watches every worker for a namespace of this name from now on, keeping the first version of it
- * each one shows: for a namespace that does not exist yet, the labels it was created with.
+ * each one shows: for a namespace that does not exist yet, the labels it was created with. From
+ * a list's version, so a watch that resumes before the namespace exists still sees its creation.
  */
 async function watchCreation(
   name: string,
 ): Promise<{ first(worker: string): V1Namespace | undefined; stop(): void }> {
   const first = new Map<string, V1Namespace>();
-  const aborts = await Promise.all(
-    workers.map((worker) =>
-      new Watch(fleet.workers.get(worker)!.kubeConfig).watch(
-        '/api/v1/namespaces',
-        { fieldSelector: `metadata.name=${name}` },
-        (_type, object: V1Namespace) => {
+  const fieldSelector = `metadata.name=${name}`;
+  const watches = await Promise.all(
+    workers.map(async (worker) => {
+      const kubeConfig = fleet.workers.get(worker)!.kubeConfig;
+      const listed = await fleet.workers.get(worker)!.core.listNamespace({ fieldSelector });
+      for (const namespace of listed.items) first.set(worker, namespace);
+      return resumingWatch<V1Namespace>(kubeConfig, '/api/v1/namespaces', {
+        query: { fieldSelector },
+        resourceVersion: listed.metadata?.resourceVersion,
+        onEvent: (_type, object) => {
           if (!first.has(worker)) first.set(worker, object);
         },
-        () => {},
-      ),
-    ),
+      });
+    }),
   );
   return {
     first: (worker) => first.get(worker),
     stop: () => {
-      for (const abort of aborts) abort.abort();
+      for (const watch of watches) watch.stop();
     },
   };
 }

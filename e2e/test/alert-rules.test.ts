@@ -3,11 +3,11 @@
 // the series that should trigger it, only after its `for`, and not on the ones that should not
 // (promtool's rule unit tests, written here as data).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repositoryRoot, resolveGoTool } from '@jobrelay/sandbox';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parse, stringify } from 'yaml';
 
 const rules = join(repositoryRoot, 'deploy/helm/jobrelay/files/alerts.rules.yaml');
@@ -209,6 +209,7 @@ describe('the shipped alert rules', () => {
 
   it.each(cases)('$alert: $name', ({ series, at, alert, firing, valueText }) => {
     const dir = mkdtempSync(join(tmpdir(), 'jobrelay-alerts-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const testFile = join(dir, 'test.yaml');
     writeFileSync(
       testFile,

@@ -3,13 +3,13 @@
 // become Active, have a Job placed on it, stream that Job's pod logs, drain the worker so the
 // Job moves, deregister it; all while the live change stream (SSE) reports what happens.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { registerSandboxWorkers, repositoryRoot } from '@jobrelay/sandbox';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type ApiProcess, startApiProcess } from '../src/api-process.ts';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
@@ -237,6 +237,8 @@ describe('the API over a real port', () => {
 
   it('does the same with the kubectl plugin from a shell', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'jobrelay-plugin-'));
+    // The plugin reads the kubeconfig while `register` runs, which this test waits for.
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const kubeconfigFile = join(dir, `${target}.kubeconfig`);
     writeFileSync(kubeconfigFile, registeredKubeconfig, { mode: 0o600 });
     const context = /current-context: (\S+)/.exec(registeredKubeconfig)![1]!;

@@ -9,7 +9,7 @@
 // kubectl as each identity, so the messages are the ones a user reads. The policy is removed at
 // the end: other files share the fleet.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repositoryRoot, type Sandbox, serviceAccountKubeconfig } from '@jobrelay/sandbox';
@@ -31,6 +31,8 @@ const refusedBecause = (keys: string) =>
 type Who = 'admin' | 'tenant' | 'controller';
 let sandbox: Sandbox;
 let namespace: string;
+/** Holds the tenant's kubeconfig, which every test's kubectl reads. */
+let scratch: string | undefined;
 const kubeconfigs = {} as Record<Who, string>;
 
 interface Run {
@@ -113,7 +115,7 @@ function rayCluster(
 
 beforeAll(async () => {
   sandbox = testSandbox();
-  const scratch = mkdtempSync(join(tmpdir(), 'jobrelay-bookkeeping-'));
+  scratch = mkdtempSync(join(tmpdir(), 'jobrelay-bookkeeping-'));
   kubeconfigs.admin = sandbox.kubeconfigPath(sandbox.management.name);
   kubeconfigs.controller = sandbox.serviceAccountKubeconfigPath('jobrelay-controller');
   const admin = clientsFor(sandbox, sandbox.management.name);
@@ -185,6 +187,7 @@ afterAll(async () => {
   if (!sandbox) return;
   kubectl('admin', ['delete', '--ignore-not-found', '-f', policyFile]);
   if (namespace) kubectl('admin', ['delete', 'namespace', namespace, '--wait=false']);
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe.each(['admin', 'tenant'] as const)('a Job, written by %s', (who) => {

@@ -9,7 +9,7 @@
 // `--wait` alone is its `watcher` strategy.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApiConfig } from '@jobrelay/api';
@@ -166,6 +166,10 @@ const valueSets: Array<{ name: string; values: string[] }> = [
 beforeAll(async () => {
   helm = await resolveGoTool('helm', (line) => console.log(`[helm] ${line}`));
 }, 30 * 60_000);
+
+// Runs after the installed release's afterAll: its controller (reading its settings and
+// kubeconfig here) has exited and its helm uninstall (HOME here) is done.
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('the chart, offline', () => {
   it('is checked with helm 4, the vetted release the sandbox builds', () => {

@@ -3,7 +3,7 @@
 // webhooks, which the sandbox runs on every cluster. Each JobSet is also run directly on the
 // same worker: the dispatched origin must end with its mirror's last status, and as the direct
 // run ends on every field JobSet itself decides the same way each time.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jobSetKind } from '@jobrelay/kinds';
@@ -198,6 +198,7 @@ function deterministic(status: JobSet['status']) {
 }
 
 let controller: ControllerProcess;
+let kindsDir: string | undefined;
 let namespace: string;
 let directNamespace: string;
 
@@ -222,7 +223,8 @@ beforeAll(async () => {
       ),
     );
   }
-  const kindsFile = join(mkdtempSync(join(tmpdir(), 'jobrelay-jobset-')), 'kinds.yaml');
+  kindsDir = mkdtempSync(join(tmpdir(), 'jobrelay-jobset-'));
+  const kindsFile = join(kindsDir, 'kinds.yaml');
   writeFileSync(kindsFile, stringify(jobSetKind));
   controller = startController(sandbox, [
     '--kinds=job,jobset',
@@ -239,6 +241,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await controller?.kill();
+  // Once the controller, started with --generic-kinds-file there, has exited.
+  if (kindsDir) rmSync(kindsDir, { recursive: true, force: true });
 });
 
 /** Runs the JobSet dispatched and directly; returns the settled origin, its mirror and the direct run. */

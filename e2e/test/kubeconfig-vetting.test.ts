@@ -8,7 +8,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { lookup } from 'node:dns/promises';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +102,8 @@ afterAll(async () => {
     await fleet.management.core.deleteNamespacedSecret({ name, namespace: systemNamespace }).catch(() => {});
   }
   await new Promise((resolve) => attacker?.close(resolve));
+  // Last: the controller and the API, whose kubeconfigs name the marker and the FIFO, are stopped.
+  rmSync(dir, { recursive: true, force: true });
 });
 
 type Doc = {

@@ -1,7 +1,7 @@
 // The generic adapter (a kind configured by GVK, status copied verbatim) against a real
 // controller: KubeRay's RayCluster, declared in a --generic-kinds-file instead of through its
 // own adapter. The controller dispatches only Jobs and this generic kind here.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kuberayManagedBy, sandboxRayCluster } from '@jobrelay/sandbox';
@@ -40,7 +40,8 @@ podSets:
 
 const sandbox = testSandbox();
 const fleet: Fleet = fleetOf(sandbox);
-const kindsFile = join(mkdtempSync(join(tmpdir(), 'jobrelay-generic-')), 'kinds.yaml');
+const kindsDir = mkdtempSync(join(tmpdir(), 'jobrelay-generic-'));
+const kindsFile = join(kindsDir, 'kinds.yaml');
 writeFileSync(kindsFile, genericRayCluster);
 const controller = startController(sandbox, [
   '--kinds=job,generic-raycluster',
@@ -54,6 +55,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await controller.kill();
+  // Once the controller, started with --generic-kinds-file there, has exited.
+  rmSync(kindsDir, { recursive: true, force: true });
 });
 
 describe('a RayCluster dispatched as a generic kind', () => {

@@ -3,7 +3,7 @@
 // working after the Sentinels fail the master over), and a three-node Redis Cluster (the
 // queue's keys hash-tagged into one slot, which BullMQ's multi-key scripts need there).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlacementQueue, type PlacementTask } from '@jobrelay/placement';
@@ -83,8 +83,20 @@ async function placeThrough(queue: PlacementQueue, prefix: string, count: number
   for (const uid of uids) placed.add(uid);
   return placed;
 }
-afterAll(() => {
-  for (const child of processes) child.kill('SIGKILL');
+afterAll(async () => {
+  await Promise.all(
+    processes.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null)
+            return resolve(undefined);
+          child.once('exit', resolve);
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+  // Once the servers have exited: their data, configuration and cluster node files are in it.
+  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the placement queue on Redis Sentinel', () => {

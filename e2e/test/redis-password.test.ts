@@ -5,7 +5,7 @@
 // external Redis an admin brings): the controller reads it percent-encoded, dispatches, and
 // neither its log nor its refusal of a URL it cannot read shows any part of the password.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,8 +161,18 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const child of started) if (child.exitCode === null) child.kill('SIGTERM');
+  const exited = started.map(
+    (child) =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      }),
+  );
   await fleet?.management.core.deleteNamespace({ name: namespace }).catch(() => {});
+  await Promise.all(exited);
+  // Once the Redis servers started through its wrapper scripts have exited.
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 async function dispatchOne(): Promise<void> {

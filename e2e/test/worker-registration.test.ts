@@ -2,12 +2,12 @@
 // to do, and one broken registration never disturbs the others.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemNamespace } from '@jobrelay/sandbox';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
 import { type Fleet, fleetOf } from '../src/dispatch-fixtures.ts';
@@ -94,6 +94,8 @@ describe('the Active condition of a WorkerCluster', () => {
       return stringify(copy);
     };
     const pki = mkdtempSync(join(tmpdir(), 'jobrelay-bad-pki-'));
+    // Only this test reads it (into kubeconfig data); the controller never opens these files.
+    onTestFinished(() => rmSync(pki, { recursive: true, force: true }));
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: pki, stdio: 'pipe' });
     // A CA the apiservers do not use, and a client certificate from the right CA that has expired.
     openssl(

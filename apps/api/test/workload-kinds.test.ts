@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchJobAdapter, jobSetKind, rayClusterAdapter, rayJobAdapter } from '@jobrelay/kinds';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, loadApiConfig } from '../src/api-config.ts';
 import { ApiProblem } from '../src/problems.ts';
 import { onKind, onKinds } from '../src/routes/permissions.ts';
@@ -36,6 +36,7 @@ describe('the kinds the API shows: the controller’s flags, read by the same co
 
   it('takes --kinds, --managed-by, --kind-managed-by and --generic-kinds-file as the controller does', () => {
     const dir = mkdtempSync(join(tmpdir(), 'api-kinds-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'kinds.yaml');
     writeFileSync(file, JSON.stringify(jobSetKind));
     const config = loadApiConfig(

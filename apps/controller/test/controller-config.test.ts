@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ConfigError, type ControllerConfig, loadControllerConfig } from '../src/controller-config.ts';
 
 /** The message of the ConfigError `load` throws; fails the test if it throws nothing or something else. */
@@ -213,8 +213,11 @@ describe('--create-namespaces', () => {
   });
 });
 
+/** Writes `text` to a file of its own directory, removed when the calling test finishes. */
 function configFile(text: string, name = 'controller.yaml'): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'jobrelay-config-')), name);
+  const dir = mkdtempSync(join(tmpdir(), 'jobrelay-config-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, name);
   writeFileSync(file, text);
   return file;
 }

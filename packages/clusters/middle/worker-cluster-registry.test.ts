@@ -3,29 +3,34 @@
 // run in this process (in-process-apiserver.ts), with the clock injected: connect, a
 // kubeconfig that is refused, a missing Secret, a lost connection and the return, removal; and
 // who watches capacity (issue 31): the leader alone, publishing it for the others.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchJobAdapter } from '@jobrelay/kinds';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ensurePki } from '../../sandbox/src/pki.ts';
 import { type CapacityStatus, WorkerClusterRegistry, type WorkerConnection } from '../src/index.ts';
 import { InProcessApiServer } from './in-process-apiserver.ts';
 
 const systemNamespace = 'jobrelay-system';
+let scratch: string;
 let pki: ReturnType<typeof ensurePki>;
 const running: { stop(): Promise<void> }[] = [];
 
 beforeAll(() => {
-  pki = ensurePki(join(mkdtempSync(join(tmpdir(), 'jobrelay-middle-')), 'pki'));
+  scratch = mkdtempSync(join(tmpdir(), 'jobrelay-middle-'));
+  pki = ensurePki(join(scratch, 'pki'));
 });
 
 afterEach(async () => {
   for (const thing of running.splice(0).reverse()) await thing.stop();
 });
+
+// After every test's afterEach: the apiservers serving with these certificates are stopped.
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 class TestClock {
   private current = Date.parse('2026-12-01T10:00:00Z');

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 
 // No kubeconfig makes jobrelay read a file or run a program: every field that names one is
@@ -20,6 +20,8 @@ const fifo = join(dir, 'fifo');
 execFileSync('mkfifo', [fifo]);
 const ranMarker = join(dir, 'exec-ran');
 const targets = { marker: markerFile, fifo, 'dev-zero': '/dev/zero' };
+// The loading child is done by then: spawnSync waits for it (and kills it at its deadline).
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const CA_DATA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString(
   'base64',

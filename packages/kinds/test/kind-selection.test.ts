@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@jobrelay/kube';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   batchJobAdapter,
   chooseKinds,
@@ -89,6 +89,7 @@ describe('chooseKinds', () => {
 
 describe('knownKinds', () => {
   const dir = mkdtempSync(join(tmpdir(), 'jobrelay-kinds-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const file = (name: string, text: string) => {
     const path = join(dir, name);
     writeFileSync(path, text);

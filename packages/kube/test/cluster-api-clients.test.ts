@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { makeClusterApiClients } from '../src/cluster-api-clients.ts';
 import { TimeoutError } from '../src/with-timeout.ts';
 
@@ -144,6 +144,8 @@ describe('makeClusterApiClients', () => {
       expect(versions).toEqual(['1.1', '1.1', '1.1']);
       // Another CA than the server's: refused, as client-node's own pool would.
       const otherCa = mkdtempSync(join(tmpdir(), 'jobrelay-ca-'));
+      // Removed even when an expectation below fails.
+      onTestFinished(() => rmSync(otherCa, { recursive: true, force: true }));
       selfSignedCertificate(otherCa, '/CN=other');
       const untrusted = makeClusterApiClients(
         config(readFileSync(join(otherCa, 'cert.pem')).toString('base64')),
@@ -154,7 +156,6 @@ describe('makeClusterApiClients', () => {
       );
       await expect(untrusted.version.getCode()).rejects.toThrow();
       expect(versions).toHaveLength(3);
-      rmSync(otherCa, { recursive: true, force: true });
     } finally {
       await new Promise((resolve) => h2.close(resolve));
     }

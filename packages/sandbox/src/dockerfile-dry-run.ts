@@ -6,7 +6,7 @@
 // the container's start. What it cannot check: the base image itself (Node 24 on Debian slim is
 // stood in for by this machine's Node 24 and shell).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, isAbsolute, join } from 'node:path';
 
@@ -109,7 +109,7 @@ interface Stage {
 }
 
 export interface DryRunResult {
-  /** Stages in order, each with its directory standing for the image's filesystem. */
+  /** Stages in order (the directories that stood for their filesystems are removed before this returns). */
   stages: Array<{ name: string; image: string; user: string }>;
   /** The final stage's ENTRYPOINT started with `entrypointArgs`. */
   entrypoint: { argv: string[]; code: number | null; stdout: string; stderr: string };
@@ -126,90 +126,97 @@ export function dryRunDockerfile(
 ): DryRunResult {
   const instructions = parseDockerfile(readFileSync(dockerfile, 'utf8'));
   const scratch = mkdtempSync(join(tmpdir(), `dockerfile-${basename(dockerfile)}-`));
-  const stages: Stage[] = [];
-  const images: string[] = [];
-  const inStage = (stage: Stage, path: string) =>
-    join(stage.root, isAbsolute(path) ? path : join(stage.workdir, path));
-  for (const instruction of instructions) {
-    const stage = stages[stages.length - 1];
-    if (instruction.op === 'FROM') {
-      const name = instruction.stage ?? String(stages.length);
-      const root = join(scratch, `stage-${stages.length}`);
-      mkdirSync(root, { recursive: true });
-      stages.push({ name, root, workdir: '/', env: {}, user: 'root' });
-      images.push(instruction.image);
-      continue;
-    }
-    if (!stage) throw new DockerfileError(`line ${instruction.line}: ${instruction.op} before FROM`);
-    options.log?.(`[${stage.name}] ${instruction.op} ${JSON.stringify(instruction).slice(0, 160)}`);
-    switch (instruction.op) {
-      case 'WORKDIR':
-        stage.workdir = instruction.path;
-        mkdirSync(inStage(stage, '.'), { recursive: true });
-        break;
-      case 'COPY': {
-        const source =
-          instruction.from === undefined ? undefined : stages.find((s) => s.name === instruction.from);
-        if (instruction.from !== undefined && !source)
-          throw new DockerfileError(
-            `line ${instruction.line}: COPY --from=${instruction.from}: no earlier stage of that name`,
-          );
-        const destination = inStage(stage, instruction.destination);
-        const intoDirectory = instruction.destination.endsWith('/') || instruction.sources.length > 1;
-        for (const path of instruction.sources) {
-          const from = source ? join(source.root, path) : join(context, path);
-          if (!existsSync(from))
+  // Removed however this ends: nothing returned points into it (names, images, users, output).
+  try {
+    const stages: Stage[] = [];
+    const images: string[] = [];
+    const inStage = (stage: Stage, path: string) =>
+      join(stage.root, isAbsolute(path) ? path : join(stage.workdir, path));
+    for (const instruction of instructions) {
+      const stage = stages[stages.length - 1];
+      if (instruction.op === 'FROM') {
+        const name = instruction.stage ?? String(stages.length);
+        const root = join(scratch, `stage-${stages.length}`);
+        mkdirSync(root, { recursive: true });
+        stages.push({ name, root, workdir: '/', env: {}, user: 'root' });
+        images.push(instruction.image);
+        continue;
+      }
+      if (!stage) throw new DockerfileError(`line ${instruction.line}: ${instruction.op} before FROM`);
+      options.log?.(`[${stage.name}] ${instruction.op} ${JSON.stringify(instruction).slice(0, 160)}`);
+      switch (instruction.op) {
+        case 'WORKDIR':
+          stage.workdir = instruction.path;
+          mkdirSync(inStage(stage, '.'), { recursive: true });
+          break;
+        case 'COPY': {
+          const source =
+            instruction.from === undefined ? undefined : stages.find((s) => s.name === instruction.from);
+          if (instruction.from !== undefined && !source)
             throw new DockerfileError(
-              `line ${instruction.line}: COPY ${path}: not found in ${source ? `stage ${source.name}` : 'the build context'}`,
+              `line ${instruction.line}: COPY --from=${instruction.from}: no earlier stage of that name`,
             );
-          const to =
-            intoDirectory && !statSync(from).isDirectory() ? join(destination, basename(path)) : destination;
-          // Symlinks as they are, as COPY keeps them (npm links workspaces with relative ones).
-          cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+          const destination = inStage(stage, instruction.destination);
+          const intoDirectory = instruction.destination.endsWith('/') || instruction.sources.length > 1;
+          for (const path of instruction.sources) {
+            const from = source ? join(source.root, path) : join(context, path);
+            if (!existsSync(from))
+              throw new DockerfileError(
+                `line ${instruction.line}: COPY ${path}: not found in ${source ? `stage ${source.name}` : 'the build context'}`,
+              );
+            const to =
+              intoDirectory && !statSync(from).isDirectory()
+                ? join(destination, basename(path))
+                : destination;
+            // Symlinks as they are, as COPY keeps them (npm links workspaces with relative ones).
+            cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+          }
+          break;
         }
-        break;
+        case 'RUN': {
+          const run = spawnSync('bash', ['-euo', 'pipefail', '-c', instruction.command], {
+            cwd: inStage(stage, '.'),
+            env: { ...options.runEnv, ...stage.env },
+            encoding: 'utf8',
+          });
+          if (run.status !== 0)
+            throw new DockerfileError(
+              `line ${instruction.line}: RUN ${instruction.command} exited ${run.status}:\n${run.stderr.slice(-2000)}`,
+            );
+          break;
+        }
+        case 'ENV':
+          stage.env[instruction.name] = instruction.value;
+          break;
+        case 'USER':
+          stage.user = instruction.user;
+          break;
+        case 'EXPOSE':
+          break;
+        case 'ENTRYPOINT':
+          stage.entrypoint = instruction.argv;
+          break;
       }
-      case 'RUN': {
-        const run = spawnSync('bash', ['-euo', 'pipefail', '-c', instruction.command], {
-          cwd: inStage(stage, '.'),
-          env: { ...options.runEnv, ...stage.env },
-          encoding: 'utf8',
-        });
-        if (run.status !== 0)
-          throw new DockerfileError(
-            `line ${instruction.line}: RUN ${instruction.command} exited ${run.status}:\n${run.stderr.slice(-2000)}`,
-          );
-        break;
-      }
-      case 'ENV':
-        stage.env[instruction.name] = instruction.value;
-        break;
-      case 'USER':
-        stage.user = instruction.user;
-        break;
-      case 'EXPOSE':
-        break;
-      case 'ENTRYPOINT':
-        stage.entrypoint = instruction.argv;
-        break;
     }
+    const last = stages[stages.length - 1];
+    if (!last?.entrypoint) throw new DockerfileError('the last stage has no ENTRYPOINT');
+    const [program, ...args] = last.entrypoint;
+    const started = spawnSync(program!, [...args, ...options.entrypointArgs], {
+      cwd: inStage(last, '.'),
+      env: { ...options.runEnv, ...last.env },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return {
+      stages: stages.map((s, i) => ({ name: s.name, image: images[i]!, user: s.user })),
+      entrypoint: {
+        argv: last.entrypoint,
+        code: started.status,
+        stdout: started.stdout,
+        stderr: started.stderr,
+      },
+    };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
-  const last = stages[stages.length - 1];
-  if (!last?.entrypoint) throw new DockerfileError('the last stage has no ENTRYPOINT');
-  const [program, ...args] = last.entrypoint;
-  const started = spawnSync(program!, [...args, ...options.entrypointArgs], {
-    cwd: inStage(last, '.'),
-    env: { ...options.runEnv, ...last.env },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return {
-    stages: stages.map((s, i) => ({ name: s.name, image: images[i]!, user: s.user })),
-    entrypoint: {
-      argv: last.entrypoint,
-      code: started.status,
-      stdout: started.stdout,
-      stderr: started.stderr,
-    },
-  };
 }

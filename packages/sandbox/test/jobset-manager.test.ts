@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
 import { jobSetManagerConfig, jobSetProcesses, jobSetWebhookConfigurations } from '../src/jobset-manager.ts';
 import { SandboxLayout } from '../src/sandbox-layout.ts';
@@ -63,7 +63,9 @@ describe("a cluster's JobSet manager", () => {
       kuberay,
       jobset,
     });
-    const layout = new SandboxLayout(mkdtempSync(join(tmpdir(), 'jobrelay-jobset-')));
+    const dir = mkdtempSync(join(tmpdir(), 'jobrelay-jobset-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const layout = new SandboxLayout(dir);
     const specs = jobSetProcesses(state, layout, pki);
     expect(specs.map((s) => s.name)).toEqual(['management/jobset-manager', 'worker-1/jobset-manager']);
     const worker = state.clusters[1]!;

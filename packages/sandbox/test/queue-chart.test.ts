@@ -6,11 +6,11 @@
 // chart tests use (built once into ~/.cache/jobrelay, or JOBRELAY_HELM).
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDispatchQueue, type QueueSpec } from '@jobrelay/admission';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { resolveGoTool } from '../src/go-tools.ts';
 import { repositoryRoot } from '../src/sandbox-layout.ts';
@@ -104,6 +104,9 @@ const twoTeams: QueueSpec[] = [
 beforeAll(async () => {
   helm = await resolveGoTool('helm', (line) => console.log(`[helm] ${line}`));
 }, 30 * 60_000);
+
+// helm's home and the values files, all under scratch.
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('the chart’s queues', () => {
   it('are none by default', () => {

@@ -33,6 +33,8 @@ export default defineConfig({
           include: ['e2e/test/**/*.test.ts'],
           // Starts (or reuses) the local clusters and Redis once for every e2e file.
           globalSetup: ['e2e/src/global-setup.ts'],
+          // A failed test prints its controllers' state and last warnings and errors.
+          setupFiles: ['e2e/src/report-failures.ts'],
           // Real Job controllers with real backoff (10 s after a pod fails) take their time.
           testTimeout: 240_000,
           // A cold first run builds the Kubernetes binaries from source.

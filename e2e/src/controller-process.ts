@@ -22,9 +22,66 @@ export interface ControllerProcess {
    * line, for a test's timeout message (a controller that exits mid-test stalls what it waits for).
    */
   exitNote(): string | undefined;
+  /** Running, stopped by the test, or how it exited (for the report of a failed test). */
+  state(): string;
 }
 
 let started = 0;
+/** The controllers this test file started, for the report of a failed test. */
+const startedInThisFile: ControllerProcess[] = [];
+
+/** The most recent warnings and errors a report of a failed test shows per controller. */
+const reportedLogLines = 12;
+
+/**
+ * For a failed test: each controller this file started, whether it still runs (or how it
+ * ended), and its last warnings and errors, so a failure in CI, where the logs are gone
+ * afterwards, says what the controller was doing. The controller logs no secret.
+ */
+export function controllersReport(): string[] {
+  return startedInThisFile.map((controller) => {
+    const entries = controller
+      .logs()
+      .split('\n')
+      .map(logEntry)
+      .filter((entry): entry is LogEntry => (entry?.level ?? 0) >= 40)
+      .slice(-reportedLogLines)
+      .map((entry) =>
+        `  ${entry.time ? new Date(entry.time).toISOString().slice(11, 23) : ''} ${levelNames[entry.level!] ?? entry.level} ${entry.msg ?? ''}${errorText(entry.err)}`.slice(
+          0,
+          400,
+        ),
+      );
+    return [
+      `controller ${controller.logFile}: ${controller.state()}; its last warnings and errors:`,
+      ...(entries.length ? entries : ['  none']),
+    ].join('\n');
+  });
+}
+
+interface LogEntry {
+  level?: number;
+  time?: number;
+  msg?: string;
+  err?: unknown;
+}
+
+const levelNames: Record<number, string> = { 40: 'warn', 50: 'error', 60: 'fatal' };
+
+function logEntry(line: string): LogEntry | undefined {
+  try {
+    return JSON.parse(line) as LogEntry;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorText(err: unknown): string {
+  if (err === undefined) return '';
+  if (typeof err === 'string') return `: ${err}`;
+  const message = (err as { message?: unknown }).message;
+  return `: ${typeof message === 'string' ? message : JSON.stringify(err)}`;
+}
 
 /**
  * Runs the real controller as its own process (as it runs in production, and so that it can
@@ -64,7 +121,17 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   let killed = false;
   const logs = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
-  return {
+  /** Undefined while it runs or after `kill`; else how it ended and its last error or fatal line. */
+  const howItEnded = (): string | undefined => {
+    if (killed || (child.exitCode === null && child.signalCode === null)) return undefined;
+    const lastError = logs()
+      .split('\n')
+      .reverse()
+      .map(logEntry)
+      .find((entry) => (entry?.level ?? 0) >= 50);
+    return `exited (${child.signalCode ?? `code ${child.exitCode}`})${lastError ? `, last logging "${lastError.msg}"` : ''}`;
+  };
+  const controller: ControllerProcess = {
     process: child,
     logFile,
     async kill(signal = 'SIGTERM') {
@@ -74,19 +141,14 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
     },
     logs,
     exitNote() {
-      if (killed || (child.exitCode === null && child.signalCode === null)) return undefined;
-      const lastError = logs()
-        .split('\n')
-        .reverse()
-        .map((line) => {
-          try {
-            return JSON.parse(line) as { level?: number; msg?: string };
-          } catch {
-            return undefined;
-          }
-        })
-        .find((entry) => (entry?.level ?? 0) >= 50);
-      return `the controller exited (${child.signalCode ?? `code ${child.exitCode}`})${lastError ? `, last logging "${lastError.msg}"` : ''}; see ${logFile}`;
+      const ended = howItEnded();
+      return ended && `the controller ${ended}; see ${logFile}`;
+    },
+    state() {
+      return (
+        howItEnded() ??
+        (child.exitCode === null && child.signalCode === null ? 'running' : 'stopped by the test')
+      );
     },
     async healthUrl() {
       for (let i = 0; i < 100; i++) {
@@ -108,4 +170,6 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       );
     },
   };
+  startedInThisFile.push(controller);
+  return controller;
 }

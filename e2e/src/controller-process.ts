@@ -17,12 +17,7 @@ export interface ControllerProcess {
   metric(name: string): Promise<number>;
   /** Whether /readyz answers 200 now. */
   isReady(): Promise<boolean>;
-  /**
-   * Undefined while it runs or after `kill`; else how it ended and its last error or fatal
-   * line, for a test's timeout message (a controller that exits mid-test stalls what it waits for).
-   */
-  exitNote(): string | undefined;
-  /** Running, stopped by the test, or how it exited (for the report of a failed test). */
+  /** Running, stopped by the test, or how it exited on its own (for the report of a failed test). */
   state(): string;
 }
 
@@ -121,16 +116,6 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   let killed = false;
   const logs = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
-  /** Undefined while it runs or after `kill`; else how it ended and its last error or fatal line. */
-  const howItEnded = (): string | undefined => {
-    if (killed || (child.exitCode === null && child.signalCode === null)) return undefined;
-    const lastError = logs()
-      .split('\n')
-      .reverse()
-      .map(logEntry)
-      .find((entry) => (entry?.level ?? 0) >= 50);
-    return `exited (${child.signalCode ?? `code ${child.exitCode}`})${lastError ? `, last logging "${lastError.msg}"` : ''}`;
-  };
   const controller: ControllerProcess = {
     process: child,
     logFile,
@@ -140,21 +125,16 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       await exited;
     },
     logs,
-    exitNote() {
-      const ended = howItEnded();
-      return ended && `the controller ${ended}; see ${logFile}`;
-    },
     state() {
-      return (
-        howItEnded() ??
-        (child.exitCode === null && child.signalCode === null ? 'running' : 'stopped by the test')
-      );
+      if (child.exitCode === null && child.signalCode === null) return 'running';
+      return killed
+        ? 'stopped by the test'
+        : `exited on its own (${child.signalCode ?? `code ${child.exitCode}`})`;
     },
     async healthUrl() {
       for (let i = 0; i < 100; i++) {
         // The log file appears only once the stream has opened it.
-        const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
-        const match = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(log);
+        const match = /"url":"(http:\/\/[^"]+)","msg":"serving \/healthz/.exec(logs());
         if (match) return match[1]!;
         await new Promise((r) => setTimeout(r, 100));
       }

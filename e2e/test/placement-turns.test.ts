@@ -2,6 +2,7 @@
 // next Job behind it (first come, first served within a namespace), through the real
 // controller, Redis and clusters.
 
+import { ResilientInformer } from '@jobrelay/kube';
 import { placementAnnotation } from '@jobrelay/mirror';
 import { PlacementQueue } from '@jobrelay/placement';
 import type { V1Job } from '@kubernetes/client-node';
@@ -17,7 +18,6 @@ import {
   sandboxJob,
   testSandbox,
 } from '../src/kube-test-helpers.ts';
-import { resumingWatch } from '../src/resuming-watch.ts';
 
 const backlog = 300;
 let fleet: Fleet;
@@ -46,30 +46,46 @@ function idleJob(name: string): V1Job {
   return sandboxJob({ name, managedBy: dispatcherManagedBy, spec: { parallelism: 0 } });
 }
 
-/** Records, in the order the management apiserver shows them, the Jobs whose placement is written. */
+/**
+ * Records, in the order the management apiserver shows them, the Jobs whose placement is written.
+ * Through the controller's own informer: its watch resumes from the last version seen whenever it
+ * ends (client-node ends one after 30 s without a byte; the apiserver closes one whose reader
+ * falls behind), so no placement goes unseen on a loaded machine.
+ */
 async function watchPlacements(namespaces: string[]) {
   const order: Array<{ namespace: string; name: string }> = [];
   const seen = new Set<string>();
-  const watches = await Promise.all(
-    namespaces.map((namespace) =>
-      resumingWatch<V1Job>(fleet.management.kubeConfig, `/apis/batch/v1/namespaces/${namespace}/jobs`, {
-        onEvent: (_type, job) => {
+  const informers = namespaces.map(
+    (namespace) =>
+      new ResilientInformer<V1Job>({
+        name: `placement-turns ${namespace}`,
+        kubeConfig: fleet.management.kubeConfig,
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
+        onEvent: (event) => {
+          const job = event.object;
           const key = `${namespace}/${job.metadata?.name}`;
-          if (seen.has(key) || !job.metadata?.annotations?.[placementAnnotation]?.includes('"cluster"'))
+          if (
+            event.type === 'delete' ||
+            seen.has(key) ||
+            !job.metadata?.annotations?.[placementAnnotation]?.includes('"cluster"')
+          )
             return;
           seen.add(key);
           order.push({ namespace, name: job.metadata.name! });
         },
+        log: pino({ level: 'silent' }),
       }),
-    ),
   );
+  for (const informer of informers) informer.start();
+  await Promise.all(informers.map((informer) => informer.waitForSync()));
   return {
     order,
     /** Where the recording stands, for a timeout's message. */
-    describe: () => [`${order.length} placements seen`, ...watches.map((w) => w.describe())].join(', '),
-    stop: () => {
-      for (const watch of watches) watch.stop();
-    },
+    describe: () =>
+      `${order.length} placements seen; watches running: ${informers.filter((i) => i.watching).length} of ${informers.length}`,
+    stop: () => Promise.all(informers.map((informer) => informer.stop())),
   };
 }
 
@@ -88,7 +104,7 @@ describe('placement turns by namespace', () => {
     const placements = await watchPlacements([busy, late]);
     try {
       controller = startController(fleet.sandbox);
-      const explain = () => [placements.describe(), controller?.exitNote()].filter(Boolean).join('; ');
+      const explain = placements.describe;
       await eventually(
         'the backlog’s first placement',
         async () => (placements.order.length > 0 ? true : undefined),
@@ -124,7 +140,7 @@ describe('placement turns by namespace', () => {
       const outOfOrder = busyOrder.map((created, placed) => Math.abs(created - placed));
       expect(Math.max(...outOfOrder)).toBeLessThanOrEqual(32);
     } finally {
-      placements.stop();
+      await placements.stop();
     }
   });
 });

@@ -6,7 +6,7 @@
 // worker's own admission policies hold the registered identity to all of it. Tried as a tenant
 // would, against the real apiservers, with nothing created on any worker when it is refused.
 
-import { mergePatch } from '@jobrelay/kube';
+import { mergePatch, ResilientInformer } from '@jobrelay/kube';
 import { unschedulableAnnotation } from '@jobrelay/mirror';
 import { parsePlacementRecord } from '@jobrelay/placement';
 import {
@@ -18,6 +18,7 @@ import {
   type V1Namespace,
   type V1PodSpec,
 } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiHarness, startApiHarness } from '../src/api-harness.ts';
 import { type ControllerProcess, startController } from '../src/controller-process.ts';
@@ -32,7 +33,6 @@ import {
   uniqueName,
   waitForFinishedJob,
 } from '../src/kube-test-helpers.ts';
-import { resumingWatch } from '../src/resuming-watch.ts';
 
 const enforce = 'pod-security.kubernetes.io/enforce';
 const origin = 'jobrelay.dev/origin';
@@ -114,33 +114,34 @@ async function namespaceLabelsOn(worker: string, name: string): Promise<Record<s
 
 /**
  * Watches every worker for a namespace of this name from now on, keeping the first version of it
- * each one shows: for a namespace that does not exist yet, the labels it was created with. From
- * a list's version, so a watch that resumes before the namespace exists still sees its creation.
+ * each one shows: for a namespace that does not exist yet, the labels it was created with.
+ * Through the controller's own informer, whose watch resumes when it ends (client-node ends one
+ * after 30 s without a byte, as a namespace not created yet gives none).
  */
 async function watchCreation(
   name: string,
-): Promise<{ first(worker: string): V1Namespace | undefined; stop(): void }> {
+): Promise<{ first(worker: string): V1Namespace | undefined; stop(): Promise<unknown> }> {
   const first = new Map<string, V1Namespace>();
-  const fieldSelector = `metadata.name=${name}`;
-  const watches = await Promise.all(
-    workers.map(async (worker) => {
-      const kubeConfig = fleet.workers.get(worker)!.kubeConfig;
-      const listed = await fleet.workers.get(worker)!.core.listNamespace({ fieldSelector });
-      for (const namespace of listed.items) first.set(worker, namespace);
-      return resumingWatch<V1Namespace>(kubeConfig, '/api/v1/namespaces', {
-        query: { fieldSelector },
-        resourceVersion: listed.metadata?.resourceVersion,
-        onEvent: (_type, object) => {
-          if (!first.has(worker)) first.set(worker, object);
+  const informers = workers.map(
+    (worker) =>
+      new ResilientInformer<V1Namespace>({
+        name: `tenant-privileges ${worker} namespace ${name}`,
+        kubeConfig: fleet.workers.get(worker)!.kubeConfig,
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        path: '/api/v1/namespaces',
+        fieldSelector: `metadata.name=${name}`,
+        onEvent: (event) => {
+          if (event.type === 'upsert' && !first.has(worker)) first.set(worker, event.object);
         },
-      });
-    }),
+        log: pino({ level: 'silent' }),
+      }),
   );
+  for (const informer of informers) informer.start();
+  await Promise.all(informers.map((informer) => informer.waitForSync()));
   return {
     first: (worker) => first.get(worker),
-    stop: () => {
-      for (const watch of watches) watch.stop();
-    },
+    stop: () => Promise.all(informers.map((informer) => informer.stop())),
   };
 }
 
@@ -229,7 +230,7 @@ describe('Pod Security labels follow the namespace', () => {
         'the mirror namespace created on the worker',
         async () => creation.first(worker)?.metadata?.labels,
       );
-      creation.stop();
+      await creation.stop();
       expect(created).toMatchObject({
         ...labels,
         [origin]: api.originId,

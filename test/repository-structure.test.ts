@@ -1,11 +1,17 @@
 // Rules about how the code is put together, read from the sources themselves, so that a change
 // that breaks one fails here rather than in a reviewer's reading:
+// - every workspace declares in its package.json each package its files import (what is not
+//   declared resolves only by luck of hoisting, and a workspace installed or bundled alone breaks);
+// - no relative import leaves its workspace (`../../packages/x/src/y.ts` uses a package without
+//   declaring it and without its "exports", where neither the manifest nor a reader sees it);
 // - no package imports an app (apps sit on top of packages, never under them);
+// - no app imports another app (each is a process of its own: what two need goes in a package);
 // - no import cycle between modules (two modules that import each other, or a longer ring, are
 //   one module in two files: their order of evaluation decides what each sees);
 // - the kind-neutral core names no workload kind: what a batch/v1 Job is lives in
 //   packages/kinds/src/batch-job, beside Ray's.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -33,15 +39,32 @@ function tsFiles(dir: string): string[] {
 
 const files = [...new Set(sourceDirs.flatMap(expand).flatMap(tsFiles))].sort();
 
-/** Workspace name (`@jobrelay/kinds`) to its folder (`packages/kinds`). */
-const workspaces = new Map(
-  [...expand('apps/*'), ...expand('packages/*')].flatMap((dir) => {
-    const manifest = join(dir, 'package.json');
-    if (!statSync(manifest, { throwIfNoEntry: false })) return [];
-    const { name } = JSON.parse(readFileSync(manifest, 'utf8')) as { name: string };
-    return [[name, relative(root, dir)] as const];
+interface Manifest {
+  name: string;
+  workspaces?: string[];
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+function manifestIn(dir: string): Manifest | undefined {
+  const path = join(dir, 'package.json');
+  if (!statSync(path, { throwIfNoEntry: false })) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+}
+
+const rootManifest = manifestIn(root)!;
+
+/** Each workspace's folder (`packages/kinds`, `e2e`) to its manifest, as npm finds them. */
+const manifests = new Map(
+  (rootManifest.workspaces ?? []).flatMap(expand).flatMap((dir) => {
+    const manifest = manifestIn(dir);
+    return manifest ? [[relative(root, dir), manifest] as const] : [];
   }),
 );
+
+/** Workspace name (`@jobrelay/kinds`) to its folder (`packages/kinds`). */
+const workspaces = new Map([...manifests].map(([folder, { name }]) => [name, folder] as const));
 
 // Static imports and re-exports (`import ... from '...'`, `export ... from '...'`, `import '...'`)
 // and dynamic `import('...')`; type-only imports count too: a type cycle is still a cycle of
@@ -115,11 +138,58 @@ function withoutComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
 }
 
+/** Every .ts file of every workspace (sources, tests, harnesses, binaries), with what it imports. */
+const workspaceFiles = [...manifests.keys()].flatMap((folder) =>
+  tsFiles(join(root, folder)).map((path) => ({
+    folder,
+    file: relative(root, path),
+    specifiers: [...new Set(specifiersOf(readFileSync(path, 'utf8')))],
+  })),
+);
+
+/**
+ * The package a bare specifier names (`@scope/name/sub` is `@scope/name`, `name/sub` is `name`);
+ * undefined for a relative path or a Node builtin, which no manifest declares.
+ */
+function packageOf(specifier: string): string | undefined {
+  if (specifier.startsWith('.') || specifier.startsWith('/') || isBuiltin(specifier)) return undefined;
+  const [first, second] = specifier.split('/');
+  return first!.startsWith('@') ? `${first}/${second}` : first;
+}
+
+function declaredBy(manifest: Manifest): Set<string> {
+  const { dependencies, devDependencies, peerDependencies } = manifest;
+  return new Set([
+    manifest.name,
+    ...Object.keys({ ...dependencies, ...devDependencies, ...peerDependencies }),
+  ]);
+}
+
+/** Test code, run by the root's vitest and shipped by no one: under test/, middle/ or unit/, or a *.test.ts. */
+function isTestFile(folder: string, file: string): boolean {
+  return /(^|\/)(test|middle|unit)\//.test(relative(folder, file)) || file.endsWith('.test.ts');
+}
+
+/** How `folder` should declare a package: with the range the repository already gives it. */
+function declaration(pkg: string, folder: string): string {
+  // Our own workspaces are declared as "*"; an outside package, with a range that pins a version.
+  if (workspaces.has(pkg)) return `"${pkg}": "*"`;
+  const range = [rootManifest, ...manifests.values()]
+    .flatMap(({ dependencies, devDependencies, peerDependencies }) =>
+      [dependencies, devDependencies, peerDependencies].map((declared) => declared?.[pkg]),
+    )
+    .find((declared) => declared !== undefined && declared !== '*');
+  return range ? `"${pkg}": "${range}"` : `"${pkg}" (npm install ${pkg} --workspace ${folder})`;
+}
+
 describe('how the code is put together', () => {
   it('reads the sources it checks', () => {
     // Guards the checks below against passing on an empty tree (a moved folder, a bad glob).
     expect(files.length).toBeGreaterThan(100);
     expect(workspaces.get('@jobrelay/kinds')).toBe('packages/kinds');
+    expect(workspaces.get('@jobrelay/e2e')).toBe('e2e');
+    expect(workspaceFiles.length).toBeGreaterThan(files.length);
+    expect(workspaceFiles.some(({ file }) => file.startsWith('e2e/src/'))).toBe(true);
     expect([...graph.values()].flat().length).toBeGreaterThan(300);
   });
 
@@ -131,6 +201,78 @@ describe('how the code is put together', () => {
         edges
           .filter(({ target }) => [...apps].some((app) => target.startsWith(`${app}/`)))
           .map(({ specifier }) => `${file} imports ${specifier}`),
+      );
+    expect(offending).toEqual([]);
+  });
+
+  it('every workspace declares each package its files import', () => {
+    // The root's devDependencies (vitest, typescript, @types/node, biome) are the tools every
+    // workspace's tests share: vitest runs each project from the root (vitest.config.ts) and finds
+    // them in the root's node_modules. So a test file (under test/, middle/ or unit/, or a
+    // *.test.ts) may import them undeclared; no other file may: a helper a test harness loads
+    // (e2e/src) is code of its workspace like any other, and declares vitest itself.
+    const rootTools = new Set(Object.keys(rootManifest.devDependencies ?? {}));
+    const offending = workspaceFiles.flatMap(({ folder, file, specifiers }) => {
+      const declared = declaredBy(manifests.get(folder)!);
+      const testFile = isTestFile(folder, file);
+      return specifiers.flatMap((specifier) => {
+        const pkg = packageOf(specifier);
+        if (pkg === undefined || declared.has(pkg) || (testFile && rootTools.has(pkg))) return [];
+        const section = testFile
+          ? 'devDependencies'
+          : 'dependencies (devDependencies if only its tests load this file)';
+        return [
+          `${file} imports '${specifier}': add ${declaration(pkg, folder)} to ${folder}/package.json ${section}`,
+        ];
+      });
+    });
+    expect(offending).toEqual([]);
+  });
+
+  it('no relative import leaves its workspace', () => {
+    // Files in no workspace (the root's test/ and scripts/, vitest.config.ts) are not checked: they
+    // belong to no package, and read the repository as a whole.
+    const offending = workspaceFiles.flatMap(({ folder, file, specifiers }) =>
+      specifiers
+        .filter((specifier) => specifier.startsWith('.'))
+        .flatMap((specifier) => {
+          const target = relative(root, resolve(root, dirname(file), specifier));
+          if (target.startsWith(`${folder}/`)) return [];
+          const owner = [...manifests].find(([other]) => target.startsWith(`${other}/`));
+          if (owner === undefined) {
+            return [`${file} imports '${specifier}' (${target}, in no workspace): move it into ${folder}`];
+          }
+          const [ownerFolder, { name }] = owner;
+          const declare = declaredBy(manifests.get(folder)!).has(name)
+            ? ''
+            : `, and add ${declaration(name, folder)} to ${folder}/package.json`;
+          const fix = `import it as ${name}/<subpath>, listed in ${ownerFolder}/package.json "exports"${declare}`;
+          return [`${file} imports '${specifier}' (${target}, outside ${folder}): ${fix}`];
+        }),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('no app imports another app', () => {
+    // The one app made to be part of another: the admin API serves the dashboard, bundling its
+    // browser sources in memory when it starts (apps/api/src/routes/dashboard-routes.ts). The
+    // dashboard runs in no process of its own, so the API importing it is no process reaching
+    // into another's code; it sits under apps/ as a program people use, not a library.
+    const partOfAnotherApp = new Set(['apps/api imports @jobrelay/dashboard']);
+    const apps = new Map([...workspaces].filter(([, folder]) => folder.startsWith('apps/')));
+    // Only apps are checked: e2e tests the apps, so it imports them; packages are checked above.
+    const offending = workspaceFiles
+      .filter(({ folder }) => folder.startsWith('apps/'))
+      .flatMap(({ folder, file, specifiers }) =>
+        specifiers.flatMap((specifier) => {
+          const pkg = packageOf(specifier);
+          const app = pkg === undefined ? undefined : apps.get(pkg);
+          if (app === undefined || app === folder) return [];
+          if (partOfAnotherApp.has(`${folder} imports ${pkg}`)) return [];
+          return [
+            `${file} imports '${specifier}' (the app ${app}): move what both apps need into a package under packages/ and import that`,
+          ];
+        }),
       );
     expect(offending).toEqual([]);
   });

@@ -14,8 +14,6 @@ import {
   type StatusRuleViolation,
   validateJobStatusTransition,
 } from '@jobrelay/kinds';
-import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   applyControllerMove,
   type ControllerModelOptions,
@@ -34,7 +32,9 @@ import {
   shiftedBy,
   withoutCondition,
   withTrueConditions,
-} from '../../packages/kinds/test-support/batch-job/job-status-generators.ts';
+} from '@jobrelay/kinds/test-support/batch-job/job-status-generators';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ClusterClients,
   clientsFor,

@@ -19,7 +19,6 @@ import {
   type OriginAction,
   planOrigin,
 } from '@jobrelay/planner';
-import { describe, expect, it } from 'vitest';
 import {
   cluster,
   config,
@@ -29,7 +28,8 @@ import {
   originJob,
   present,
   record,
-} from '../../../packages/planner/test-support/snapshot-builders.ts';
+} from '@jobrelay/planner/test-support/snapshot-builders';
+import { describe, expect, it } from 'vitest';
 import { counted, executorWorld } from './executor-harness.ts';
 import { apiError } from './in-memory-cluster.ts';
 

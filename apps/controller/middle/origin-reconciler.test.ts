@@ -10,13 +10,8 @@ import type { InformerEvent } from '@jobrelay/kube';
 import { placementAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { formatPlacementRecord, type PlacementRecord, sealSubjectOf } from '@jobrelay/placement';
 import { deletionRetryMs, eventReasons } from '@jobrelay/planner';
+import { config, mirrorOf, originJob, record } from '@jobrelay/planner/test-support/snapshot-builders';
 import { describe, expect, it } from 'vitest';
-import {
-  config,
-  mirrorOf,
-  originJob,
-  record,
-} from '../../../packages/planner/test-support/snapshot-builders.ts';
 import { OriginReconciler } from '../src/origin-reconciler.ts';
 import { WorkerAdmissionReasons } from '../src/worker-admission-reasons.ts';
 import { executorWorld, silentLog, TestClock } from './executor-harness.ts';

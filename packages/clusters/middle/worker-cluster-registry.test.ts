@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batchJobAdapter } from '@jobrelay/kinds';
+import { ensurePki } from '@jobrelay/sandbox/pki';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ensurePki } from '../../sandbox/src/pki.ts';
 import { type CapacityStatus, WorkerClusterRegistry, type WorkerConnection } from '../src/index.ts';
 import { InProcessApiServer } from './in-process-apiserver.ts';
 

@@ -1,4 +1,5 @@
-import type { Job } from '@jobrelay/kinds';
+import type { PlainJson } from '@jobrelay/kube/plain-json';
+import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chooseWorkerCluster } from '../src/choose-worker-cluster.ts';
 import type { PlacedWorkload } from '../src/placed-load.ts';
@@ -26,6 +27,13 @@ import { noPodTemplateAsks } from '../src/pod-template-asks.ts';
 import { RecordKeyring } from '../src/record-seal.ts';
 
 const Gi = 2 ** 30;
+
+/**
+ * A batch/v1 Job as @jobrelay/kinds reads it (its `Job`): plain JSON. Spelled out here, not
+ * imported, because kinds depends on placement; placement's tests depending on kinds would make
+ * the two packages a ring.
+ */
+type Job = PlainJson<V1Job>;
 
 /** The keys the tests' records are sealed with, as the controller's are. */
 const keys = new RecordKeyring(Buffer.alloc(32, 7));

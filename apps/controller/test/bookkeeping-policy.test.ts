@@ -2,7 +2,7 @@
 // code says the controller alone writes (packages/mirror/src/jobrelay-names.ts), on every
 // built-in kind and its status, for every identity but the controller's: a key added in code without the
 // policy, or a kind without its rule, fails here. e2e/test/bookkeeping-policy.test.ts proves
-// what the apiserver does with it; e2e/test/helm-chart.test.ts that the chart renders the same.
+// what the apiserver does with it; e2e/offline/helm-chart.test.ts that the chart renders the same.
 import { readFileSync } from 'node:fs';
 import { builtInKinds } from '@jobrelay/kinds';
 import * as jobrelayNames from '@jobrelay/mirror';

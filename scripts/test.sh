@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: the unit and middle tiers, then the end-to-end tests against real local clusters
 # and Redis, in lanes (e2e/lanes.ts): the shared lanes at once, each on a fleet of its own, then
-# the exclusive lane alone on the machine. Starts every fleet it needs (while the unit tier runs)
-# and stops those it started. Prints the slowest files, the time of each part and the total.
+# the exclusive lane alone on the machine. Starts every fleet it needs (beside the unit tier: each
+# lane begins once its own fleet is up) and stops those it started. Prints the slowest files, the time of each part and the total.
 # Run through scripts/with-node.sh.
 #
 #   scripts/test.sh [--unit | --e2e] [vitest filters and flags...]
@@ -33,81 +33,98 @@ jobrelay_ensure_chromium
 # inside a test hook.
 node packages/sandbox/src/cli.ts binaries
 
-reports=$(mktemp -d "${TMPDIR:-/tmp}/jobrelay-test.XXXXXX")
-started_fleets=()
-stop_fleets() {
-  local dir
-  for dir in "${started_fleets[@]}"; do
-    JOBRELAY_SANDBOX_DIR=$dir node packages/sandbox/src/cli.ts down >/dev/null 2>&1 &
-  done
-  wait
-  started_fleets=()
-}
-trap 'stop_fleets; rm -rf "$reports"' EXIT
+# Every part's vitest JSON, kept after the run (gitignored): the seconds each file took, which
+# e2e/lanes.ts is balanced by.
+reports="$root/.test-results"
+rm -rf "$reports" && mkdir -p "$reports"
+vitest_args=("$@")
+timings=()
 
 read -r -a shared_lanes <<<"$(node -e 'import("./e2e/lanes.ts").then((m) => console.log(Object.keys(m.sharedLanes).join(" ")))')"
 fleet_dir() { echo "$root/.sandbox-$1"; }
-timings=()
+first_fleet=$(fleet_dir "${shared_lanes[0]}")
 
-# Each shared lane's fleet, one after another (starting every apiserver at once starves each
-# one's health check), in the background while the unit tier runs.
-fleets_log="$reports/fleets.log"
-fleets_pid=
-if [ "$tiers" != unit ]; then
-  for lane in "${shared_lanes[@]}"; do
-    [ -e "$(fleet_dir "$lane")/state.json" ] || started_fleets+=("$(fleet_dir "$lane")")
-  done
+# Fleets this run starts, and stops; a fleet already running in a lane's directory is used and
+# left running.
+started_fleets=()
+for lane in "${shared_lanes[@]}"; do
+  [ "$tiers" = unit ] || [ -e "$(fleet_dir "$lane")/state.json" ] || started_fleets+=("$(fleet_dir "$lane")")
+done
+started_here() { [[ " ${started_fleets[*]} " == *" $1 "* ]]; }
+stop_fleet() { JOBRELAY_SANDBOX_DIR=$1 node packages/sandbox/src/cli.ts down >/dev/null 2>&1 || true; }
+stop_fleets() {
+  local dir
+  for dir in "${started_fleets[@]}"; do stop_fleet "$dir" & done
+  wait
+}
+trap stop_fleets EXIT
+
+start_fleet() {
+  JOBRELAY_SANDBOX_DIR=$1 node packages/sandbox/src/cli.ts up --workers 3 &&
+    JOBRELAY_SANDBOX_DIR=$1 node packages/sandbox/src/cli.ts register-workers
+}
+
+# One lane's files on its fleet, each line carrying the lane's name (the lanes' vitest processes
+# write to one terminal). A fleet this run started is stopped as soon as its lane ends, giving
+# its cores to the lanes still running; the first lane's stays for the exclusive lane.
+run_lane_files() {
+  local lane=$1 dir=$2 status=0 began=$SECONDS
   (
-    for lane in "${shared_lanes[@]}"; do
-      export JOBRELAY_SANDBOX_DIR
-      JOBRELAY_SANDBOX_DIR=$(fleet_dir "$lane")
-      node packages/sandbox/src/cli.ts up --workers 3 >/dev/null
-      node packages/sandbox/src/cli.ts register-workers
-    done
-  ) >"$fleets_log" 2>&1 &
-  fleets_pid=$!
-fi
+    set -o pipefail
+    JOBRELAY_E2E_SANDBOX_DIR=$dir npx vitest run --project "$lane" --passWithNoTests \
+      --reporter=default --reporter=json --outputFile.json="$reports/$lane.json" "${vitest_args[@]}" 2>&1 |
+      sed -u "s/^/[$lane] /"
+  ) || status=$?
+  if [ "$dir" != "$first_fleet" ] && started_here "$dir"; then stop_fleet "$dir"; fi
+  echo "[$lane] its files took $((SECONDS - began)) s"
+  return "$status"
+}
+
+# The shared lanes: fleets started one after another (every apiserver starting at once starves
+# each one's health check), each lane's files starting as soon as its own fleet is up, all of it
+# beside the unit tier: most e2e time is waiting on real controllers, which keeps the cores busy.
+run_shared_lanes() {
+  local lane dir began pids=() status=0
+  for lane in "${shared_lanes[@]}"; do
+    dir=$(fleet_dir "$lane")
+    began=$SECONDS
+    if ! start_fleet "$dir" >"$reports/$lane-fleet.log" 2>&1; then
+      sed "s/^/[$lane] /" "$reports/$lane-fleet.log" >&2
+      echo "[$lane] error: the lane's fleet did not start (above); its files did not run" >&2
+      status=1
+      continue
+    fi
+    echo "[$lane] fleet ready in $((SECONDS - began)) s"
+    run_lane_files "$lane" "$dir" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  return "$status"
+}
 
 status=0
+lanes_pid=
+part=$SECONDS
+if [ "$tiers" != unit ]; then
+  run_shared_lanes &
+  lanes_pid=$!
+fi
+
 if [ "$tiers" != e2e ]; then
-  part=$SECONDS
   # With the unit tier: the e2e files that need no fleet (e2e/offline: helm, promtool, Dockerfiles).
   npx vitest run --project unit --project middle --project offline --passWithNoTests --reporter=default \
-    --reporter=json --outputFile.json="$reports/unit.json" "$@" || status=$?
-  timings+=("unit, middle and offline tiers $((SECONDS - part)) s")
+    --reporter=json --outputFile.json="$reports/unit.json" "${vitest_args[@]}" || status=$?
+  timings+=("unit, middle and offline tiers $((SECONDS - part)) s (beside the lanes' start)")
 fi
 
 if [ "$tiers" != unit ]; then
-  part=$SECONDS
-  if ! wait "$fleets_pid"; then
-    cat "$fleets_log" >&2
-    echo "error: the e2e fleets did not start (above)" >&2
-    exit 1
-  fi
-  timings+=("fleets ready $((SECONDS - part)) s after the unit tier")
-  part=$SECONDS
-  lane_pids=()
-  for lane in "${shared_lanes[@]}"; do
-    # Each lane's lines carry its name: the lanes' vitest processes write to one terminal.
-    (
-      set -o pipefail
-      JOBRELAY_E2E_SANDBOX_DIR=$(fleet_dir "$lane") npx vitest run --project "$lane" --passWithNoTests \
-        --reporter=default --reporter=json --outputFile.json="$reports/$lane.json" "$@" 2>&1 |
-        sed -u "s/^/[$lane] /"
-    ) &
-    lane_pids+=($!)
-  done
-  for pid in "${lane_pids[@]}"; do wait "$pid" || status=$?; done
-  timings+=("shared lanes ${shared_lanes[*]} $((SECONDS - part)) s")
+  wait "$lanes_pid" || status=1
+  timings+=("shared lanes ${shared_lanes[*]} $((SECONDS - part)) s (from the start of the tests)")
 
-  # The exclusive lane: alone on the machine, on the first lane's fleet; the others are stopped.
+  # The exclusive lane: alone on the machine, on the first lane's fleet.
   part=$SECONDS
-  first=$(fleet_dir "${shared_lanes[0]}")
-  for dir in "${started_fleets[@]}"; do
-    [ "$dir" = "$first" ] || JOBRELAY_SANDBOX_DIR=$dir node packages/sandbox/src/cli.ts down >/dev/null 2>&1 || true
-  done
-  JOBRELAY_E2E_SANDBOX_DIR=$first npx vitest run --project e2e-exclusive --passWithNoTests \
-    --reporter=default --reporter=json --outputFile.json="$reports/e2e-exclusive.json" "$@" || status=$?
+  JOBRELAY_E2E_SANDBOX_DIR=$first_fleet npx vitest run --project e2e-exclusive --passWithNoTests \
+    --reporter=default --reporter=json --outputFile.json="$reports/e2e-exclusive.json" "${vitest_args[@]}" || status=$?
   timings+=("exclusive lane $((SECONDS - part)) s")
 fi
 

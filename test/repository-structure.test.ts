@@ -6,6 +6,7 @@
 //   declaring it and without its "exports", where neither the manifest nor a reader sees it);
 // - no package imports an app (apps sit on top of packages, never under them);
 // - no app imports another app (each is a process of its own: what two need goes in a package);
+// - only the placement queue loads BullMQ or ioredis: every package's main entry is free of them;
 // - no import cycle between modules (two modules that import each other, or a longer ring, are
 //   one module in two files: their order of evaluation decides what each sees);
 // - the kind-neutral core names no workload kind: what a batch/v1 Job is lives in
@@ -19,7 +20,7 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Every source file of the product (not tests, not scripts): what ships. */
-const sourceDirs = ['apps/*/src', 'apps/dashboard/browser', 'packages/*/src'];
+const sourceDirs = ['apps/*/src', 'packages/dashboard/browser', 'packages/*/src'];
 
 function expand(pattern: string): string[] {
   const [head, star, ...rest] = pattern.split('/');
@@ -45,6 +46,7 @@ interface Manifest {
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  exports?: Record<string, string>;
 }
 
 function manifestIn(dir: string): Manifest | undefined {
@@ -82,6 +84,9 @@ function resolveImport(from: string, specifier: string): string | undefined {
   const [scope, name, ...subpath] = specifier.split('/');
   const folder = workspaces.get(`${scope}/${name}`);
   if (!folder) return undefined;
+  // As Node resolves it: through the package's "exports" (`@jobrelay/placement/queue`).
+  const exported = manifests.get(folder)?.exports?.[subpath.length > 0 ? `./${subpath.join('/')}` : '.'];
+  if (exported) return join(folder, exported);
   return subpath.length > 0 ? join(folder, ...subpath) : join(folder, 'src/index.ts');
 }
 
@@ -254,11 +259,6 @@ describe('how the code is put together', () => {
   });
 
   it('no app imports another app', () => {
-    // The one app made to be part of another: the admin API serves the dashboard, bundling its
-    // browser sources in memory when it starts (apps/api/src/routes/dashboard-routes.ts). The
-    // dashboard runs in no process of its own, so the API importing it is no process reaching
-    // into another's code; it sits under apps/ as a program people use, not a library.
-    const partOfAnotherApp = new Set(['apps/api imports @jobrelay/dashboard']);
     const apps = new Map([...workspaces].filter(([, folder]) => folder.startsWith('apps/')));
     // Only apps are checked: e2e tests the apps, so it imports them; packages are checked above.
     const offending = workspaceFiles
@@ -268,13 +268,51 @@ describe('how the code is put together', () => {
           const pkg = packageOf(specifier);
           const app = pkg === undefined ? undefined : apps.get(pkg);
           if (app === undefined || app === folder) return [];
-          if (partOfAnotherApp.has(`${folder} imports ${pkg}`)) return [];
           return [
             `${file} imports '${specifier}' (the app ${app}): move what both apps need into a package under packages/ and import that`,
           ];
         }),
       );
     expect(offending).toEqual([]);
+  });
+
+  it('only the placement queue loads BullMQ or ioredis: every package entry but the queue is free of them', () => {
+    // The pure packages (admission, planner, kinds, ...) import @jobrelay/placement for its
+    // functions; had its entry exported the queue, each would load BullMQ and ioredis with it.
+    // So: follow every package's main entry through every module it loads, and find no Redis
+    // client. The queue is @jobrelay/placement/queue; the sandbox and the benchmark run Redis.
+    const redisClients = new Set(['bullmq', 'ioredis']);
+    const allowedToLoadRedis = new Set(['packages/sandbox', 'packages/bench']);
+    const specifiersByFile = new Map(
+      files.map((file) => [relative(root, file), specifiersOf(readFileSync(file, 'utf8'))] as const),
+    );
+    const offending = [...manifests]
+      .filter(([folder]) => folder.startsWith('packages/') && !allowedToLoadRedis.has(folder))
+      .flatMap(([folder]) => {
+        const entry = join(folder, 'src/index.ts');
+        const seen = new Set<string>();
+        const path = new Map<string, string>([[entry, entry]]);
+        const stack = [entry];
+        const found: string[] = [];
+        while (stack.length > 0) {
+          const file = stack.pop()!;
+          if (seen.has(file)) continue;
+          seen.add(file);
+          for (const specifier of specifiersByFile.get(file) ?? [])
+            if (redisClients.has(specifier))
+              found.push(
+                `${folder}'s entry loads '${specifier}' through ${path.get(file)}: import the queue or the connection from @jobrelay/placement/queue, and only where a process runs it`,
+              );
+          for (const { target } of graph.get(file) ?? []) {
+            if (!path.has(target)) path.set(target, `${path.get(file)} -> ${target}`);
+            stack.push(target);
+          }
+        }
+        return found;
+      });
+    expect(offending).toEqual([]);
+    // The check follows real edges: the queue's own entry does load them.
+    expect(specifiersByFile.get('packages/placement/src/placement-queue.ts')).toContain('bullmq');
   });
 
   it('no modules import each other, directly or around a ring', () => {

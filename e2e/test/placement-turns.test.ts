@@ -4,7 +4,7 @@
 
 import { ResilientInformer } from '@jobrelay/kube';
 import { placementAnnotation } from '@jobrelay/mirror';
-import { PlacementQueue } from '@jobrelay/placement';
+import { PlacementQueue } from '@jobrelay/placement/queue';
 import type { V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';

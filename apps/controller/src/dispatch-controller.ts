@@ -20,7 +20,8 @@ import {
   withTimeout,
 } from '@jobrelay/kube';
 import { controllerName } from '@jobrelay/mirror';
-import { PlacementQueue, placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
+import { placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
+import { PlacementQueue } from '@jobrelay/placement/queue';
 import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';

@@ -1,7 +1,8 @@
 import type { KubeObject, WorkloadClient, WorkloadKindAdapter } from '@jobrelay/kinds';
 import { type EventRecorder, isNotFound, statusCodeOf, unlessConflict } from '@jobrelay/kube';
 import { mirrorOwnership, unschedulableAnnotation } from '@jobrelay/mirror';
-import { type PlacementQueue, patchPlacement, type RecordKeyring } from '@jobrelay/placement';
+import { patchPlacement, type RecordKeyring } from '@jobrelay/placement';
+import type { PlacementQueue } from '@jobrelay/placement/queue';
 import { conflictRetryMs, deletionRetryMs, mirrorRecorded, type OriginAction } from '@jobrelay/planner';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Logger } from 'pino';

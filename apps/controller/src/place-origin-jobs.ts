@@ -14,7 +14,6 @@ import {
   type NamespaceLookup,
   PlacedLoadIndex,
   type PlacementOutcome,
-  type PlacementQueue,
   type PlacementRecord,
   type PlacementTask,
   type PodGroup,
@@ -24,6 +23,7 @@ import {
   type RecordKeyring,
   type Resources,
 } from '@jobrelay/placement';
+import type { PlacementQueue } from '@jobrelay/placement/queue';
 import { type OriginAction, type PlacementChoice, placementNeed, planPlacement } from '@jobrelay/planner';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';

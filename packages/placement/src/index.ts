@@ -41,13 +41,6 @@ export {
   waitingSince,
 } from './placement-inputs.ts';
 export {
-  type PlacementOutcome,
-  PlacementQueue,
-  type PlacementQueueOptions,
-  type PlacementTask,
-  unschedulableRetryDelayMs,
-} from './placement-queue.ts';
-export {
   formatPlacementRecord,
   nothingCarried,
   type ParsedPlacement,
@@ -56,6 +49,7 @@ export {
   readPlacementRecord,
   type WorkloadProgress,
 } from './placement-record.ts';
+export { type PlacementOutcome, type PlacementTask, unschedulableRetryDelayMs } from './placement-task.ts';
 export { HIGHEST_TURN, PlacementTurns } from './placement-turns.ts';
 export type { PodGroup } from './pod-groups.ts';
 export { podRequests } from './pod-requests.ts';
@@ -102,14 +96,13 @@ export {
   type SealSubject,
 } from './record-seal.ts';
 export {
-  connectRedis,
   type HostPort,
   parseRedisUrl,
   queuePrefix,
   type RedisTarget,
   RedisUrlError,
   redisUrlProblem,
-} from './redis-connection.ts';
+} from './redis-url.ts';
 export {
   addResources,
   fitsIn,

@@ -1,26 +1,13 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { type PlacementOutcome, type PlacementTask, unschedulableRetryDelayMs } from './placement-task.ts';
 import { PlacementTurns } from './placement-turns.ts';
-import { connectRedis, parseRedisUrl, queuePrefix, type RedisTarget } from './redis-connection.ts';
-
-/** One placement task per origin workload. Only keys: the worker re-reads the workload from Kubernetes. */
-export interface PlacementTask {
-  namespace: string;
-  name: string;
-  uid: string;
-  /**
-   * The workload kind's adapter name. Redis holds whatever was queued: a task naming no kind
-   * the controller dispatches is dropped (the workload's reconcile queues it again).
-   */
-  kind: string;
-}
-
-/** `queued`: its queue's admission places it (the task ends, as for `not-needed`). */
-export type PlacementOutcome = 'placed' | 'not-needed' | 'unschedulable' | 'queued';
+import { connectRedis } from './redis-connection.ts';
+import { parseRedisUrl, queuePrefix, type RedisTarget } from './redis-url.ts';
 
 export interface PlacementQueueOptions {
-  /** One Redis, its Sentinels, or a Redis Cluster (redis-connection.ts). */
+  /** One Redis, its Sentinels, or a Redis Cluster (redis-url.ts). */
   redisUrl: string;
   /** Distinct per installation, so two management clusters may share one Redis. */
   queueName: string;
@@ -29,11 +16,6 @@ export interface PlacementQueueOptions {
   concurrency?: number;
   /** The clock tasks are stamped with (Date.now unless a test injects one). */
   now?: () => number;
-}
-
-/** Retry delays for a workload that fits nowhere yet: 1 s doubling to at most 30 s. */
-export function unschedulableRetryDelayMs(attemptsMade: number): number {
-  return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), 30_000);
 }
 
 class UnschedulableError extends Error {}

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { parseRedisUrl, queuePrefix, redisUrlProblem } from '../src/redis-connection.ts';
+import { parseRedisUrl, queuePrefix, redisUrlProblem } from '../src/redis-url.ts';
 
 /** Passwords with every character a URL gives a meaning to. */
 const awkwardPasswords = [

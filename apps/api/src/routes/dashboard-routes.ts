@@ -4,7 +4,7 @@ import type { ApiApp, ApiDependencies } from '../api-app.ts';
 import { ApiProblem } from '../problems.ts';
 
 /**
- * The web dashboard's page, script and stylesheet (apps/dashboard), public like /docs: they
+ * The web dashboard's page, script and stylesheet (packages/dashboard), public like /docs: they
  * hold no data of the cluster. Every data call the page makes goes to /api/v1 with the
  * caller's bearer token, so the dashboard shows exactly what the caller's RBAC allows.
  */

@@ -45,7 +45,7 @@ const page = `<!doctype html>
 `;
 
 /**
- * Bundles the browser sources (TypeScript, apps/dashboard/browser) with esbuild in memory,
+ * Bundles the browser sources (TypeScript, packages/dashboard/browser) with esbuild in memory,
  * nothing written to disk: the API builds it once when it starts, so `npm run api`, the demo,
  * the tests and the container need no build step. Takes about 100 ms.
  */

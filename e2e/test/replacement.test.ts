@@ -376,7 +376,10 @@ describe('a mirror a controller created and died before it saw', () => {
         name,
         managedBy,
         spec: { completions: 2, parallelism: 1 },
-        pod: { runSeconds: 8 },
+        // Long enough that the first success is counted while the second pod still runs, however
+        // long the controller takes to start and sync: with 8 s pods, one that started beside the
+        // unit tier and three other lanes first saw the mirror already Complete.
+        pod: { runSeconds: 20 },
       }),
     });
     const record = { cluster, attempt: 1, carried: { succeeded: 0, failed: 0 }, excludedClusters: [] };

@@ -68,7 +68,8 @@ describe.each(images)('apps/$app/Dockerfile', ({ app, usage }) => {
   });
 
   it('builds without an engine: npm ci of production dependencies, then the entrypoint starts', {
-    timeout: 300_000,
+    // npm ci for real and then the entrypoint (up to 180 s of its own), beside the e2e lanes.
+    timeout: 480_000,
   }, () => {
     const result = dryRunDockerfile(dockerfile, repositoryRoot, {
       runEnv: {

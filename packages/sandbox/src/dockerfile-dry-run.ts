@@ -205,7 +205,9 @@ export function dryRunDockerfile(
       cwd: inStage(last, '.'),
       env: { ...options.runEnv, ...last.env },
       encoding: 'utf8',
-      timeout: 60_000,
+      // Loading every module the process imports takes seconds alone, more than a minute beside
+      // four e2e lanes on two cores: a limit against a hang, not a measure of start-up.
+      timeout: 180_000,
     });
     return {
       stages: stages.map((s, i) => ({ name: s.name, image: images[i]!, user: s.user })),

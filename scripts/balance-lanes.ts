@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exclusiveLane, laneFiles } from '../e2e/lanes.ts';
+import { fileSeconds, readVitestReport } from './vitest-reports.ts';
 
 const { values } = parseArgs({ options: { lanes: { type: 'string', default: '4' } } });
 const laneCount = Number(values.lanes);
@@ -19,11 +20,8 @@ const seconds = new Map<string, number>();
 const fleetSeconds: number[] = [];
 for (const file of readdirSync(results)) {
   if (/^e2e-\d+\.json$/.test(file)) {
-    const report = JSON.parse(readFileSync(join(results, file), 'utf8')) as {
-      testResults: Array<{ name: string; startTime: number; endTime: number }>;
-    };
-    for (const result of report.testResults)
-      seconds.set(basename(result.name, '.test.ts'), (result.endTime - result.startTime) / 1000);
+    for (const result of readVitestReport(join(results, file))?.testResults ?? [])
+      seconds.set(basename(result.name, '.test.ts'), fileSeconds(result));
   }
   const fleetLog = /^e2e-\d+-fleet\.log$/.test(file) ? readFileSync(join(results, file), 'utf8') : '';
   const ready = /sandbox ready in ([\d.]+)s/.exec(fleetLog);

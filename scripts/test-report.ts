@@ -1,43 +1,22 @@
 // Reads vitest's JSON report(s) and prints what a developer needs at the end of `npm test`: the
 // slowest files with their seconds, the times of its parts (--line=...), then one plain closing line (`N passed, N failed`) that
 // CI reads. Several reports (one per lane) are summed as one run.
-import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-
-interface FileResult {
-  name: string;
-  startTime: number;
-  endTime: number;
-  status: string;
-}
-interface Report {
-  numPassedTests: number;
-  numFailedTests: number;
-  numPendingTests?: number;
-  numTodoTests?: number;
-  startTime: number;
-  testResults: FileResult[];
-}
+import { fileSeconds, readVitestReport, type VitestReport } from './vitest-reports.ts';
 
 const slowestShown = 15;
 const args = process.argv.slice(2);
 const lines = args.filter((arg) => arg.startsWith('--line=')).map((arg) => arg.slice('--line='.length));
 const reports = args
   .filter((arg) => !arg.startsWith('--line='))
-  .flatMap((path) => {
-    try {
-      return [JSON.parse(readFileSync(path, 'utf8')) as Report];
-    } catch {
-      // A lane that failed before writing its report is counted as failed by its exit status.
-      return [];
-    }
-  });
+  // A lane that failed before writing its report is counted as failed by test.sh's exit status.
+  .flatMap((path) => readVitestReport(path) ?? []);
 
 const files = reports
   .flatMap((report) => report.testResults)
   .map((file) => ({
     name: relative(process.cwd(), file.name),
-    seconds: (file.endTime - file.startTime) / 1000,
+    seconds: fileSeconds(file),
     failed: file.status === 'failed',
   }))
   .sort((a, b) => b.seconds - a.seconds);
@@ -48,7 +27,7 @@ if (files.length > 0) {
     console.log(`${file.seconds.toFixed(1).padStart(8)} s  ${file.name}${file.failed ? '  (failed)' : ''}`);
 }
 for (const line of lines) console.log(line);
-const sum = (pick: (report: Report) => number | undefined) =>
+const sum = (pick: (report: VitestReport) => number | undefined) =>
   reports.reduce((total, report) => total + (pick(report) ?? 0), 0);
 const skipped = sum((r) => r.numPendingTests) + sum((r) => r.numTodoTests);
 console.log(

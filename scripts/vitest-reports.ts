@@ -1,0 +1,32 @@
+// vitest's JSON report, as scripts/test.sh keeps one per part in .test-results/: what the
+// closing report and the lane balancer read from it.
+import { readFileSync } from 'node:fs';
+
+export interface VitestFileResult {
+  name: string;
+  startTime: number;
+  endTime: number;
+  status: string;
+}
+
+export interface VitestReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests?: number;
+  numTodoTests?: number;
+  testResults: VitestFileResult[];
+}
+
+/** The report at `path`, or undefined when there is none (a part that never ran writes none). */
+export function readVitestReport(path: string): VitestReport | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as VitestReport;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long one file took, from its start to its end. */
+export function fileSeconds(result: VitestFileResult): number {
+  return (result.endTime - result.startTime) / 1000;
+}

@@ -27,6 +27,21 @@ if (files.length > 0) {
     console.log(`${file.seconds.toFixed(1).padStart(8)} s  ${file.name}${file.failed ? '  (failed)' : ''}`);
 }
 for (const line of lines) console.log(line);
+
+// CI shows only the end of the output: name every failure here, with the first line of its message.
+const firstLine = (message: string | undefined) => (message ?? '').trim().split('\n')[0]?.slice(0, 300) ?? '';
+const failures = reports.flatMap((report) =>
+  report.testResults.flatMap((file) => {
+    const name = relative(process.cwd(), file.name);
+    const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+    if (failedTests.length === 0 && file.status === 'failed') return [`${name}: ${firstLine(file.message)}`];
+    return failedTests.map((test) => `${name} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+  }),
+);
+if (failures.length > 0) {
+  console.log(`\nFailed:`);
+  for (const failure of failures) console.log(`  ${failure}`);
+}
 const sum = (pick: (report: VitestReport) => number | undefined) =>
   reports.reduce((total, report) => total + (pick(report) ?? 0), 0);
 const skipped = sum((r) => r.numPendingTests) + sum((r) => r.numTodoTests);

@@ -2,11 +2,20 @@
 // closing report and the lane balancer read from it.
 import { readFileSync } from 'node:fs';
 
+export interface VitestAssertionResult {
+  fullName: string;
+  status: string;
+  failureMessages?: string[];
+}
+
 export interface VitestFileResult {
   name: string;
   startTime: number;
   endTime: number;
   status: string;
+  /** Set when the file itself failed (an error outside any test, a failed hook). */
+  message?: string;
+  assertionResults?: VitestAssertionResult[];
 }
 
 export interface VitestReport {

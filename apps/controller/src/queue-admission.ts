@@ -1,9 +1,14 @@
+// Queue admission's index and loop: QueueAdmission keeps the index of queued workloads from the
+// origin caches' events (what each one is: queued-workload-index.ts), and the leader runs the
+// admission cycles over it (debounced, spaced by their cost, never two at once): a snapshot, the
+// pure `decideAdmission`, then the decision handed to the writers (queue-admission-writers.ts:
+// admissions and evictions, waiting reasons, queue statuses, gauges).
+
 import type {
   AdmissionDecision,
   AdmissionSnapshot,
   AdmittedWorkload,
   DispatchQueueStatus,
-  EvictionReason,
   InvalidQueue,
   ParsedQueue,
   PriorityClassLookup,
@@ -11,26 +16,40 @@ import type {
   QueuedWorkload,
   QueueSelectionInput,
   QueueSpec,
-  QueueUsage,
   WorkloadPriority,
 } from '@jobrelay/admission';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
-  formatResourceAmount,
   type PlacementRecord,
-  placementRecordOf,
   type RecordKeyring,
   type Resources,
   totalDemand,
   type WorkloadPodTemplate,
-  waitingSince,
 } from '@jobrelay/placement';
-import { type OriginAction, placementNeed } from '@jobrelay/planner';
+import type { OriginAction } from '@jobrelay/planner';
 import type { Logger } from 'pino';
 import type { QueueMetrics } from './controller-metrics.ts';
-import type { OriginPlacer, PlacedKind } from './place-origin-jobs.ts';
+import type { OriginPlacer } from './place-origin-jobs.ts';
+import {
+  type CycleReport,
+  DecisionWriter,
+  QueueStatusWriter,
+  updateQueueGauges,
+  WaitingReasonWriter,
+} from './queue-admission-writers.ts';
+import {
+  type AdmittedKind,
+  type IndexedWorkload,
+  indexedWorkload,
+  type ParsedQueues,
+  sameAdmission,
+  sameFactsInputs,
+} from './queued-workload-index.ts';
+
+export type { CycleReport } from './queue-admission-writers.ts';
+export type { AdmittedKind, IndexedWorkload } from './queued-workload-index.ts';
 
 /**
  * The pure functions of `@jobrelay/admission` (and the planner's eviction) the controller runs:
@@ -54,11 +73,6 @@ export interface AdmissionFunctions {
   /** `used/nominal` of cpu, memory and GPUs for `kubectl get dispatchqueues`. */
   queueStatusColumns?(nominal: Resources, used: Resources): DispatchQueueStatus['columns'];
 }
-
-/** A dispatched kind as admission reads it: placement's view, and its whole origin cache. */
-export type AdmittedKind = PlacedKind & {
-  origins: PlacedKind['origins'] & { list(): KubeObject[] };
-};
 
 export interface QueueAdmissionOptions {
   kinds: ReadonlyMap<string, AdmittedKind>;
@@ -107,54 +121,6 @@ export interface QueueAdmissionOptions {
   released?(kindName: string, key: string): void;
 }
 
-interface ParsedQueues {
-  specs: QueueSpec[];
-  invalid: Map<string, { queue: InvalidQueue; object: KubeObject }>;
-}
-
-/** What admission knows of one origin, kept up to date from its cache's events. */
-export interface IndexedWorkload {
-  kindName: string;
-  /** `namespace/name`. */
-  key: string;
-  uid: string;
-  origin: KubeObject;
-  /** Placed, unfinished, with the queue that admitted it in its record. */
-  admitted?: {
-    cluster: string;
-    queue: string;
-    admittedAt: number;
-    evicting: boolean;
-    record: PlacementRecord;
-  };
-  /** Claimed, unfinished, unsuspended, unplaced, not given up: it waits to be placed. */
-  pending: boolean;
-  /** Its record as last read (for an eviction: written over). */
-  record?: PlacementRecord;
-  /** Its creationTimestamp, parsed once (every cycle orders by it). */
-  createdAt: number;
-  /** Queue choice, priority and demand, as of `factsVersion` (queues, classes and namespaces change them). */
-  facts?: { version: number; choice: QueueChoice; priority: WorkloadPriority; demand: Resources };
-}
-
-/** One admission cycle's outcome, for logs and tests. */
-export interface CycleReport {
-  admitted: Array<{ uid: string; cluster: string; queue: string; outcome: string }>;
-  evicted: Array<{ uid: string; reason: EvictionReason }>;
-  /** Waiting reasons written (only the changed ones). */
-  noted: Array<{ uid: string; message: string }>;
-  statusWritten: string[];
-}
-
-const admittedBy = (queue: string, cluster: string, borrowed: Resources) => {
-  const borrowing = Object.entries(borrowed).filter(([, amount]) => amount > 0);
-  const note =
-    borrowing.length > 0
-      ? ` (borrowing ${borrowing.map(([r, a]) => `${formatResourceAmount(r, a)} ${r}`).join(', ')} from its cohort)`
-      : '';
-  return `admitted by queue ${queue}${note}; placed on ${cluster}`;
-};
-
 /**
  * Queue admission (issue 30). Every replica keeps the index of queued workloads from the origin
  * caches (as the placer keeps the placed load); the leader runs the cycles: a snapshot, the pure
@@ -170,22 +136,14 @@ export class QueueAdmission {
   private readonly index = new Map<string, IndexedWorkload>();
   /** Bumped when queues, PriorityClasses or namespaces change: every workload's facts are recomputed. */
   private factsVersion = 0;
-  /** Admitted by a cycle, not yet seen placed in the cache: they hold quota (cf. the placer's assumed placements). */
-  private readonly assumedAdmissions = new Map<string, { cluster: string; queue: string; at: number }>();
-  /** Evictions written, not yet seen in the cache: not chosen again. */
-  private readonly assumedEvictions = new Set<string>();
-  /** Waiting reasons written, by UID, until the cache shows them: not written twice. */
-  private readonly notedWaiting = new Map<string, string>();
-  /** When this replica last wrote each workload's reason, and its gate. */
-  private readonly notedAt = new Map<string, { gate: string; at: number }>();
-  /** Per queue: the status last written and when. */
-  private readonly writtenStatus = new Map<string, { json: string; at: number }>();
+  /** The decision's admissions and evictions, assumed until the cache shows them. */
+  private readonly decisions: DecisionWriter;
+  /** Why each workload waits, within a budget per cycle. */
+  private readonly reasons: WaitingReasonWriter;
+  /** Each queue's status, when it changed. */
+  private readonly statuses: QueueStatusWriter;
   /** The DispatchQueues parsed as of `factsVersion` (parsing every queue per call cost more than admission). */
   private parsed: { version: number; queues: ParsedQueues } | undefined;
-  /** Waiting reasons being written (a cycle does not wait for them): they count against the budget. */
-  private notesInFlight = 0;
-  /** The queue statuses being written, if any (one round at a time). */
-  private statusRound: Promise<string[]> | undefined;
   /**
    * Admitted workloads whose mirror is finished on their cluster (`uid@cluster`): their pods are
    * gone (a Job's terminal condition comes only once its pods have), so they hold no quota, ahead
@@ -211,6 +169,10 @@ export class QueueAdmission {
 
   constructor(options: QueueAdmissionOptions) {
     this.options = options;
+    const cycleSoon = (delayMs: number) => this.cycleSoon(delayMs);
+    this.decisions = new DecisionWriter(options, this.index, cycleSoon);
+    this.reasons = new WaitingReasonWriter(options, cycleSoon);
+    this.statuses = new QueueStatusWriter(options, cycleSoon);
   }
 
   /** Whether any DispatchQueue exists: without one, admission does nothing. */
@@ -256,7 +218,7 @@ export class QueueAdmission {
     }
     if (!this.wasActive) return;
     const before = this.index.get(uid);
-    const after = this.indexed(kind, event.object);
+    const after = indexedWorkload(kind, event.object, this.options);
     if (!after) {
       this.forget(uid);
       if (before) this.cycleSoon();
@@ -271,10 +233,8 @@ export class QueueAdmission {
     if (before?.admitted && before.admitted.cluster !== after.admitted?.cluster)
       this.finishedOnWorker.delete(`${uid}@${before.admitted.cluster}`);
     // The cache shows what was assumed: the record now says it.
-    if (after.admitted || !after.pending) this.assumedAdmissions.delete(uid);
-    if (after.admitted?.evicting || !after.admitted) this.assumedEvictions.delete(uid);
-    const note = event.object.metadata?.annotations?.[unschedulableAnnotation];
-    if (note !== undefined && this.notedWaiting.get(uid) === note) this.notedWaiting.delete(uid);
+    this.decisions.seen(uid, after);
+    this.reasons.seen(uid, event.object.metadata?.annotations?.[unschedulableAnnotation]);
     if (!before || before.pending !== after.pending || !sameAdmission(before, after)) this.cycleSoon();
   }
 
@@ -305,7 +265,7 @@ export class QueueAdmission {
     if (!this.wasActive) return false;
     const uid = origin.metadata?.uid;
     if (!uid) return false;
-    const entry = this.index.get(uid) ?? this.indexed(kind, origin);
+    const entry = this.index.get(uid) ?? indexedWorkload(kind, origin, this.options);
     if (!entry) return false;
     const facts = this.factsOf(entry, this.parsedQueues());
     if (facts.choice.kind === 'unqueued') return false;
@@ -329,10 +289,8 @@ export class QueueAdmission {
     const admitted = this.index.get(uid)?.admitted;
     if (admitted) this.finishedOnWorker.delete(`${uid}@${admitted.cluster}`);
     this.index.delete(uid);
-    this.assumedAdmissions.delete(uid);
-    this.assumedEvictions.delete(uid);
-    this.notedWaiting.delete(uid);
-    this.notedAt.delete(uid);
+    this.decisions.forget(uid);
+    this.reasons.forget(uid);
     this.leftToQueue.delete(uid);
   }
 
@@ -340,50 +298,10 @@ export class QueueAdmission {
     this.index.clear();
     for (const kind of this.options.kinds.values()) {
       for (const origin of kind.origins.list()) {
-        const entry = this.indexed(kind, origin);
+        const entry = indexedWorkload(kind, origin, this.options);
         if (entry) this.index.set(entry.uid, entry);
       }
     }
-  }
-
-  /** Admitted or pending, or undefined when admission has nothing to do with it. */
-  private indexed(kind: AdmittedKind, origin: KubeObject): IndexedWorkload | undefined {
-    const { uid, namespace, name } = origin.metadata ?? {};
-    if (!uid || !namespace || !name) return undefined;
-    const parsed = placementRecordOf(origin, this.options.recordKeys);
-    const record = parsed.kind === 'ok' ? parsed.record : undefined;
-    const finished = kind.adapter.isFinished(origin);
-    const base = {
-      kindName: kind.adapter.name,
-      key: `${namespace}/${name}`,
-      uid,
-      origin,
-      record,
-      createdAt: createdAtOf(origin),
-    };
-    if (record?.cluster && record.queue && !finished) {
-      const placedAt = record.placedAt ? Date.parse(record.placedAt) : Number.NaN;
-      return {
-        ...base,
-        pending: false,
-        admitted: {
-          cluster: record.cluster,
-          queue: record.queue,
-          admittedAt: Number.isNaN(placedAt) ? base.createdAt : placedAt,
-          evicting: record.preempted !== undefined,
-          record,
-        },
-      };
-    }
-    const need = placementNeed(
-      origin,
-      parsed,
-      kind.adapter,
-      { uid, managedBy: kind.managedBy },
-      this.options.clock.now(),
-    );
-    if (need.kind !== 'needed') return undefined;
-    return { ...base, pending: true };
   }
 
   private factsOf(entry: IndexedWorkload, queues: ParsedQueues): NonNullable<IndexedWorkload['facts']> {
@@ -485,7 +403,7 @@ export class QueueAdmission {
         createdAt: entry.createdAt,
         demand: facts.demand,
       };
-      const assumed = this.assumedAdmissions.get(entry.uid);
+      const assumed = this.decisions.assumedAdmission(entry.uid);
       if (entry.admitted) {
         const { cluster, queue, admittedAt, evicting } = entry.admitted;
         // Done on its worker: nothing of it runs, whatever its origin says yet.
@@ -495,7 +413,7 @@ export class QueueAdmission {
           queue,
           cluster,
           admittedAt,
-          evicting: evicting || this.assumedEvictions.has(entry.uid),
+          evicting: evicting || this.decisions.evictionAssumed(entry.uid),
         });
       } else if (assumed) {
         admitted.push({
@@ -528,71 +446,7 @@ export class QueueAdmission {
     });
     metrics?.admissionDecisionSeconds.observe((performance.now() - started) / 1000);
     const now = clock.now();
-    // Reserved at once, before any await: the next cycle counts them whatever happens meanwhile.
-    for (const admit of decision.admit) {
-      this.assumedAdmissions.set(admit.uid, { cluster: admit.cluster, queue: admit.queue, at: now });
-    }
-    const writes: Promise<void>[] = [];
-    for (const admit of decision.admit) {
-      const entry = this.index.get(admit.uid);
-      if (!entry) continue;
-      writes.push(
-        this.options.placer
-          .placeAdmitted(entry.kindName, entry.key, entry.uid, {
-            cluster: admit.cluster,
-            queue: admit.queue,
-            message: admittedBy(admit.queue, admit.cluster, admit.borrowed),
-          })
-          .then(
-            (outcome) => {
-              report.admitted.push({ uid: admit.uid, cluster: admit.cluster, queue: admit.queue, outcome });
-              if (outcome === 'placed') {
-                const since = waitingSince(entry.origin, entry.record)?.getTime() ?? entry.createdAt;
-                metrics?.admissionWaitSeconds.observe(
-                  { queue: admit.queue },
-                  Math.max(0, now - since) / 1000,
-                );
-                log.info(
-                  { kind: entry.kindName, job: entry.key, queue: admit.queue, cluster: admit.cluster },
-                  'admitted by its queue',
-                );
-              } else this.unassume(admit.uid);
-            },
-            (err: unknown) => {
-              this.unassume(admit.uid);
-              log.warn({ kind: entry.kindName, job: entry.key, err }, 'placing an admitted workload failed');
-            },
-          ),
-      );
-    }
-    for (const eviction of decision.evict) {
-      const entry = this.index.get(eviction.uid);
-      if (!entry?.admitted || entry.admitted.evicting || this.assumedEvictions.has(eviction.uid)) continue;
-      this.assumedEvictions.add(eviction.uid);
-      const { queue, record } = entry.admitted;
-      const kind = this.options.kinds.get(entry.kindName)!;
-      writes.push(
-        this.options.placer
-          .writeOn(kind, entry.origin, functions.planEviction(record, eviction.message))
-          .then((result) => {
-            if (result.conflicted) {
-              this.assumedEvictions.delete(eviction.uid);
-              this.cycleSoon(1_000);
-              return;
-            }
-            report.evicted.push({ uid: eviction.uid, reason: eviction.reason });
-            metrics?.queueEvictions.inc({ queue, reason: eviction.reason });
-            log.info(
-              { kind: entry.kindName, job: entry.key, queue, reason: eviction.reason },
-              eviction.message,
-            );
-          })
-          .catch((err: unknown) => {
-            this.assumedEvictions.delete(eviction.uid);
-            log.warn({ kind: entry.kindName, job: entry.key, err }, 'evicting a workload failed');
-          }),
-      );
-    }
+    const writes = this.decisions.write(decision, report, now);
     const notes = [
       ...refusedNotes,
       ...[...decision.waiting].flatMap(([uid, verdict]) => {
@@ -601,13 +455,8 @@ export class QueueAdmission {
       }),
     ];
     // Chosen now (so the next cycle does not choose them again), written once the decisions are.
-    const chosenNotes = this.notesToWrite(notes, now);
-    for (const { entry, message, gate } of chosenNotes) {
-      this.notedWaiting.set(entry.uid, message);
-      this.notedAt.set(entry.uid, { gate, at: now });
-    }
-    this.notesInFlight += chosenNotes.length;
-    this.updateGauges(specs, decision.usage);
+    const chosenNotes = this.reasons.choose(notes, now);
+    updateQueueGauges(metrics, specs, decision.usage);
     const decided = Promise.all(writes);
     // What this cycle cost before its first await: the spacing of the next (see nextCycleNotBefore).
     this.nextCycleNotBefore = Date.now() + Math.min(2_000, 20 * (performance.now() - cycleStarted));
@@ -618,8 +467,8 @@ export class QueueAdmission {
       .catch(() => {})
       .then(() =>
         Promise.all([
-          this.writeNotes(chosenNotes, report),
-          this.writeStatusRound(specs, invalid, decision.usage).then((written) => {
+          this.reasons.writeNotes(chosenNotes, report),
+          this.statuses.writeStatusRound(specs, invalid, decision.usage).then((written) => {
             report.statusWritten = written;
           }),
         ]),
@@ -666,264 +515,4 @@ export class QueueAdmission {
       );
     return outcome;
   }
-
-  private async writeNotes(
-    notes: ReadonlyArray<{ entry: IndexedWorkload; message: string }>,
-    report: CycleReport,
-  ): Promise<void> {
-    await Promise.all(
-      notes.map(({ entry, message }) => {
-        const kind = this.options.kinds.get(entry.kindName)!;
-        return this.options.placer
-          .writeOn(kind, entry.origin, [{ type: 'note-waiting', message }])
-          .then(() => {
-            report.noted.push({ uid: entry.uid, message });
-          })
-          .catch((err: unknown) => {
-            this.notedWaiting.delete(entry.uid);
-            this.notedAt.delete(entry.uid);
-            this.options.log.warn(
-              { kind: entry.kindName, job: entry.key, err },
-              'noting why a workload waits failed',
-            );
-          })
-          .finally(() => {
-            this.notesInFlight -= 1;
-          });
-      }),
-    );
-  }
-
-  /** One round of queue status writes at a time; a cycle meanwhile leaves them to a later one. */
-  private writeStatusRound(
-    specs: readonly QueueSpec[],
-    invalid: ParsedQueues['invalid'],
-    usage: ReadonlyMap<string, QueueUsage>,
-  ): Promise<string[]> {
-    if (this.statusRound) {
-      this.cycleSoon(this.options.statusIntervalMs ?? 2_000);
-      return Promise.resolve([]);
-    }
-    const round = this.writeStatuses(specs, invalid, usage).finally(() => {
-      this.statusRound = undefined;
-    });
-    this.statusRound = round;
-    return round;
-  }
-
-  /**
-   * The waiting reasons to write this cycle: those that changed, a workload with none (or a new
-   * gate) first, a same-gate refresh (only its figures moved) once `noteRefreshMs` has passed
-   * since this replica wrote it; at most `notesPerCycle`. What is left asks for a later cycle.
-   */
-  private notesToWrite<T extends { entry: IndexedWorkload; message: string; gate: string }>(
-    notes: readonly T[],
-    now: number,
-  ): T[] {
-    // Those still being written count: a slow apiserver gets no more than the budget at once.
-    const budget = Math.max(0, (this.options.notesPerCycle ?? 100) - this.notesInFlight);
-    const refreshMs = this.options.noteRefreshMs ?? 60_000;
-    const fresh: T[] = [];
-    const refresh: T[] = [];
-    let soonest: number | undefined;
-    for (const note of notes) {
-      const { entry, message, gate } = note;
-      const current = entry.origin.metadata?.annotations?.[unschedulableAnnotation];
-      if (current === message || this.notedWaiting.get(entry.uid) === message) continue;
-      const last = this.notedAt.get(entry.uid);
-      // Ours since (the cache may not show it yet) with the same gate: only its figures moved.
-      if (!last || last.gate !== gate) fresh.push(note);
-      else if (now - last.at >= refreshMs) refresh.push(note);
-      else {
-        const wait = refreshMs - (now - last.at);
-        soonest = soonest === undefined ? wait : Math.min(soonest, wait);
-      }
-    }
-    // Refreshes are cheap to defer (the gate is right, a figure is stale): a tenth of the budget.
-    const chosen = [
-      ...fresh.slice(0, budget),
-      ...refresh.slice(
-        0,
-        Math.min(budget - Math.min(budget, fresh.length), Math.max(1, Math.floor(budget / 10))),
-      ),
-    ];
-    if (chosen.length < fresh.length + refresh.length) this.cycleSoon(1_000);
-    else if (soonest !== undefined) this.cycleSoon(soonest);
-    return chosen;
-  }
-
-  private unassume(uid: string): void {
-    this.assumedAdmissions.delete(uid);
-    // Another look: what it reserved is free again, or it may be admitted elsewhere.
-    this.cycleSoon(1_000);
-  }
-
-  /** Each queue's status, when it changed and at most every `statusIntervalMs`. */
-  private async writeStatuses(
-    specs: readonly QueueSpec[],
-    invalid: ParsedQueues['invalid'],
-    usage: ReadonlyMap<string, QueueUsage>,
-  ): Promise<string[]> {
-    const now = this.options.clock.now();
-    const interval = this.options.statusIntervalMs ?? 2_000;
-    const objects = new Map(this.options.queues.list().map((q) => [q.metadata?.name ?? '', q]));
-    const desired: Array<[string, DispatchQueueStatus]> = [
-      ...specs.map((spec): [string, DispatchQueueStatus] => [
-        spec.name,
-        this.statusOf(spec, usage.get(spec.name), objects.get(spec.name)),
-      ]),
-      ...[...invalid].map(([name, { queue, object }]): [string, DispatchQueueStatus] => [
-        name,
-        // The cached object, not the parse's: its status moves without a new parse.
-        invalidStatus(queue.problems, objects.get(name) ?? object, now),
-      ]),
-    ];
-    const written: string[] = [];
-    const writes: Promise<void>[] = [];
-    let soonest: number | undefined;
-    for (const [name, status] of desired) {
-      const json = JSON.stringify(comparable(status));
-      const current = (objects.get(name) as { status?: DispatchQueueStatus } | undefined)?.status;
-      const last = this.writtenStatus.get(name);
-      if ((current && JSON.stringify(comparable(current)) === json) || last?.json === json) continue;
-      if (last && now - last.at < interval) {
-        const wait = interval - (now - last.at);
-        soonest = soonest === undefined ? wait : Math.min(soonest, wait);
-        continue;
-      }
-      // All at once: twenty queues one after another took seconds on a busy apiserver.
-      writes.push(
-        this.options.writeQueueStatus(name, status).then(
-          () => {
-            this.writtenStatus.set(name, { json, at: now });
-            written.push(name);
-          },
-          (err: unknown) => {
-            this.options.log.warn({ queue: name, err }, 'writing a DispatchQueue status failed');
-          },
-        ),
-      );
-    }
-    await Promise.all(writes);
-    written.sort();
-    for (const name of this.writtenStatus.keys()) if (!objects.has(name)) this.writtenStatus.delete(name);
-    if (soonest !== undefined) this.cycleSoon(soonest);
-    return written;
-  }
-
-  private statusOf(
-    spec: QueueSpec,
-    usage: QueueUsage | undefined,
-    object: KubeObject | undefined,
-  ): DispatchQueueStatus {
-    const used = usage?.used ?? {};
-    const quantities = (resources: Resources, names: Iterable<string>) =>
-      Object.fromEntries([...new Set(names)].map((r) => [r, formatResourceAmount(r, resources[r] ?? 0)]));
-    const borrowedNames = Object.keys(usage?.borrowed ?? {}).filter((r) => (usage!.borrowed[r] ?? 0) > 0);
-    return {
-      pendingWorkloads: usage?.pending ?? 0,
-      admittedWorkloads: usage?.admitted ?? 0,
-      usage: quantities(used, Object.keys(spec.nominalQuota)),
-      borrowed: quantities(usage?.borrowed ?? {}, borrowedNames),
-      share: String(Math.round((usage?.share ?? 0) * 1000) / 1000),
-      columns: this.options.functions.queueStatusColumns?.(spec.nominalQuota, used) ?? columnsOf(spec, used),
-      conditions: [
-        condition(object, 'True', 'Active', 'the queue admits workloads', this.options.clock.now()),
-      ],
-      ...(object?.metadata?.generation !== undefined
-        ? { observedGeneration: object.metadata.generation }
-        : {}),
-    };
-  }
-
-  private updateGauges(specs: readonly QueueSpec[], usage: ReadonlyMap<string, QueueUsage>): void {
-    const metrics = this.options.metrics;
-    if (!metrics) return;
-    metrics.resetGauges();
-    for (const spec of specs) {
-      const here = usage.get(spec.name);
-      const queue = spec.name;
-      metrics.queuePending.set({ queue }, here?.pending ?? 0);
-      metrics.queueAdmitted.set({ queue }, here?.admitted ?? 0);
-      for (const [resource, amount] of Object.entries(spec.nominalQuota))
-        metrics.queueNominalQuota.set({ queue, resource }, amount);
-      for (const [resource, amount] of Object.entries(here?.used ?? {}))
-        metrics.queueUsage.set({ queue, resource }, amount);
-      for (const [resource, amount] of Object.entries(here?.borrowed ?? {}))
-        metrics.queueBorrowed.set({ queue, resource }, amount);
-    }
-  }
-}
-
-function createdAtOf(origin: KubeObject): number {
-  const at = Date.parse(origin.metadata?.creationTimestamp ?? '');
-  return Number.isNaN(at) ? 0 : at;
-}
-
-/** Whether what decides a workload's facts is unchanged: its spec (generation) and labels. */
-function sameFactsInputs(a: KubeObject, b: KubeObject): boolean {
-  const labels = (o: KubeObject) => JSON.stringify(o.metadata?.labels ?? {});
-  return (
-    a.metadata?.generation !== undefined &&
-    a.metadata.generation === b.metadata?.generation &&
-    labels(a) === labels(b)
-  );
-}
-
-function sameAdmission(a: IndexedWorkload, b: IndexedWorkload): boolean {
-  return (
-    a.admitted?.cluster === b.admitted?.cluster &&
-    a.admitted?.queue === b.admitted?.queue &&
-    a.admitted?.evicting === b.admitted?.evicting
-  );
-}
-
-/** A status without the times that change on every write, to tell whether anything else changed. */
-function comparable(status: DispatchQueueStatus): unknown {
-  return { ...status, conditions: status.conditions.map(({ lastTransitionTime: _t, ...rest }) => rest) };
-}
-
-function condition(
-  object: KubeObject | undefined,
-  status: 'True' | 'False',
-  reason: string,
-  message: string,
-  now: number,
-): DispatchQueueStatus['conditions'][number] {
-  const previous = (object as { status?: DispatchQueueStatus } | undefined)?.status?.conditions?.find(
-    (c) => c.type === 'Active',
-  );
-  return {
-    type: 'Active',
-    status,
-    reason,
-    message,
-    // Kept while the status stays what it was: the time it last changed.
-    lastTransitionTime:
-      previous?.status === status && previous.lastTransitionTime
-        ? previous.lastTransitionTime
-        : new Date(now).toISOString(),
-  };
-}
-
-function invalidStatus(problems: string[], object: KubeObject, now: number): DispatchQueueStatus {
-  return {
-    pendingWorkloads: 0,
-    admittedWorkloads: 0,
-    usage: {},
-    borrowed: {},
-    share: '0',
-    columns: { cpu: '-', memory: '-', gpu: '-' },
-    conditions: [condition(object, 'False', 'InvalidSpec', problems.join('; '), now)],
-    ...(object.metadata?.generation !== undefined ? { observedGeneration: object.metadata.generation } : {}),
-  };
-}
-
-/** `used/nominal` per column, `-` when the queue does not name the resource. */
-function columnsOf(spec: QueueSpec, used: Resources): DispatchQueueStatus['columns'] {
-  const column = (resource: string) =>
-    spec.nominalQuota[resource] === undefined
-      ? '-'
-      : `${formatResourceAmount(resource, used[resource] ?? 0)}/${formatResourceAmount(resource, spec.nominalQuota[resource])}`;
-  return { cpu: column('cpu'), memory: column('memory'), gpu: column('nvidia.com/gpu') };
 }

@@ -59,17 +59,12 @@ export {
 export * from './worker-cluster.ts';
 export {
   type ClusterMirrorCache,
-  type Namespace,
-  namespaceInformer,
-  namespaceView,
   WorkerClusterRegistry,
-  type WorkerClusterRegistryOptions,
   type WorkerClusterView,
-  type WorkerConnection,
-  type WorkerConnectionState,
-  type WorkerWatchStreams,
-  workerWatchStreamsHelp,
 } from './worker-cluster-registry.ts';
+export type { WorkerClusterRegistryOptions } from './worker-cluster-registry-options.ts';
+export type { WorkerConnection, WorkerConnectionState } from './worker-connection-entry.ts';
+export { type Namespace, namespaceInformer, namespaceView } from './worker-namespaces.ts';
 export {
   clusterPermissions,
   deniedPermissions,
@@ -79,3 +74,4 @@ export {
   type WorkerPermission,
   workerPermissions,
 } from './worker-permissions.ts';
+export { type WorkerWatchStreams, workerWatchStreamsHelp } from './worker-watches.ts';

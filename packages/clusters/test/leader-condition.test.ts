@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withLeaderCondition } from '../src/worker-cluster-registry.ts';
+import { withLeaderCondition } from '../src/worker-cluster-status.ts';
 
 const reachable = { active: true, reason: 'Connected', message: 'connected' } as const;
 const written = (status: 'True' | 'False' | 'Unknown', reason?: string, message?: string) => ({

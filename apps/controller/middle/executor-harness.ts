@@ -106,11 +106,16 @@ export function executorWorld(
     events: { record: async (event) => void world.events.push(event) },
     queue: { enqueue: async (task) => void world.enqueued.push(task) },
     forgetOrigin: (uid) => world.forgotten.push(uid),
-    mirrorCreated: (kind, cluster, mirror) => world.created.push({ kind, cluster, mirror }),
     metrics: world.metrics,
-    originWritten: (kind, origin) =>
-      world.originWrites.push({ kind, version: origin.metadata?.resourceVersion }),
-    statusWritten: (_kind, origin) => world.statusWrites.push(origin.metadata!.resourceVersion!),
+    writes: {
+      mirrorCreating: () => {},
+      mirrorCreated: (kind, cluster, mirror) => world.created.push({ kind, cluster, mirror }),
+      originWriting: () => {},
+      originUnwritten: () => {},
+      originWritten: (kind, origin) =>
+        world.originWrites.push({ kind, version: origin.metadata?.resourceVersion }),
+      statusWritten: (_kind, origin) => world.statusWrites.push(origin.metadata!.resourceVersion!),
+    },
     log: silentLog,
     ...options,
   });

@@ -1,4 +1,4 @@
-// OriginReconciler: one origin's reconcile and the bookkeeping of the controller's own writes,
+// OriginReconciler and OriginWriteExpectations: one origin's reconcile and the bookkeeping of the controller's own writes,
 // with the real planner and executor, the caches and clusters held in memory and the clock in
 // the test's hands. The watch is the test: it delivers (or withholds) each event, so what is
 // proven is which events cost a reconcile, what each reconcile does, and that every piece of
@@ -12,7 +12,10 @@ import { formatPlacementRecord, type PlacementRecord, sealSubjectOf } from '@job
 import { deletionRetryMs, eventReasons } from '@jobrelay/planner';
 import { config, mirrorOf, originJob, record } from '@jobrelay/planner/test-support/snapshot-builders';
 import { describe, expect, it } from 'vitest';
+import { ControllerEvents, subscribeParts } from '../src/controller-events.ts';
+import type { AnyDispatchedKind } from '../src/dispatched-kinds.ts';
 import { OriginReconciler } from '../src/origin-reconciler.ts';
+import { OriginWriteExpectations } from '../src/origin-write-expectations.ts';
 import { WorkerAdmissionReasons } from '../src/worker-admission-reasons.ts';
 import { executorWorld, silentLog, TestClock } from './executor-harness.ts';
 import { apiError, InMemoryCluster } from './in-memory-cluster.ts';
@@ -31,23 +34,6 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   };
   /** The actions of every execution, in order. */
   const executed: string[][] = [];
-  let reconciler!: OriginReconciler;
-  const world = executorWorld({
-    mirrorCreating: (kind, cluster, body) =>
-      reconciler.mirrorCreating(kind, cluster, `${body.metadata!.namespace}/${body.metadata!.name}`),
-    mirrorCreated: (kind, cluster, mirror) =>
-      reconciler.mirrorCreated(
-        kind,
-        cluster,
-        mirror,
-        `${mirror.metadata!.namespace}/${mirror.metadata!.name}`,
-      ),
-    originWriting: (kind) => reconciler.originWriting(kind, objectName),
-    originUnwritten: (kind) => reconciler.originUnwritten(kind, objectName),
-    originWritten: (kind, origin, over) =>
-      reconciler.originWritten(kind, origin, objectName, over.metadata?.resourceVersion),
-    statusWritten: (kind) => reconciler.statusWritten(kind, objectName),
-  });
   /** The caches: what the watches have delivered so far. */
   const originCache = new Map<string, Job>();
   const mirrorCaches = new Map<string, Map<string, Job>>([['worker-1', new Map()]]);
@@ -57,6 +43,16 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   const afterExecute: { hook?: () => void } = {};
   const enqueue = (k: string, opts: { first?: boolean; afterMs?: number } = {}) =>
     enqueued.push({ key: k, ...opts });
+  // As in the controller: the executor reports every write to the bookkeeping the reconcile reads.
+  const ownWrites = new OriginWriteExpectations({
+    origins: () => ({ get: (k) => originCache.get(k) }),
+    clock,
+    enqueue,
+    leading: () => true,
+    statusCoalesceMs: 100,
+    statusLag: (seconds) => lags.push(seconds),
+  });
+  const world = executorWorld({ writes: ownWrites });
   // What the worker's Kueue says, through the worker's client (here: the in-memory worker's answer).
   const workerAdmission = options.workerAdmission
     ? new WorkerAdmissionReasons({
@@ -66,7 +62,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
         log: silentLog,
       })
     : undefined;
-  reconciler = new OriginReconciler({
+  const reconciler = new OriginReconciler({
     kinds: new Map([
       [
         'job',
@@ -105,9 +101,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     recordKeys: world.keys,
     clock,
     enqueue,
-    leading: () => true,
-    statusCoalesceMs: 100,
-    statusLag: (seconds) => lags.push(seconds),
+    ownWrites,
     // The re-plans' spread, fixed: the most a plan may be moved back (half the trust).
     random: () => 0.999,
     ...(workerAdmission ? { workerAdmission } : {}),
@@ -125,12 +119,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
   const deliverMirror = (cluster = 'worker-1'): void => {
     const current = world.workers.get(cluster)!.get('team-a', 'train')!;
     mirrorCaches.get(cluster)!.set(objectName, current);
-    reconciler.mirrorEvent(
-      cluster,
-      'job',
-      { type: 'upsert', object: current, previous: undefined },
-      objectName,
-    );
+    ownWrites.mirrorEvent(cluster, 'job', { type: 'upsert', object: current, previous: undefined });
   };
   /** The mirror on worker-1 starts running (one active pod), and its watch delivers it. */
   const mirrorStarts = (): void => {
@@ -155,8 +144,8 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
       },
     });
     // As in the controller: the placer's executor notes the write, then the placer asks for the reconcile.
-    reconciler.originWritten('job', sealed, objectName, origin.metadata!.resourceVersion!);
-    reconciler.placerWrote(key);
+    ownWrites.originWritten('job', sealed, origin);
+    enqueue(key, { first: true });
     return sealed;
   };
   /** Placed on worker-1, its mirror created and seen, and running: its status not written back yet. */
@@ -173,6 +162,7 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
     clusterState,
     executed,
     reconciler,
+    ownWrites,
     workerAdmission,
     originCache,
     mirrorCaches,
@@ -188,6 +178,24 @@ function reconcilerWorld(options: { workerAdmission?: boolean } = {}) {
 }
 
 describe('OriginReconciler', () => {
+  it('through the controller hub: it watches what it declares; an origin event queues its key first, a mirror event a coalesced reconcile', () => {
+    const r = reconcilerWorld();
+    const hub = new ControllerEvents();
+    expect(subscribeParts(hub, [r.reconciler])).toEqual([
+      { name: 'origin reconcile', watches: ['origin', 'mirror'], writes: r.reconciler.writes },
+    ]);
+    const origin = r.world.management.put(originJob());
+    const kind = { adapter: batchJobAdapter } as AnyDispatchedKind;
+    hub.emit('origin', kind, { type: 'upsert', object: origin, previous: undefined });
+    expect(r.enqueued).toEqual([{ key, first: true }]);
+    const mirror = r.world.workers.get('worker-1')!.put(mirrorOf(origin));
+    hub.emit('mirror', 'worker-1', 'job', { type: 'upsert', object: mirror, previous: undefined });
+    expect(r.enqueued).toEqual([
+      { key, first: true },
+      { key, afterMs: 100 },
+    ]);
+  });
+
   it('a placement is planned from at once: the mirror is created before the cache shows the record', async () => {
     const r = reconcilerWorld();
     r.placeOnWorker1();
@@ -374,10 +382,10 @@ describe('OriginReconciler', () => {
       await r.reconciler.reconcile(key);
       expect(r.reconciler.sizes.expectedMirrors).toBe(1);
       r.clock.advance(29_000);
-      r.reconciler.expireExpectations();
+      r.ownWrites.expireExpectations();
       expect(r.reconciler.sizes.expectedMirrors).toBe(1);
       r.clock.advance(1_000);
-      r.reconciler.expireExpectations();
+      r.ownWrites.expireExpectations();
       expect(r.reconciler.sizes.expectedMirrors).toBe(0);
       r.enqueued.length = 0;
       r.deliverMirror();

@@ -1,40 +1,36 @@
 import { hostname } from 'node:os';
-import { CachedPriorityClasses } from '@jobrelay/admission';
-import {
-  kubeconfigPolicyOf,
-  type Namespace,
-  namespaceInformer,
-  WorkerClusterRegistry,
-  type WorkerConnection,
-} from '@jobrelay/clusters';
-import { apiVersionOf, collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
+import { kubeconfigPolicyOf, WorkerClusterRegistry } from '@jobrelay/clusters';
+import type { KindChoice, KubeObject } from '@jobrelay/kinds';
 import {
   type Clock,
+  type ClusterApiClients,
   EventRecorder,
   makeClusterApiClients,
   mergePatch,
-  objectKey,
-  ResilientInformer,
   systemClock,
   TimeoutError,
   withTimeout,
 } from '@jobrelay/kube';
 import { controllerName } from '@jobrelay/mirror';
-import { placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
+import type { RecordKeyring } from '@jobrelay/placement';
 import { PlacementQueue } from '@jobrelay/placement/queue';
-import { classifyMirror, isDeletable, type PlannerConfig } from '@jobrelay/planner';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { admissionFunctions } from './admission-functions.ts';
+import { waitForCapacityView } from './capacity-view.ts';
 import type { ControllerConfig } from './controller-config.ts';
+import { ControllerEvents, type PartDescription, subscribeParts } from './controller-events.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
 import { type AnyDispatchedKind, originKey, originKeyNamespace } from './dispatched-kinds.ts';
 import { startHealthServer } from './health-server.ts';
 import { KeyedWorkQueue } from './keyed-work-queue.ts';
 import { LeaderElector } from './leader-election.ts';
-import { deleteMirror } from './mirror-operations.ts';
+import { type ManagementInformers, managementInformers } from './management-informers.ts';
+import { MirrorGarbageCollector } from './mirror-garbage-collector.ts';
 import { OriginExecutor, type WorkerTarget } from './origin-executor.ts';
 import { OriginReconciler } from './origin-reconciler.ts';
+import { OriginResync } from './origin-resync.ts';
+import { OriginWriteExpectations } from './origin-write-expectations.ts';
 import { OriginPlacer } from './place-origin-jobs.ts';
 import { QueueAdmission } from './queue-admission.ts';
 import { WorkerAdmissionReasons } from './worker-admission-reasons.ts';
@@ -73,26 +69,24 @@ export class DispatchController {
   private readonly options: DispatchControllerOptions;
   private readonly log: Logger;
   private readonly clock: Clock;
-  private readonly kinds = new Map<string, AnyDispatchedKind>();
+  private readonly informers: ManagementInformers;
+  private readonly kinds: ReadonlyMap<string, AnyDispatchedKind>;
   private readonly registry: WorkerClusterRegistry;
   private readonly queue: PlacementQueue;
+  /** One reconcile per origin key at a time (the reconciler's work queue). */
   private readonly reconciles: KeyedWorkQueue;
   private readonly events: EventRecorder;
-  private readonly placer: OriginPlacer;
+  private readonly ownWrites: OriginWriteExpectations;
   private readonly executor: OriginExecutor;
-  private readonly plannerConfig: PlannerConfig;
-  /** The management cluster's namespaces (their labels): Pod Security levels, for placement and for workers. */
-  private readonly namespaces: ResilientInformer<Namespace>;
-  private readonly namespaceLabels: WorkerNamespaceLabels;
-  /** One origin's reconcile and the bookkeeping of the controller's own writes (see OriginReconciler). */
   private readonly reconciler: OriginReconciler;
-  /** DispatchQueues (cluster-scoped custom objects), raw: admission parses each. */
-  private readonly dispatchQueues: ResilientInformer<KubeObject>;
-  /** PriorityClasses: a workload's priority in its queue. */
-  private readonly priorityClasses: ResilientInformer<KubeObject>;
-  private readonly priorityLookup: CachedPriorityClasses;
+  private readonly placer: OriginPlacer;
   /** Queue admission (issue 30): idle while no DispatchQueue exists. */
   private readonly admission: QueueAdmission;
+  private readonly namespaceLabels: WorkerNamespaceLabels;
+  private readonly garbage: MirrorGarbageCollector;
+  private readonly resync: OriginResync;
+  /** Every part with what it watches and writes, as subscribed (logged at start). */
+  readonly parts: PartDescription[];
   private timers: NodeJS.Timeout[] = [];
   readonly metrics: ControllerMetrics;
   private ready = false;
@@ -109,33 +103,98 @@ export class DispatchController {
   private readonly elector: LeaderElector | undefined;
   private closeHealthServer: (() => Promise<void>) | undefined;
 
+  /**
+   * The wiring: caches first (they only emit on the hub), then the parts, each built from what
+   * it reads; then each part subscribes to what it declares it watches (`subscribeParts`).
+   * Every part's options are built in its own method below.
+   */
   constructor(options: DispatchControllerOptions) {
     this.options = options;
-    const { config, management, log } = options;
-    this.log = log;
+    this.log = options.log;
     this.clock = options.clock ?? systemClock;
-    this.plannerConfig = {
-      originId: options.originId,
-      workerLostTimeoutMs: config.workerLostTimeoutSeconds * 1000,
-      mirrorRetentionMs: config.mirrorRetentionSeconds * 1000,
-      recordDispatchEvents: config.recordDispatchEvents,
-      mirrorRefusalLimit: config.mirrorRefusalLimit,
-    };
+    const { management, log } = options;
     const managementApis = makeClusterApiClients(management, { qps: 200, burst: 400 });
+    const hub = new ControllerEvents();
+    this.informers = managementInformers({ ...options, managementApis, events: hub });
+    this.kinds = this.informers.kinds;
     this.events = new EventRecorder(managementApis.events, {
       controller: controllerName,
       instance: `${hostname()}-${process.pid}`,
       log,
       clock: this.clock,
     });
-    this.reconciles = new KeyedWorkQueue({
+    this.reconciles = this.originWorkQueue();
+    this.registry = this.workerRegistry(hub);
+    this.queue = new PlacementQueue({
+      redisUrl: options.config.redisUrl,
+      queueName: `jobrelay-placement-${options.originId}`,
+      concurrency: options.config.placementConcurrency,
+      now: () => this.clock.now(),
+      log,
+    });
+    this.metrics = this.controllerMetrics();
+    this.ownWrites = new OriginWriteExpectations({
+      origins: (kind) => this.kinds.get(kind)?.origins,
+      clock: this.clock,
+      enqueue: (key, at) => this.enqueueReconcile(key, at),
+      leading: () => this.leading,
+      statusCoalesceMs: options.config.statusCoalesceMs,
+      statusLag: (seconds) => this.metrics.statusLag.observe(seconds),
+    });
+    this.executor = this.originExecutor();
+    this.placer = this.originPlacer();
+    this.reconciler = this.originReconciler();
+    this.admission = this.queueAdmission(managementApis);
+    this.namespaceLabels = new WorkerNamespaceLabels({
+      originId: options.originId,
+      management: this.informers.namespaces,
+      connections: () => this.registry.connections(),
+      connection: (cluster) => this.registry.get(cluster),
+      leading: () => this.leading,
+      clock: this.clock,
+      log,
+    });
+    this.resync = new OriginResync({
+      kinds: this.kinds,
+      reconciler: this.reconciler,
+      reconciles: this.reconciles,
+      counted: this.metrics.resyncOrigins,
+    });
+    this.garbage = new MirrorGarbageCollector({
+      ...options,
+      kinds: this.kinds,
+      registry: this.registry,
+      ownWrites: this.ownWrites,
+    });
+    // The order here is the order every event reaches the parts in.
+    this.parts = subscribeParts(hub, [
+      this.placer,
+      this.admission,
+      this.reconciler,
+      this.namespaceLabels,
+      this.resync,
+    ]);
+    this.elector = this.leaderElector();
+  }
+
+  /** Ask for a reconcile of `key`: `first` ahead of status syncs, `afterMs` a while later. */
+  private enqueueReconcile(
+    key: string,
+    { first = false, afterMs }: { first?: boolean; afterMs?: number } = {},
+  ): void {
+    if (afterMs !== undefined) this.reconciles.addAfter(key, afterMs);
+    else this.reconciles.add(key, first);
+  }
+
+  private originWorkQueue(): KeyedWorkQueue {
+    return new KeyedWorkQueue({
       name: 'origins',
-      concurrency: config.reconcileConcurrency,
+      concurrency: this.options.config.reconcileConcurrency,
       // Nothing is reconciled until start() has synced every cache: a reconcile that ran
       // before the WorkerClusters were listed would take every placement for a cluster
       // that "no longer exists" and move the workload.
       startPaused: true,
-      log,
+      log: this.log,
       clock: this.clock,
       // Namespaces take turns in the queue as at placement: a team's backlog of new workloads
       // (or of their status changes) does not hold another team's behind it.
@@ -154,55 +213,17 @@ export class DispatchController {
         }
       },
     });
-    const namespace = config.namespaces.length === 1 ? config.namespaces[0] : undefined;
-    for (const { adapter, managedBy } of options.kinds) {
-      const { resource } = adapter;
-      const origins = new ResilientInformer<KubeObject>({
-        name: `origin ${resource.kind}s`,
-        kubeConfig: management,
-        apiVersion: apiVersionOf(resource),
-        kind: resource.kind,
-        path: collectionPath(resource, namespace),
-        // There is no field selector for managedBy: drop everyone else's objects on arrival.
-        keep: (object) =>
-          adapter.isManagedBy(object, managedBy) &&
-          (config.namespaces.length === 0 || config.namespaces.includes(object.metadata?.namespace ?? '')),
-        log,
-        onEvent: (event) => {
-          this.placer.observe(this.kinds.get(adapter.name)!, event);
-          this.admission.observe(this.kinds.get(adapter.name)!, event);
-          this.reconciler.originEvent(originKey(adapter.name, objectKey(event.object)), event);
-        },
-      });
-      this.kinds.set(adapter.name, {
-        adapter,
-        managedBy,
-        origins,
-        management: adapter.client(managementApis),
-      });
-    }
-    this.namespaces = namespaceInformer({
-      name: 'management namespaces',
-      kubeConfig: management,
-      log,
-      onEvent: (event) => {
-        const name = event.object.metadata?.name;
-        if (!name) return;
-        // A level raised or lowered here: worker namespaces jobrelay manages follow, and
-        // workloads waiting on a weaker namespace there, or on this one, get another look.
-        this.namespaceLabels.managementNamespaceChanged(name);
-        this.placer.retryWaitingPlacementsSoon();
-        // Its labels select queues: the queue of every workload there may change.
-        this.admission.factsChanged();
-      },
-    });
-    this.registry = new WorkerClusterRegistry({
+  }
+
+  private workerRegistry(hub: ControllerEvents): WorkerClusterRegistry {
+    const { config, management, originId, kinds } = this.options;
+    return new WorkerClusterRegistry({
       management,
       systemNamespace: config.systemNamespace,
-      originId: options.originId,
-      kinds: options.kinds.map((choice) => choice.adapter),
+      originId,
+      kinds: kinds.map((choice) => choice.adapter),
       clock: this.clock,
-      log,
+      log: this.log,
       healthIntervalMs: config.clusterHealthIntervalSeconds * 1000,
       reconnectMaxBackoffMs: config.clusterReconnectMaxSeconds * 1000,
       clientRateLimit: { qps: config.workerQps, burst: config.workerBurst },
@@ -210,36 +231,20 @@ export class DispatchController {
       leading: () => this.leading,
       onWorkerApiResponse: (cluster, verb, code) =>
         this.metrics.workerApiRequests.inc({ cluster, verb, code: String(code) }),
-      onMirrorEvent: (cluster, kind, event) => {
-        this.admission.observeMirror(cluster, kind, event);
-        this.reconciler.mirrorEvent(cluster, kind, event, objectKey(event.object));
-      },
-      onAvailabilityChange: () => {
-        // A cluster joined, left, or was (un)cordoned: waiting workloads get another look now.
-        this.placer.retryWaitingPlacementsSoon();
-        this.admission.capacityChanged();
-        this.reconcileEveryOrigin({ all: true });
-      },
-      onCapacityChange: () => {
-        this.placer.retryWaitingPlacementsSoon();
-        this.admission.capacityChanged();
-      },
+      onMirrorEvent: (cluster, kind, event) => hub.emit('mirror', cluster, kind, event),
+      onAvailabilityChange: () => hub.emit('workerAvailability'),
+      onCapacityChange: () => hub.emit('workerCapacity'),
       onNamespaceEvent: (cluster, event) => {
         const name = event.object.metadata?.name;
-        if (name) this.namespaceLabels.workerNamespaceChanged(cluster, name);
-        this.placer.retryWaitingPlacementsSoon();
+        if (name) hub.emit('workerNamespace', cluster, name);
       },
-      beforeActive: (connection) => this.deleteStaleMirrorsOn(connection),
+      beforeActive: (connection) => this.garbage.deleteStaleMirrorsOn(connection),
       assumedRequests: (cluster) => this.placer.loadByCluster().get(cluster)?.assumed ?? {},
     });
-    this.queue = new PlacementQueue({
-      redisUrl: config.redisUrl,
-      queueName: `jobrelay-placement-${options.originId}`,
-      concurrency: config.placementConcurrency,
-      now: () => this.clock.now(),
-      log,
-    });
-    this.metrics = new ControllerMetrics({
+  }
+
+  private controllerMetrics(): ControllerMetrics {
+    return new ControllerMetrics({
       managedJobs: () => this.managedCount(),
       reconcileQueueLength: () => this.reconciles.length,
       placementQueueDepth: () => this.queue.depth(),
@@ -249,14 +254,18 @@ export class DispatchController {
       workerWatchStreams: () => this.registry.watchStreams(),
       waitingForCapacity: () => this.waitingForCapacitySince !== undefined,
     });
-    this.executor = new OriginExecutor({
-      originId: options.originId,
+  }
+
+  private originExecutor(): OriginExecutor {
+    const { config, originId, recordKeys } = this.options;
+    return new OriginExecutor({
+      originId,
       recordDispatchEvents: config.recordDispatchEvents,
       createNamespaces: config.createNamespaces,
-      recordKeys: options.recordKeys,
+      recordKeys,
       namespaceLabels: (namespace) => {
-        const here = this.namespaces.get(namespace);
-        return here ? createdNamespaceLabels(options.originId, here.metadata?.labels) : undefined;
+        const here = this.informers.namespaces.get(namespace);
+        return here ? createdNamespaceLabels(originId, here.metadata?.labels) : undefined;
       },
       events: this.events,
       queue: {
@@ -271,24 +280,37 @@ export class DispatchController {
         this.placer.forgetOrigin(uid);
         this.queue.forget(uid);
       },
-      mirrorCreating: (kind, cluster, body) => this.reconciler.mirrorCreating(kind, cluster, objectKey(body)),
-      mirrorCreated: (kind, cluster, mirror) =>
-        this.reconciler.mirrorCreated(kind, cluster, mirror, objectKey(mirror)),
       metrics: this.metrics,
-      originWriting: (kind, origin) => this.reconciler.originWriting(kind, objectKey(origin)),
-      originUnwritten: (kind, origin) => this.reconciler.originUnwritten(kind, objectKey(origin)),
-      originWritten: (kind, origin, over) =>
-        this.reconciler.originWritten(kind, origin, objectKey(origin), over.metadata?.resourceVersion),
-      statusWritten: (kind, origin) => this.reconciler.statusWritten(kind, objectKey(origin)),
-      log,
+      writes: this.ownWrites,
+      log: this.log,
     });
-    const enqueueReconcile = (
-      key: string,
-      { first = false, afterMs }: { first?: boolean; afterMs?: number } = {},
-    ) => {
-      if (afterMs !== undefined) this.reconciles.addAfter(key, afterMs);
-      else this.reconciles.add(key, first);
-    };
+  }
+
+  private originPlacer(): OriginPlacer {
+    const { config, recordKeys } = this.options;
+    return new OriginPlacer({
+      kinds: this.kinds,
+      registry: this.registry,
+      queue: this.queue,
+      executor: this.executor,
+      leading: () => this.leading,
+      recordKeys,
+      config,
+      namespaces: this.informers.namespaces,
+      clock: this.clock,
+      log: this.log,
+      // Its reconcile runs ahead of status syncs and plans from the version written (a
+      // placement's mirror is created at once): the executor noted the write (ownWrites).
+      originWritten: (key) => this.enqueueReconcile(key, { first: true }),
+      newestOrigin: (key, cached) => this.ownWrites.newestOrigin(key, cached),
+      placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
+      // A queued workload waits for its queue's admission, which places it.
+      admissionGate: (kind, origin) => this.admission.isQueued(this.kinds.get(kind.adapter.name)!, origin),
+    });
+  }
+
+  private originReconciler(): OriginReconciler {
+    const { config, originId, recordKeys } = this.options;
     // A held mirror's reason, in the worker's Kueue's own words: one LIST of its Workloads
     // through the worker's own client (its rate limit, its timeouts), never awaited.
     const workerAdmission = new WorkerAdmissionReasons({
@@ -301,23 +323,27 @@ export class DispatchController {
           labelSelector,
         }),
       clock: this.clock,
-      enqueue: enqueueReconcile,
-      log,
+      enqueue: (key, at) => this.enqueueReconcile(key, at),
+      log: this.log,
     });
-    this.reconciler = new OriginReconciler({
+    return new OriginReconciler({
       kinds: this.kinds,
       clusters: (kind) => this.registry.mirrorCaches(kind),
       worker: (cluster, kind) => this.workerTarget(cluster, kind),
       executor: this.executor,
       fencesAgainst: (kind, origin, record, cluster) =>
         this.placer.fencesAgainst(kind, origin, record, cluster),
-      plannerConfig: this.plannerConfig,
-      recordKeys: options.recordKeys,
+      plannerConfig: {
+        originId,
+        workerLostTimeoutMs: config.workerLostTimeoutSeconds * 1000,
+        mirrorRetentionMs: config.mirrorRetentionSeconds * 1000,
+        recordDispatchEvents: config.recordDispatchEvents,
+        mirrorRefusalLimit: config.mirrorRefusalLimit,
+      },
+      recordKeys,
       clock: this.clock,
-      enqueue: enqueueReconcile,
-      leading: () => this.leading,
-      statusCoalesceMs: config.statusCoalesceMs,
-      statusLag: (seconds) => this.metrics.statusLag.observe(seconds),
+      enqueue: (key, at) => this.enqueueReconcile(key, at),
+      ownWrites: this.ownWrites,
       workerAdmission,
       // Every origin is planned again at least every ten resyncs (5 minutes by default).
       replanUnchangedAfterMs: config.resyncIntervalSeconds * 1000 * 10,
@@ -326,116 +352,58 @@ export class DispatchController {
         for (const action of new Set(actionTypes)) this.metrics.plannedActions.inc({ lane, action });
       },
     });
-    this.placer = new OriginPlacer({
-      kinds: this.kinds,
-      registry: this.registry,
-      queue: this.queue,
-      executor: this.executor,
-      leading: () => this.leading,
-      recordKeys: options.recordKeys,
-      config,
-      namespaces: this.namespaces,
-      clock: this.clock,
-      log,
-      // Its reconcile runs ahead of status syncs and plans from the version written (a
-      // placement's mirror is created at once): the executor noted the write (originWritten).
-      originWritten: (key) => this.reconciler.placerWrote(key),
-      newestOrigin: (key, cached) => this.reconciler.newestOrigin(key, cached),
-      placedOn: (cluster) => this.metrics.placements.inc({ outcome: 'placed', cluster }),
-      // A queued workload waits for its queue's admission, which places it.
-      admissionGate: (kind, origin) => this.admission.isQueued(this.kinds.get(kind.adapter.name)!, origin),
-    });
-    this.dispatchQueues = new ResilientInformer<KubeObject>({
-      name: 'dispatch queues',
-      kubeConfig: management,
-      apiVersion: 'jobrelay.dev/v1alpha1',
-      kind: 'DispatchQueue',
-      path: '/apis/jobrelay.dev/v1alpha1/dispatchqueues',
-      log,
-      // Its own status writes (every few seconds while admitting) change nothing admission reads.
-      onEvent: (event) => {
-        if (
-          event.type === 'upsert' &&
-          event.previous?.metadata?.generation === event.object.metadata?.generation
-        )
-          return;
-        this.admission.factsChanged();
-      },
-    });
-    this.priorityClasses = new ResilientInformer<KubeObject>({
-      name: 'priority classes',
-      kubeConfig: management,
-      apiVersion: 'scheduling.k8s.io/v1',
-      kind: 'PriorityClass',
-      path: '/apis/scheduling.k8s.io/v1/priorityclasses',
-      log,
-      onEvent: () => {
-        this.priorityLookup.changed();
-        this.admission.factsChanged();
-      },
-    });
-    this.priorityLookup = new CachedPriorityClasses(() => this.priorityClasses.list());
-    this.admission = new QueueAdmission({
+  }
+
+  private queueAdmission(managementApis: ClusterApiClients): QueueAdmission {
+    return new QueueAdmission({
       kinds: this.kinds,
       // Its queue let go of it: its reconcile enqueues its placement again.
       released: (kindName, key) => this.reconciles.add(originKey(kindName, key)),
       placer: this.placer,
-      queues: this.dispatchQueues,
-      priorityClasses: this.priorityLookup,
-      namespaces: this.namespaces,
+      queues: this.informers.dispatchQueues,
+      priorityClasses: this.informers.priorityLookup,
+      namespaces: this.informers.namespaces,
       functions: admissionFunctions,
       writeQueueStatus: async (name, status) => {
         await managementApis.custom.patchClusterCustomObjectStatus(
-          {
-            group: 'jobrelay.dev',
-            version: 'v1alpha1',
-            plural: 'dispatchqueues',
-            name,
-            body: { status },
-          },
+          { group: 'jobrelay.dev', version: 'v1alpha1', plural: 'dispatchqueues', name, body: { status } },
           mergePatch,
         );
       },
       // Admitting places: not before this replica's capacity view is synced.
       leading: () => this.placing,
-      recordKeys: options.recordKeys,
+      recordKeys: this.options.recordKeys,
       clock: this.clock,
-      log,
+      log: this.log,
       metrics: this.metrics.queues,
     });
-    this.namespaceLabels = new WorkerNamespaceLabels({
-      originId: options.originId,
-      management: this.namespaces,
-      connections: () => this.registry.connections(),
-      connection: (cluster) => this.registry.get(cluster),
-      leading: () => this.leading,
+  }
+
+  private leaderElector(): LeaderElector | undefined {
+    const { config, management, identity } = this.options;
+    if (!config.leaderElect) return undefined;
+    return new LeaderElector({
+      kubeConfig: management,
+      namespace: config.systemNamespace,
+      name: config.leaderElectionLeaseName,
+      identity,
+      timings: {
+        leaseDurationMs: config.leaseDurationSeconds * 1000,
+        renewDeadlineMs: config.renewDeadlineSeconds * 1000,
+        retryPeriodMs: config.retryPeriodSeconds * 1000,
+      },
       clock: this.clock,
-      log,
+      log: this.log,
+      onStartedLeading: () => this.lead(),
+      onLostLeadership: () => {
+        // Stop reconciling now; the process exits (onLostLeadership) before anyone else may lead.
+        this.leading = false;
+        this.placing = false;
+        this.reconciles.stop();
+        this.registry.leadershipChanged();
+        this.options.onLostLeadership?.();
+      },
     });
-    this.elector = config.leaderElect
-      ? new LeaderElector({
-          kubeConfig: management,
-          namespace: config.systemNamespace,
-          name: config.leaderElectionLeaseName,
-          identity: options.identity,
-          timings: {
-            leaseDurationMs: config.leaseDurationSeconds * 1000,
-            renewDeadlineMs: config.renewDeadlineSeconds * 1000,
-            retryPeriodMs: config.retryPeriodSeconds * 1000,
-          },
-          clock: this.clock,
-          log,
-          onStartedLeading: () => this.lead(),
-          onLostLeadership: () => {
-            // Stop reconciling now; the process exits (onLostLeadership) before anyone else may lead.
-            this.leading = false;
-            this.placing = false;
-            this.reconciles.stop();
-            this.registry.leadershipChanged();
-            options.onLostLeadership?.();
-          },
-        })
-      : undefined;
   }
 
   async start(): Promise<void> {
@@ -451,14 +419,12 @@ export class DispatchController {
     await this.queue.waitUntilReady();
     // Origins first: a worker is only activated after its stale mirrors, judged against
     // the origins, are gone.
-    for (const kind of this.kinds.values()) kind.origins.start();
-    this.namespaces.start();
-    this.dispatchQueues.start();
-    this.priorityClasses.start();
+    for (const informer of this.informers.all()) informer.start();
     await this.registry.start();
     await Promise.all([...this.kinds.values()].map((kind) => kind.origins.waitForSync()));
-    await this.namespaces.waitForSync();
-    await this.waitForQueueCaches();
+    await this.informers.namespaces.waitForSync();
+    await this.informers.waitForQueueRules(this.log);
+    this.admission.factsChanged();
     // Mirror caches must be complete before anything is created or collected.
     await Promise.all(
       this.registry
@@ -470,6 +436,7 @@ export class DispatchController {
     );
     // Ready with warm caches, leading or not: a follower takes over without relisting.
     this.ready = true;
+    this.log.info({ parts: this.parts }, 'controller parts: what each watches and writes');
     if (this.elector) {
       this.log.info(
         {
@@ -501,9 +468,17 @@ export class DispatchController {
     if (this.stopping) return;
     // Clusters this replica activated while following skipped their cleanup (followers do not
     // write): one garbage collection, before anything is reconciled, removes stale mirrors there.
-    await this.collectGarbage();
+    await this.garbage.collectGarbage();
     if (this.stopping) return;
-    await this.waitForCapacityView();
+    await waitForCapacityView({
+      registry: this.registry,
+      clock: this.clock,
+      log: this.log,
+      stopping: () => this.stopping,
+      waiting: (since) => {
+        this.waitingForCapacitySince = since;
+      },
+    });
     if (this.stopping) return;
     // Followers do not write: the clusters' Active condition and capacity as found meanwhile
     // go into their status now, not at the next health check.
@@ -512,7 +487,7 @@ export class DispatchController {
       .catch((err: unknown) =>
         this.log.warn({ err }, 'writing the clusters’ status on taking the lead failed'),
       );
-    this.reconcileEveryOrigin({ all: true });
+    this.resync.reconcileEveryOrigin({ all: true });
     this.reconciles.resume();
     this.placing = true;
     // Admissions decided while following were not this replica's to make: one cycle now.
@@ -530,10 +505,10 @@ export class DispatchController {
       // Level-triggered backstop: a lost Redis, a missed event or a dead placement task
       // is repaired within one resync.
       setInterval(() => {
-        this.reconcileEveryOrigin();
+        this.resync.reconcileEveryOrigin();
         this.namespaceLabels.reconcileEvery();
       }, config.resyncIntervalSeconds * 1000),
-      setInterval(() => void this.collectGarbage(), config.garbageCollectionIntervalSeconds * 1000),
+      setInterval(() => void this.garbage.collectGarbage(), config.garbageCollectionIntervalSeconds * 1000),
       // What an operator asks first: how much is managed, waiting, and what it costs the workers.
       setInterval(() => void this.logSummary(), 60_000),
     );
@@ -545,41 +520,6 @@ export class DispatchController {
       },
       'leading: reconciling',
     );
-  }
-
-  /**
-   * Waits until this replica's own pod and node watches have synced for every Active worker: a
-   * new leader places nothing before. The capacity a follower read (published by the old leader)
-   * may be stale, and a cluster whose capacity is "not known yet" is no candidate, so deciding
-   * early would send every workload to the clusters listed first. Bounded: a worker whose pods
-   * cannot be listed (the watch keeps failing) stays "not known" and gets nothing until it can.
-   */
-  private async waitForCapacityView(): Promise<void> {
-    // A list of 10,000 pods takes a few seconds; a minute means the watch is failing.
-    const limitMs = 60_000;
-    const started = this.clock.now();
-    let pending = this.registry.capacityNotSynced();
-    if (pending.length === 0) {
-      this.log.info({ waitedMs: 0 }, 'capacity of every Active worker synced: placing');
-      return;
-    }
-    this.waitingForCapacitySince = started;
-    this.log.info(
-      { clusters: pending },
-      'waiting for the capacity watches of Active workers to sync before placing',
-    );
-    while (pending.length > 0 && !this.stopping && this.clock.now() - started < limitMs) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      pending = this.registry.capacityNotSynced();
-    }
-    this.waitingForCapacitySince = undefined;
-    const waitedMs = this.clock.now() - started;
-    if (pending.length === 0) this.log.info({ waitedMs }, 'capacity of every Active worker synced: placing');
-    else
-      this.log.warn(
-        { waitedMs, clusters: pending },
-        'capacity watches still not synced: placing, with nothing placed on these clusters until they are',
-      );
   }
 
   /**
@@ -612,65 +552,16 @@ export class DispatchController {
     this.leading = false;
     this.placing = false;
     await this.elector?.release();
-    await Promise.all([...this.kinds.values()].map((kind) => kind.origins.stop()));
-    await this.namespaces.stop();
-    await this.dispatchQueues.stop();
-    await this.priorityClasses.stop();
+    for (const informer of this.informers.all()) await informer.stop();
     await this.registry.stop();
     await this.closeHealthServer?.();
     return finished;
-  }
-
-  /**
-   * DispatchQueues and PriorityClasses listed before anything is placed, so a queued workload is
-   * never placed as unqueued. Where the DispatchQueue CRD is not installed the list keeps failing
-   * (the informer retries): after a bounded wait the controller goes on without queues, and
-   * admission starts whenever queues appear.
-   */
-  private async waitForQueueCaches(): Promise<void> {
-    const waitMs = 15_000;
-    for (const informer of [this.dispatchQueues, this.priorityClasses]) {
-      await withTimeout(informer.waitForSync(), waitMs, 'queue caches').catch((err: unknown) => {
-        if (!(err instanceof TimeoutError)) throw err;
-        this.log.warn(
-          { waitMs },
-          'DispatchQueues or PriorityClasses could not be listed (is the DispatchQueue CRD installed?); going on without queue admission until they are',
-        );
-      });
-    }
-    this.admission.factsChanged();
   }
 
   private managedCount(): number {
     let count = 0;
     for (const kind of this.kinds.values()) count += kind.origins.list().length;
     return count;
-  }
-
-  /**
-   * The periodic resync: every origin is reconciled from the caches, except one whose last plan
-   * found nothing to do while nothing it was planned from has changed (its plan would be the
-   * same; at 100,000 workloads planning each again cost a fifth of a core). Those are planned
-   * again at least every ten resyncs, whatever they show. `all`: none is passed over (a cluster
-   * came or went, or this replica just took the lead).
-   */
-  private reconcileEveryOrigin({ all = false }: { all?: boolean } = {}): void {
-    let queued = 0;
-    let unchanged = 0;
-    for (const kind of this.kinds.values()) {
-      const unchangedSincePlanned = this.reconciler.unchangedSincePlanned(kind.adapter.name);
-      for (const origin of kind.origins.list()) {
-        const name = objectKey(origin);
-        if (!all && unchangedSincePlanned(origin, name)) {
-          unchanged++;
-          continue;
-        }
-        queued++;
-        this.reconciles.addInBackground(originKey(kind.adapter.name, name));
-      }
-    }
-    this.metrics.resyncOrigins.inc({ outcome: 'queued' }, queued);
-    this.metrics.resyncOrigins.inc({ outcome: 'unchanged' }, unchanged);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -681,83 +572,6 @@ export class DispatchController {
     const kind = this.kinds.get(kindName);
     if (!connection || !kind) return undefined;
     return { client: kind.adapter.client(connection.clients), core: connection.clients.core };
-  }
-
-  // ---------------------------------------------------------------------------------------
-  // Workers (re)connecting, and garbage collection: both by the one rule of classifyMirror.
-
-  /** Every mirror of every kind on a connection that the one rule says to delete. */
-  private *deletableMirrors(
-    connection: WorkerConnection,
-  ): Iterable<{ kind: AnyDispatchedKind; mirror: KubeObject; why: string }> {
-    for (const kind of this.kinds.values()) {
-      for (const mirror of connection.mirrors(kind.adapter.name)?.list() ?? []) {
-        // Judged against the newest origin known: a mirror created from a placement the cache
-        // does not show yet (WrittenOrigins) is that placement's, not a stale one.
-        const origin = this.reconciler.newestOrigin(
-          originKey(kind.adapter.name, objectKey(mirror)),
-          kind.origins.get(objectKey(mirror)),
-        );
-        const mirrorClass = classifyMirror(mirror, {
-          originId: this.options.originId,
-          cluster: connection.name,
-          origin: origin
-            ? {
-                uid: origin.metadata!.uid!,
-                placement: placementRecordOf(origin, this.options.recordKeys),
-              }
-            : undefined,
-        });
-        if (isDeletable(mirrorClass)) {
-          yield {
-            kind,
-            mirror,
-            why: mirrorClass.kind === 'stale' ? mirrorClass.why : 'its origin no longer exists',
-          };
-        }
-      }
-    }
-  }
-
-  /**
-   * Runs when a worker (re)connects, before it is Active: mirrors there that are not their
-   * origin's current placement (moved while the worker was away, or deleted) go first.
-   */
-  private async deleteStaleMirrorsOn(connection: WorkerConnection): Promise<void> {
-    await Promise.all([...this.kinds.values()].map((kind) => kind.origins.waitForSync()));
-    let deleted = 0;
-    for (const { kind, mirror, why } of [...this.deletableMirrors(connection)]) {
-      await deleteMirror(kind.adapter.client(connection.clients), mirror);
-      deleted += 1;
-      this.log.info(
-        { kind: kind.adapter.name, job: objectKey(mirror), cluster: connection.name, why },
-        'deleted a stale mirror on a returning cluster',
-      );
-    }
-    if (deleted > 0)
-      this.log.info({ cluster: connection.name, deleted }, 'cleaned up before activating the cluster');
-  }
-
-  private async collectGarbage(): Promise<void> {
-    this.reconciler.expireExpectations();
-    if (![...this.kinds.values()].every((kind) => kind.origins.hasSynced)) return;
-    for (const connection of this.registry.connections()) {
-      if (!connection.state.active) continue;
-      for (const { kind, mirror, why } of [...this.deletableMirrors(connection)]) {
-        try {
-          await deleteMirror(kind.adapter.client(connection.clients), mirror);
-          this.log.info(
-            { kind: kind.adapter.name, job: objectKey(mirror), cluster: connection.name, why },
-            'garbage-collected a mirror',
-          );
-        } catch (err) {
-          this.log.warn(
-            { kind: kind.adapter.name, job: objectKey(mirror), cluster: connection.name, err },
-            'garbage collection failed',
-          );
-        }
-      }
-    }
   }
 
   private async logSummary(): Promise<void> {

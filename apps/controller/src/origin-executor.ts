@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { eventRegarding } from './dispatched-kinds.ts';
 import { createOrAdoptMirror, deleteMirror, FirstCreatePerNamespace } from './mirror-operations.ts';
+import type { OriginWriteObserver } from './origin-write-expectations.ts';
 
 /** A worker as the executor uses it: the kind's client there and the namespaces API. */
 export interface WorkerTarget<T extends KubeObject> {
@@ -43,19 +44,12 @@ export interface OriginExecutorOptions {
   events: Pick<EventRecorder, 'record'>;
   queue: Pick<PlacementQueue, 'enqueue'>;
   forgetOrigin: (uid: string) => void;
-  /** About to create a mirror (its watch echo may arrive before the answer). */
-  mirrorCreating?: (kind: string, cluster: string, body: KubeObject) => void;
-  /** A mirror was created or adopted: until the cluster's cache shows it, take it as there. */
-  mirrorCreated: (kind: string, cluster: string, mirror: KubeObject) => void;
   metrics: ControllerMetrics;
-  /** An origin's status was written (for the status-lag histogram). */
-  statusWritten?: (kind: string, origin: KubeObject) => void;
-  /** About to write the origin (its watch echo may arrive before the answer). */
-  originWriting?: (kind: string, origin: KubeObject) => void;
-  /** That write got no answer to note: it failed or met a conflict. */
-  originUnwritten?: (kind: string, origin: KubeObject) => void;
-  /** The origin was written (its placement or its status) over `over`: the apiserver's answer. */
-  originWritten?: (kind: string, origin: KubeObject, over: KubeObject) => void;
+  /**
+   * Told of every write before and after it (`OriginWriteExpectations`): what the caches do not
+   * show yet is planned from, and the echoes of these writes are judged against it.
+   */
+  writes: OriginWriteObserver;
   log: Logger;
 }
 
@@ -169,8 +163,8 @@ export class OriginExecutor {
         return true;
       }
       case 'patch-placement': {
-        const unwritten = () => this.options.originUnwritten?.(adapter.name, target.origin!);
-        this.options.originWriting?.(adapter.name, target.origin!);
+        const unwritten = () => this.options.writes.originUnwritten(adapter.name, target.origin!);
+        this.options.writes.originWriting(adapter.name, target.origin!);
         const written = await patchPlacement(
           target.management,
           target.origin!,
@@ -189,7 +183,7 @@ export class OriginExecutor {
         // Later writes in this run go over the version this one produced.
         const over = target.origin!;
         target.origin = written.value;
-        this.options.originWritten?.(adapter.name, written.value, over);
+        this.options.writes.originWritten(adapter.name, written.value, over);
         if (action.record.cluster === undefined) {
           log.warn(
             { kind: adapter.name, job, because: action.record.lastReplacedBecause },
@@ -200,11 +194,11 @@ export class OriginExecutor {
       }
       case 'write-status': {
         const origin = target.origin!;
-        this.options.originWriting?.(adapter.name, origin);
+        this.options.writes.originWriting(adapter.name, origin);
         const written = await unlessConflict(() =>
           target.management.replaceStatus({ ...origin, status: action.status } as T),
         ).catch((err: unknown) => {
-          this.options.originUnwritten?.(adapter.name, origin);
+          this.options.writes.originUnwritten(adapter.name, origin);
           // Sent and refused (422 Invalid, 400): a status our validator let through and the
           // apiserver did not. Never expected; counted so that an alert can say so.
           const code = statusCodeOf(err);
@@ -220,21 +214,21 @@ export class OriginExecutor {
         });
         metrics.statusWrites.inc({ result: written.kind });
         if (written.kind === 'conflict') {
-          this.options.originUnwritten?.(adapter.name, origin);
+          this.options.writes.originUnwritten(adapter.name, origin);
           result.requeueAfterMs = conflictRetryMs;
           result.conflicted = true;
           return false;
         }
         target.origin = written.value;
-        this.options.originWritten?.(adapter.name, written.value, origin);
-        this.options.statusWritten?.(adapter.name, written.value);
+        this.options.writes.originWritten(adapter.name, written.value, origin);
+        this.options.writes.statusWritten(adapter.name, written.value);
         if (adapter.isFinished(written.value) && !adapter.isFinished(origin)) {
           log.info({ kind: adapter.name, job, purpose: action.purpose }, 'origin finished');
         }
         return true;
       }
       case 'note-waiting': {
-        this.options.originWriting?.(adapter.name, target.origin!);
+        this.options.writes.originWriting(adapter.name, target.origin!);
         const written = await target.management
           .patch(target.namespace, target.name, {
             metadata: { annotations: { [unschedulableAnnotation]: action.message } },
@@ -247,8 +241,8 @@ export class OriginExecutor {
         if (written) {
           const over = target.origin!;
           target.origin = written;
-          this.options.originWritten?.(adapter.name, written, over);
-        } else this.options.originUnwritten?.(adapter.name, target.origin!);
+          this.options.writes.originWritten(adapter.name, written, over);
+        } else this.options.writes.originUnwritten(adapter.name, target.origin!);
         return true;
       }
       case 'refuse-status':
@@ -302,7 +296,7 @@ export class OriginExecutor {
       case 'create-mirror': {
         const worker = target.worker(action.cluster);
         if (!worker) return true;
-        this.options.mirrorCreating?.(adapter.name, action.cluster, action.body);
+        this.options.writes.mirrorCreating(adapter.name, action.cluster, action.body);
         const created = await this.firstCreates.run(
           action.cluster,
           action.body.metadata!.namespace!,
@@ -323,7 +317,7 @@ export class OriginExecutor {
         switch (created.kind) {
           case 'created':
           case 'adopted':
-            this.options.mirrorCreated(adapter.name, action.cluster, created.mirror);
+            this.options.writes.mirrorCreated(adapter.name, action.cluster, created.mirror);
             log.info(
               { kind: adapter.name, job, cluster: action.cluster, attempt: action.record.attempt },
               `${created.kind} mirror`,

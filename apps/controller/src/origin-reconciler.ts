@@ -1,6 +1,6 @@
 import type { ClusterMirrorCache } from '@jobrelay/clusters';
 import type { KubeObject } from '@jobrelay/kinds';
-import type { Clock, InformerEvent } from '@jobrelay/kube';
+import { type Clock, type InformerEvent, objectKey } from '@jobrelay/kube';
 import {
   type ParsedPlacement,
   type PlacementRecord,
@@ -8,16 +8,13 @@ import {
   type RecordKeyring,
 } from '@jobrelay/placement';
 import { type ClusterSnapshot, type OriginSnapshot, type PlannerConfig, planOrigin } from '@jobrelay/planner';
+import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey, splitOriginKey } from './dispatched-kinds.ts';
 import type { ReconcileLane, ReconcileResult } from './keyed-work-queue.ts';
 import type { OriginExecutor, WorkerTarget } from './origin-executor.ts';
-import { OwnOriginWrites } from './own-origin-writes.ts';
+import type { OriginWriteExpectations } from './origin-write-expectations.ts';
 import type { WorkerAdmissionReasons } from './worker-admission-reasons.ts';
-import { WrittenOrigins } from './written-origins.ts';
-
-/** How long a created mirror is taken as existing while its cluster's cache does not show it. */
-export const expectedMirrorMs = 30_000;
 
 /** A dispatched kind as a reconcile uses it: its adapter, its origin cache, its client. */
 export type ReconciledKind = Pick<AnyDispatchedKind, 'adapter' | 'management'> & {
@@ -84,14 +81,13 @@ export interface OriginReconcilerOptions {
   plannerConfig: PlannerConfig;
   recordKeys: RecordKeyring;
   clock: Clock;
-  /** Ask for a reconcile of `key`: `first` ahead of status syncs, `afterMs` a while later. */
-  enqueue: (key: string, options?: { first?: boolean; afterMs?: number }) => void;
-  /** Only the leader measures the status lag (it is the one writing status back). */
-  leading: () => boolean;
-  /** A mirror's changes seen within this long cost one origin status write (0: at once). */
-  statusCoalesceMs: number;
-  /** A mirror change reached its origin's status this many seconds after it was seen. */
-  statusLag?: (seconds: number) => void;
+  /** Ask for a reconcile of `key`: `first` ahead of status syncs. */
+  enqueue: (key: string, options?: { first?: boolean }) => void;
+  /**
+   * The bookkeeping of this process's own writes, which the executor reports to: every event
+   * passes through it before it costs a reconcile, and every plan reads what it holds.
+   */
+  ownWrites: OriginWriteExpectations;
   /**
    * What a worker's own admission (its Kueue) says of a mirror it holds suspended, read from
    * the worker while it is held, never awaited (`WorkerAdmissionReasons`); without it the
@@ -111,51 +107,18 @@ export interface OriginReconcilerOptions {
 }
 
 /**
- * One origin's reconcile, snapshot -> planOrigin -> executor, and the bookkeeping of the
- * controller's own writes around it, so that what it wrote does not cost reconciles that find
- * nothing to do, and what it created is not created twice while the caches catch up:
+ * One origin's reconcile, snapshot -> planOrigin -> executor. What this process wrote and the
+ * caches do not show yet is planned from (`OriginWriteExpectations`, which the executor reports
+ * to), so what it wrote does not cost reconciles that find nothing to do, and what it created
+ * is not created twice while the caches catch up. It keeps the UIDs of origins deleted from the
+ * cache, until their mirrors are gone, and what each plan that found nothing to do was planned
+ * from, so the periodic resync passes over settled workloads.
  *
- * - origin writes (a placement, a status, a waiting note) whose watch echo is not reconciled
- *   once a plan from that very version found nothing to do (`OwnOriginWrites`);
- * - origin writes that the origin cache does not show yet, planned from at once: a placement's
- *   mirror created, a status written over the version the last write produced
- *   (`WrittenOrigins`);
- * - mirrors created but not yet in their cluster's cache, taken as there for 30 s, and their
- *   echo not reconciled when a plan with them found nothing to do (cf. client-go's
- *   ControllerExpectations);
- * - the UIDs of origins deleted from the cache, until their mirrors are gone.
- *
- * Every watch event, from any cluster, reaches it as `originEvent` or `mirrorEvent` and only
+ * Every watch event, from any cluster, reaches it as an `origin` or `mirror` event and only
  * enqueues the origin's key (or does not, for an echo).
  */
-export class OriginReconciler {
+export class OriginReconciler implements ControllerPart {
   private readonly options: OriginReconcilerOptions;
-  /**
-   * Mirrors created (or adopted) but not yet seen in their cluster's cache, by origin key, so
-   * a reconcile in between does not try to create them again (one wasted POST and a GET per
-   * occurrence). Dropped when the cache shows the mirror, or after expectedMirrorMs, when the
-   * create-or-adopt path settles it anyway. `planned`: a plan with this very mirror found
-   * nothing to do, so its arrival in the cache (the create's echo, same version) need not be
-   * reconciled.
-   */
-  private readonly expectedMirrors = new Map<
-    string,
-    { cluster: string; mirror: KubeObject; until: number; planned?: boolean; echoed?: boolean }
-  >();
-  /**
-   * Mirror creates in flight, by origin key. Under load the watch often brings the new mirror
-   * before the create's answer is read; taken then for someone else's change, it cost a
-   * reconcile that found nothing to do, in the lane status changes wait in (docs/scale.md). An
-   * upsert of it that comes meanwhile is held here and judged on the answer (as client-go raises
-   * its expectations before the request).
-   */
-  private readonly creatingMirrors = new Map<string, { cluster: string; held: number; echo?: KubeObject }>();
-  /** Origin writes that the origin cache does not show yet (see WrittenOrigins). */
-  private readonly writtenOrigins = new WrittenOrigins();
-  /** Origin writes whose watch echo need not be reconciled (see OwnOriginWrites). */
-  private readonly ownWrites = new OwnOriginWrites();
-  /** Per origin key: when a mirror change not yet written back to the origin was first seen. */
-  private readonly mirrorChangeSeenAt = new Map<string, number>();
   /** Origins deleted from the cache, by origin key, until their mirrors are gone. */
   private readonly deletedOrigins = new Map<string, string>();
   /**
@@ -176,180 +139,46 @@ export class OriginReconciler {
 
   /** How many entries each piece of bookkeeping holds (every one of them must drain). */
   get sizes(): Record<'expectedMirrors' | 'writtenOrigins' | 'ownWrites' | 'deletedOrigins', number> {
-    return {
-      expectedMirrors: this.expectedMirrors.size,
-      writtenOrigins: this.writtenOrigins.size,
-      ownWrites: this.ownWrites.size,
-      deletedOrigins: this.deletedOrigins.size,
-    };
+    return { ...this.options.ownWrites.sizes, deletedOrigins: this.deletedOrigins.size };
+  }
+
+  /** Watches the origins (its own writes' echoes passed over) and the mirrors (through the write bookkeeping). */
+  readonly name = 'origin reconcile';
+  readonly watches = ['origin', 'mirror'] as const;
+  readonly writes = [
+    'mirrors on workers (create, adopt, delete, spec changes)',
+    'worker namespaces it creates',
+    'origins: status, placement records, waiting notes',
+    'Events',
+  ];
+
+  subscribe(events: ControllerEventSubscriber): void {
+    events.on('origin', (kind, event) =>
+      this.originEvent(originKey(kind.adapter.name, objectKey(event.object)), event),
+    );
+    events.on('mirror', (cluster, kind, event) => this.options.ownWrites.mirrorEvent(cluster, kind, event));
   }
 
   /** The origin cache changed: the key is reconciled, unless it is the echo of our own write. */
   originEvent(key: string, event: InformerEvent<KubeObject>): void {
-    if (event.type === 'delete') {
-      this.deletedOrigins.set(key, event.object.metadata!.uid!);
-      this.ownWrites.forget(key);
-      this.writtenOrigins.forget(key);
-    } else {
-      // The cache moved on: a write it shows now is dropped (a version written over keeps it).
-      this.writtenOrigins.newest(key, event.object);
-    }
-    // Our own write coming back, which a reconcile has planned from (or will): nothing new.
-    if (
-      event.type === 'upsert' &&
-      !this.ownWrites.needsReconcile(key, event.object.metadata?.resourceVersion)
-    )
-      return;
+    if (event.type === 'delete') this.deletedOrigins.set(key, event.object.metadata!.uid!);
+    if (!this.options.ownWrites.originChanged(key, event)) return;
     // A workload seen for the first time goes ahead of status syncs: it needs a placement.
     this.options.enqueue(key, { first: event.type === 'upsert' && event.previous === undefined });
   }
 
-  /** A mirror changed in `cluster`'s cache: its origin is reconciled, unless it is our create's echo. */
-  mirrorEvent(cluster: string, kind: string, event: InformerEvent<KubeObject>, objectName: string): void {
-    const key = originKey(kind, objectName);
-    const creating = this.creatingMirrors.get(key);
-    if (creating?.cluster === cluster && event.type === 'upsert') {
-      creating.held += 1;
-      creating.echo = event.object;
-      return;
-    }
-    const expected = this.expectedMirrors.get(key);
-    if (expected?.cluster === cluster) {
-      this.expectedMirrors.delete(key);
-      // The mirror as created, already planned with: nothing changed.
-      if (
-        expected.planned &&
-        event.type === 'upsert' &&
-        event.object.metadata?.resourceVersion === expected.mirror.metadata?.resourceVersion
-      )
-        return;
-    }
-    this.mirrorChanged(key);
-  }
-
-  /** A mirror of the key changed (not our create's echo): its origin is reconciled soon. */
-  private mirrorChanged(key: string): void {
-    // The first change not yet written back: the status lag is measured from it (by the
-    // leader, which writes it back).
-    if (this.options.leading() && !this.mirrorChangeSeenAt.has(key))
-      this.mirrorChangeSeenAt.set(key, this.options.clock.now());
-    // A mirror's status changes come in bursts (a pod created, then ready; it succeeds, then
-    // the Job completes): waiting a moment lets one origin status write carry a burst.
-    const { statusCoalesceMs } = this.options;
-    this.options.enqueue(key, statusCoalesceMs > 0 ? { afterMs: statusCoalesceMs } : {});
-  }
-
-  /** The executor is about to create a mirror on `cluster`: its echo may come before the answer. */
-  mirrorCreating(kind: string, cluster: string, objectName: string): void {
-    this.creatingMirrors.set(originKey(kind, objectName), { cluster, held: 0 });
-  }
-
-  /** The executor created or adopted a mirror: until its cluster's cache shows it, take it as there. */
-  mirrorCreated(kind: string, cluster: string, mirror: KubeObject, objectName: string): void {
-    const key = originKey(kind, objectName);
-    const creating = this.creatingMirrors.get(key);
-    this.creatingMirrors.delete(key);
-    // Exactly one upsert came while the create was in flight, and it is the mirror as created:
-    // its echo, already in the cache. Anything else was a change of its own.
-    const echoed =
-      creating?.cluster === cluster &&
-      creating.held === 1 &&
-      creating.echo?.metadata?.uid === mirror.metadata?.uid &&
-      creating.echo?.metadata?.resourceVersion === mirror.metadata?.resourceVersion;
-    this.expectedMirrors.set(key, {
-      cluster,
-      mirror,
-      until: this.options.clock.now() + expectedMirrorMs,
-      ...(echoed ? { echoed: true } : {}),
-    });
-    if (creating && creating.held > 0 && !echoed) this.mirrorChanged(key);
-  }
-
-  /** The executor is about to write the origin: its echo may come before the answer. */
-  originWriting(kind: string, objectName: string): void {
-    this.ownWrites.writing(originKey(kind, objectName));
-  }
-
-  /** That write got no answer to note: what the watch brought meanwhile is reconciled. */
-  originUnwritten(kind: string, objectName: string): void {
-    const key = originKey(kind, objectName);
-    if (this.ownWrites.unanswered(key)) this.options.enqueue(key);
-  }
-
-  /**
-   * The executor wrote the origin over version `over`; `origin` is the apiserver's answer, which
-   * reconciles plan from until the cache shows it (WrittenOrigins).
-   */
-  originWritten(kind: string, origin: KubeObject, objectName: string, over?: string): void {
-    const key = originKey(kind, objectName);
-    if (over !== undefined && over !== origin.metadata?.resourceVersion) {
-      this.writtenOrigins.record(key, over, origin);
-      // Its echo may have come first (under load it often does): then the cache rules already.
-      this.writtenOrigins.newest(key, this.options.kinds.get(kind)?.origins.get(objectName));
-    }
-    // Something the watch brought while the write was in flight was not its echo.
-    if (this.ownWrites.wrote(key, origin.metadata?.resourceVersion)) this.options.enqueue(key);
-  }
-
-  /** The executor wrote the origin's status: the status lag of the change that asked for it. */
-  statusWritten(kind: string, objectName: string): void {
-    const seenAt = this.mirrorChangeSeenAt.get(originKey(kind, objectName));
-    if (seenAt !== undefined) this.options.statusLag?.((this.options.clock.now() - seenAt) / 1000);
-  }
-
-  /**
-   * A placement task wrote the origin: its reconcile runs ahead of status syncs and plans from
-   * the answer at once (the executor noted it in `originWritten`), so a placement's mirror is
-   * created without waiting for the watch to bring the write back.
-   */
-  placerWrote(key: string): void {
-    this.options.enqueue(key, { first: true });
-  }
-
-  /** The newest version of an origin known: our last write's answer, while the cache shows a version it went over. */
-  newestOrigin(key: string, cached: KubeObject | undefined): KubeObject | undefined {
-    return this.writtenOrigins.newest(key, cached);
-  }
-
-  /** Expectations of mirrors whose origin was never reconciled again (deleted meanwhile) expire. */
-  expireExpectations(): void {
-    const now = this.options.clock.now();
-    for (const [key, expected] of this.expectedMirrors)
-      if (expected.until <= now) this.expectedMirrors.delete(key);
-  }
-
   /** Reconciles one origin: snapshot -> plan -> execute. A failure is retried by the queue, from the cache. */
   async reconcile(key: string, lane?: ReconcileLane): Promise<ReconcileResult> {
+    const { ownWrites: writes } = this.options;
     try {
-      const changeSeenAt = this.mirrorChangeSeenAt.get(key);
-      const result = await this.reconcileOnce(key, lane).finally(() => this.settleCreates(key));
+      const changeSeenAt = writes.changeSeenAt(key);
+      const result = await this.reconcileOnce(key, lane).finally(() => writes.settleCreates(key));
       // Synced (written, or nothing to write): a later change starts its own measurement.
-      if (changeSeenAt !== undefined && this.mirrorChangeSeenAt.get(key) === changeSeenAt)
-        this.mirrorChangeSeenAt.delete(key);
+      writes.changeSynced(key, changeSeenAt);
       return result;
     } catch (err) {
-      // Retried with backoff, from the cache: an echo held back for it is not needed.
-      this.ownWrites.forget(key);
+      writes.reconcileFailed(key);
       throw err;
-    }
-  }
-
-  /**
-   * After a reconcile: a create that got no answer (it failed, or met another object) leaves
-   * what came meanwhile to be reconciled as any change; a mirror whose echo came before its
-   * answer is settled: nothing more if the reconcile planned with it and found nothing left,
-   * else reconciled as its echo would have been.
-   */
-  private settleCreates(key: string): void {
-    const creating = this.creatingMirrors.get(key);
-    if (creating) {
-      this.creatingMirrors.delete(key);
-      if (creating.held > 0) this.mirrorChanged(key);
-    }
-    const expected = this.expectedMirrors.get(key);
-    if (expected?.echoed) {
-      this.expectedMirrors.delete(key);
-      if (!expected.planned) this.mirrorChanged(key);
     }
   }
 
@@ -371,7 +200,7 @@ export class OriginReconciler {
       if (!plan || plan.at <= oldest || plan.clusters !== signature) return false;
       // Written origins and created mirrors not yet in the caches are planned from, not skipped.
       const key = originKey(kindName, objectName);
-      if (this.expectedMirrors.has(key) || this.writtenOrigins.newest(key, origin) !== origin) return false;
+      if (this.options.ownWrites.pendingFor(key, origin)) return false;
       // Exactly the mirror the plan saw, as cached, and no other.
       let seen = plan.mirror === undefined;
       for (const cluster of clusters) {
@@ -450,36 +279,34 @@ export class OriginReconciler {
     this.notePlan(kind, snapshot, actions.length === 0);
     // Ended at a version this process wrote: plan once more from it, as the write's echo would.
     const endedAt = result.origin?.metadata?.resourceVersion;
-    if (snapshot.kind === 'present' && endedAt !== undefined && this.ownWrites.awaits(key, endedAt)) {
+    if (
+      snapshot.kind === 'present' &&
+      endedAt !== undefined &&
+      this.options.ownWrites.awaitsEcho(key, endedAt)
+    ) {
       let settled = result.requeueAfterMs !== undefined;
+      let plannedClusters: ClusterSnapshot<KubeObject>[] = [];
       if (!settled) {
         const ended = this.snapshotOf(kind, key, objectName, result.origin);
         // (Not noted for the resync: it plans from the write's answer, an object the origin
         // cache never holds, so a note keyed by it could never be matched.)
         settled = planOrigin(ended, kind.adapter, plannerConfig, clock.now()).length === 0;
         // A mirror created in this run was part of that plan: its own echo is covered too.
-        const expected = this.expectedMirrors.get(key);
-        // (The cache may hold its echo already, a copy of the very version created.)
-        if (
-          settled &&
-          expected &&
-          ended.clusters.some(
-            (c) =>
-              c.name === expected.cluster &&
-              c.mirror?.metadata?.uid === expected.mirror.metadata?.uid &&
-              c.mirror?.metadata?.resourceVersion === expected.mirror.metadata?.resourceVersion,
-          )
-        )
-          expected.planned = true;
+        plannedClusters = ended.clusters;
       }
-      if (this.ownWrites.planned(key, endedAt, settled)) this.options.enqueue(key);
+      this.options.ownWrites.plannedFromWrite(key, endedAt, settled, plannedClusters);
     }
     return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
   }
 
   /** What one reconcile decides from, read from the caches at one instant. */
   private snapshot(kind: ReconciledKind, key: string, objectName: string): OriginSnapshot<KubeObject> {
-    return this.snapshotOf(kind, key, objectName, this.newestOrigin(key, kind.origins.get(objectName)));
+    return this.snapshotOf(
+      kind,
+      key,
+      objectName,
+      this.options.ownWrites.newestOrigin(key, kind.origins.get(objectName)),
+    );
   }
 
   /** The snapshot of `origin` as given, with the clusters as cached now. */
@@ -543,17 +370,6 @@ export class OriginReconciler {
     if (fenced !== undefined) here.fenced = fenced;
   }
 
-  /** A mirror this process created on `cluster` that its cache does not show yet. */
-  private expectedMirror(key: string, cluster: string): KubeObject | undefined {
-    const expected = this.expectedMirrors.get(key);
-    if (!expected || expected.cluster !== cluster) return undefined;
-    if (expected.until <= this.options.clock.now()) {
-      this.expectedMirrors.delete(key);
-      return undefined;
-    }
-    return expected.mirror;
-  }
-
   private clusterSnapshots(kindName: string, objectName: string): ClusterSnapshot<KubeObject>[] {
     return this.options.clusters(kindName).map((cluster) => ({
       name: cluster.name,
@@ -566,7 +382,7 @@ export class OriginReconciler {
       podRestrictions: cluster.podRestrictions,
       mirror: cluster.mirrors
         ? (cluster.mirrors.get(objectName) ??
-          this.expectedMirror(originKey(kindName, objectName), cluster.name))
+          this.options.ownWrites.expectedMirror(originKey(kindName, objectName), cluster.name))
         : undefined,
     }));
   }

@@ -27,6 +27,7 @@ import type { PlacementQueue } from '@jobrelay/placement/queue';
 import { type OriginAction, type PlacementChoice, placementNeed, planPlacement } from '@jobrelay/planner';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
+import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
 import type { ExecutionResult, OriginExecutor } from './origin-executor.ts';
@@ -100,7 +101,7 @@ export interface Admission {
  * (so a decision costs the same with 10 or 10,000 workloads placed), and counts placements
  * written but not yet seen in the cache, so concurrent placements see them.
  */
-export class OriginPlacer {
+export class OriginPlacer implements ControllerPart {
   private readonly options: OriginPlacerOptions;
   private readonly log: Logger;
   /** Placements written but not yet seen in the origin cache (cf. kube-scheduler's assume cache). */
@@ -114,6 +115,29 @@ export class OriginPlacer {
   constructor(options: OriginPlacerOptions) {
     this.options = options;
     this.log = options.log;
+  }
+
+  readonly name = 'placement';
+  /**
+   * Its load index follows the origins; waiting placements get another look when a namespace
+   * (its Pod Security level) or a worker (its availability, capacity or namespaces) changed.
+   */
+  readonly watches = [
+    'origin',
+    'managementNamespace',
+    'workerNamespace',
+    'workerAvailability',
+    'workerCapacity',
+  ] as const;
+  readonly writes = ['origins: placement records, waiting reasons, gave-up status', 'Events'];
+
+  subscribe(events: ControllerEventSubscriber): void {
+    events.on('origin', (kind, event) => this.observe(kind, event));
+    const retry = () => this.retryWaitingPlacementsSoon();
+    events.on('managementNamespace', retry);
+    events.on('workerNamespace', retry);
+    events.on('workerAvailability', retry);
+    events.on('workerCapacity', retry);
   }
 
   stop(): void {

@@ -30,6 +30,7 @@ import {
 } from '@jobrelay/placement';
 import type { OriginAction } from '@jobrelay/planner';
 import type { Logger } from 'pino';
+import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import type { QueueMetrics } from './controller-metrics.ts';
 import type { OriginPlacer } from './place-origin-jobs.ts';
 import {
@@ -131,7 +132,7 @@ export interface QueueAdmissionOptions {
  * Usage is never kept anywhere but in the records: after a restart it is what they say.
  * Without any DispatchQueue nothing here runs and placement is as it always was.
  */
-export class QueueAdmission {
+export class QueueAdmission implements ControllerPart {
   private readonly options: QueueAdmissionOptions;
   private readonly index = new Map<string, IndexedWorkload>();
   /** Bumped when queues, PriorityClasses or namespaces change: every workload's facts are recomputed. */
@@ -178,6 +179,34 @@ export class QueueAdmission {
   /** Whether any DispatchQueue exists: without one, admission does nothing. */
   get active(): boolean {
     return this.options.queues.list().length > 0;
+  }
+
+  readonly name = 'queue admission';
+  /**
+   * Its index follows the origins and their mirrors; a cycle runs when what it decides by
+   * changed: a namespace's labels (the queue they select), a queue's spec or a priority, a
+   * worker's availability or capacity.
+   */
+  readonly watches = [
+    'origin',
+    'mirror',
+    'managementNamespace',
+    'workerAvailability',
+    'workerCapacity',
+    'queueRules',
+  ] as const;
+  readonly writes = [
+    'origins: placement records of admitted workloads, evictions, waiting reasons',
+    'DispatchQueue status',
+  ];
+
+  subscribe(events: ControllerEventSubscriber): void {
+    events.on('origin', (kind, event) => this.observe(kind, event));
+    events.on('mirror', (cluster, kind, event) => this.observeMirror(cluster, kind, event));
+    events.on('managementNamespace', () => this.factsChanged());
+    events.on('queueRules', () => this.factsChanged());
+    events.on('workerAvailability', () => this.capacityChanged());
+    events.on('workerCapacity', () => this.capacityChanged());
   }
 
   stop(): void {

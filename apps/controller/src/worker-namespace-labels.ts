@@ -12,6 +12,7 @@ import { type Clock, describeApiError, mergePatch } from '@jobrelay/kube';
 import { originLabel } from '@jobrelay/mirror';
 import { type NamespaceLookup, podSecurityLabelPatch, podSecurityLabelsOf } from '@jobrelay/placement';
 import type { Logger } from 'pino';
+import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import { KeyedWorkQueue } from './keyed-work-queue.ts';
 
 /** Also on the namespaces jobrelay creates: what kubectl and people read as "who made this". */
@@ -61,9 +62,18 @@ export interface WorkerNamespaceLabelsOptions {
  * enqueues `cluster/namespace`, and one reconcile per key reads both caches and patches the
  * difference.
  */
-export class WorkerNamespaceLabels {
+export class WorkerNamespaceLabels implements ControllerPart {
   private readonly options: WorkerNamespaceLabelsOptions;
   private readonly queue: KeyedWorkQueue;
+
+  readonly name = 'worker namespace labels';
+  readonly watches = ['managementNamespace', 'workerNamespace'] as const;
+  readonly writes = ['worker namespaces this installation created: Pod Security labels'];
+
+  subscribe(events: ControllerEventSubscriber): void {
+    events.on('managementNamespace', (name) => this.managementNamespaceChanged(name));
+    events.on('workerNamespace', (cluster, name) => this.workerNamespaceChanged(cluster, name));
+  }
 
   constructor(options: WorkerNamespaceLabelsOptions) {
     this.options = options;

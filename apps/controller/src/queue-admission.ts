@@ -18,16 +18,15 @@ import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
-  formatResourceAmount,
   type PlacementRecord,
   placementRecordOf,
   type RecordKeyring,
-  type Resources,
   totalDemand,
   type WorkloadPodTemplate,
   waitingSince,
 } from '@jobrelay/placement';
 import { type OriginAction, placementNeed } from '@jobrelay/planner';
+import { formatResourceAmount, type Resources } from '@jobrelay/resources';
 import type { Logger } from 'pino';
 import type { QueueMetrics } from './controller-metrics.ts';
 import type { OriginPlacer, PlacedKind } from './place-origin-jobs.ts';

@@ -16,7 +16,7 @@
 // Preemption runs after the loop against the final usage, so the victims it picks are enough
 // even with this decision's admissions counted.
 
-import { addResources, formatResourceAmount, type Resources } from '@jobrelay/placement';
+import { addResources, formatResourceAmount, type Resources } from '@jobrelay/resources';
 import {
   type AdmissionDecision,
   type AdmissionSnapshot,

@@ -13,7 +13,7 @@ import {
   parseQuantity,
   type Resources,
   resourceAmount,
-} from '@jobrelay/placement';
+} from '@jobrelay/resources';
 import {
   type DispatchQueueStatus,
   type ParsedQueue,

@@ -17,7 +17,8 @@ import {
   ResilientInformer,
   withTimeout,
 } from '@jobrelay/kube';
-import type { NamespaceLookup, Resources } from '@jobrelay/placement';
+import type { NamespaceLookup } from '@jobrelay/placement';
+import type { Resources } from '@jobrelay/resources';
 import type { CoreV1Api, CustomObjectsApi, KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {

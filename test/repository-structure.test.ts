@@ -7,6 +7,8 @@
 // - no package imports an app (apps sit on top of packages, never under them);
 // - no app imports another app (each is a process of its own: what two need goes in a package);
 // - only the placement queue loads BullMQ or ioredis: every package's main entry is free of them;
+// - the bottom package, @jobrelay/resources (quantities, pod requests, label selectors: Kubernetes'
+//   rules, not jobrelay's), depends on no other jobrelay workspace, so any of them may import it;
 // - no import cycle between modules (two modules that import each other, or a longer ring, are
 //   one module in two files: their order of evaluation decides what each sees);
 // - the kind-neutral core names no workload kind: what a batch/v1 Job is lives in
@@ -313,6 +315,29 @@ describe('how the code is put together', () => {
     expect(offending).toEqual([]);
     // The check follows real edges: the queue's own entry does load them.
     expect(specifiersByFile.get('packages/placement/src/placement-queue.ts')).toContain('bullmq');
+  });
+
+  it('the bottom package, @jobrelay/resources, depends on no other jobrelay workspace', () => {
+    const folder = workspaces.get('@jobrelay/resources')!;
+    const manifest = manifests.get(folder)!;
+    const declared = Object.keys({
+      ...manifest.dependencies,
+      ...manifest.devDependencies,
+      ...manifest.peerDependencies,
+    }).filter((pkg) => workspaces.has(pkg));
+    const imported = workspaceFiles
+      .filter((entry) => entry.folder === folder)
+      .flatMap(({ file, specifiers }) =>
+        specifiers
+          .filter((specifier) => {
+            const pkg = packageOf(specifier);
+            return pkg !== undefined && pkg !== manifest.name && workspaces.has(pkg);
+          })
+          .map((specifier) => `${file} imports '${specifier}'`),
+      );
+    expect(folder).toBe('packages/resources');
+    expect(declared, `${folder}/package.json declares`).toEqual([]);
+    expect(imported).toEqual([]);
   });
 
   it('no modules import each other, directly or around a ring', () => {

@@ -34,6 +34,7 @@ function workspaceClosure(app: string): string[] {
       'mirror',
       'placement',
       'planner',
+      'resources',
       'sandbox',
     ]) {
       const manifest = join(repositoryRoot, group, name, 'package.json');

@@ -34,7 +34,6 @@ import {
   clusterCandidates,
   clusterLoad,
   clusterVerdicts,
-  formatResourceAmount,
   type PlacementClusterInput,
   parseRedisUrl,
   placementRequestFor,
@@ -42,6 +41,7 @@ import {
   type ScoringPolicy,
 } from '@jobrelay/placement';
 import { connectRedis } from '@jobrelay/placement/queue';
+import { formatResourceAmount } from '@jobrelay/resources';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { Queue } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';

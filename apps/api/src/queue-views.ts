@@ -10,7 +10,8 @@ import {
 } from '@jobrelay/admission';
 import type { DispatchQueue, QueuedWorkload, QueueResource, WorkloadQueue } from '@jobrelay/api-types';
 import type { KubeObject } from '@jobrelay/kinds';
-import { formatResourceAmount, type PlacementRecord, resourceAmount } from '@jobrelay/placement';
+import type { PlacementRecord } from '@jobrelay/placement';
+import { formatResourceAmount, resourceAmount } from '@jobrelay/resources';
 
 /** The queue a waiting workload's reason names, when it names one. */
 export interface StatedPlace {

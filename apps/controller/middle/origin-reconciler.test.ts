@@ -185,7 +185,7 @@ describe('OriginReconciler', () => {
       { name: 'origin reconcile', watches: ['origin', 'mirror'], writes: r.reconciler.writes },
     ]);
     const origin = r.world.management.put(originJob());
-    const kind = { adapter: batchJobAdapter } as AnyDispatchedKind;
+    const kind = { adapter: batchJobAdapter } as unknown as AnyDispatchedKind;
     hub.emit('origin', kind, { type: 'upsert', object: origin, previous: undefined });
     expect(r.enqueued).toEqual([{ key, first: true }]);
     const mirror = r.world.workers.get('worker-1')!.put(mirrorOf(origin));

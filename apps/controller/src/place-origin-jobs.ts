@@ -4,7 +4,6 @@ import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
 import {
-  addResources,
   type ClusterCandidate,
   type ClusterLoad,
   chooseWorkerCluster,
@@ -21,10 +20,10 @@ import {
   placementRecordOf,
   placementRequestFor,
   type RecordKeyring,
-  type Resources,
 } from '@jobrelay/placement';
 import type { PlacementQueue } from '@jobrelay/placement/queue';
 import { type OriginAction, type PlacementChoice, placementNeed, planPlacement } from '@jobrelay/planner';
+import { addResources, type Resources } from '@jobrelay/resources';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
 import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';

@@ -21,13 +21,9 @@ import type {
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock } from '@jobrelay/kube';
 import { unschedulableAnnotation } from '@jobrelay/mirror';
-import {
-  formatResourceAmount,
-  type PlacementRecord,
-  type Resources,
-  waitingSince,
-} from '@jobrelay/placement';
+import { type PlacementRecord, waitingSince } from '@jobrelay/placement';
 import type { OriginAction } from '@jobrelay/planner';
+import { formatResourceAmount, type Resources } from '@jobrelay/resources';
 import type { Logger } from 'pino';
 import type { QueueMetrics } from './controller-metrics.ts';
 import type { OriginPlacer } from './place-origin-jobs.ts';

@@ -24,11 +24,11 @@ import { originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
   type PlacementRecord,
   type RecordKeyring,
-  type Resources,
   totalDemand,
   type WorkloadPodTemplate,
 } from '@jobrelay/placement';
 import type { OriginAction } from '@jobrelay/planner';
+import type { Resources } from '@jobrelay/resources';
 import type { Logger } from 'pino';
 import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import type { QueueMetrics } from './controller-metrics.ts';

@@ -8,13 +8,9 @@
 import type { InvalidQueue, QueueChoice, QueueSpec, WorkloadPriority } from '@jobrelay/admission';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock } from '@jobrelay/kube';
-import {
-  type PlacementRecord,
-  placementRecordOf,
-  type RecordKeyring,
-  type Resources,
-} from '@jobrelay/placement';
+import { type PlacementRecord, placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
 import { placementNeed } from '@jobrelay/planner';
+import type { Resources } from '@jobrelay/resources';
 import type { PlacedKind } from './place-origin-jobs.ts';
 
 /** A dispatched kind as admission reads it: placement's view, and its whole origin cache. */

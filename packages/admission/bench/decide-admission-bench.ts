@@ -5,7 +5,7 @@
 //   node packages/admission/bench/decide-admission-bench.ts
 
 import { performance } from 'node:perf_hooks';
-import type { Resources } from '@jobrelay/placement';
+import type { Resources } from '@jobrelay/resources';
 import { decideAdmission } from '../src/decide-admission.ts';
 import type { AdmittedWorkload, ChooseCluster, QueuedWorkload, QueueSpec } from '../src/queue-model.ts';
 

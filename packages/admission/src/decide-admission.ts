@@ -13,7 +13,7 @@
 // Preemption (decide-preemption.ts) runs after the loop against the final usage, so the victims
 // it picks are enough even with this decision's admissions counted.
 
-import { addResources, formatResourceAmount, type Resources } from '@jobrelay/placement';
+import { addResources, formatResourceAmount, type Resources } from '@jobrelay/resources';
 import { preempt } from './decide-preemption.ts';
 import {
   type AdmissionDecision,

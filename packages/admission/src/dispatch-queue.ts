@@ -13,7 +13,7 @@ import {
   parseQuantity,
   type Resources,
   resourceAmount,
-} from '@jobrelay/placement';
+} from '@jobrelay/resources';
 import {
   type DispatchQueueStatus,
   type ParsedQueue,
@@ -173,7 +173,7 @@ function oneOf<T extends string>(
 }
 
 /**
- * A Kubernetes LabelSelector (matchLabels and matchExpressions, ANDed) as the placement package's
+ * A Kubernetes LabelSelector (matchLabels and matchExpressions, ANDed) as @jobrelay/resources'
  * requirements. Keys and values are checked as labels.Parse checks them (labelKeyProblem,
  * labelValueProblem), so a selector no namespace label could ever satisfy is named, not ignored.
  */

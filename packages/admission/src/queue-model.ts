@@ -2,7 +2,7 @@
 // of it, and what one admission decision answers. Kind-neutral: a workload is its demand and
 // its priority; its kind's adapter computed both.
 
-import type { LabelSelector, Resources } from '@jobrelay/placement';
+import type { LabelSelector, Resources } from '@jobrelay/resources';
 
 /** The resource name that counts workloads (one per admitted workload) in quotas and usage. */
 export const workloadCountResource = 'workloads';

@@ -4,7 +4,7 @@
 // jobrelay.dev/queue-name only picks among those. Nothing an author writes reaches a queue
 // whose selector does not select the workload's namespace.
 
-import { labelsMatch } from '@jobrelay/placement';
+import { labelsMatch } from '@jobrelay/resources';
 import {
   type ParsedQueue,
   type QueueChoice,

@@ -10,7 +10,7 @@
 // pool above their guaranteed parts. A queue without a cohort is a cohort of one that lends
 // nothing, so it uses at most its nominal quota: one set of rules covers both.
 
-import type { Resources } from '@jobrelay/placement';
+import type { Resources } from '@jobrelay/resources';
 import {
   type AdmittedWorkload,
   type QueuedWorkload,

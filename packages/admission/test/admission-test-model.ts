@@ -2,7 +2,7 @@
 // independently of decide-admission.ts (plain maps, every sum recomputed from scratch), so the
 // property tests compare the decision with the rules rather than with itself.
 
-import type { Resources } from '@jobrelay/placement';
+import type { Resources } from '@jobrelay/resources';
 import {
   type AdmittedWorkload,
   type ChooseCluster,

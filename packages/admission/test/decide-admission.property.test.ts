@@ -2,7 +2,7 @@
 // cohorts, every kind of limit, mixed priorities and ages, and clusters of fixed capacity.
 // Each property is checked against the oracle of admission-test-model.ts, not against the code.
 
-import type { Resources } from '@jobrelay/placement';
+import type { Resources } from '@jobrelay/resources';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { comparePendingOrder, decideAdmission } from '../src/decide-admission.ts';

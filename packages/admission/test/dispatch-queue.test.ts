@@ -1,4 +1,4 @@
-import { labelsMatch } from '@jobrelay/placement';
+import { labelsMatch } from '@jobrelay/resources';
 import { describe, expect, it } from 'vitest';
 import { parseDispatchQueue, queueStatusColumns } from '../src/dispatch-queue.ts';
 import type { ParsedQueue, QueueSpec } from '../src/queue-model.ts';

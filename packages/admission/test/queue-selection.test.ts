@@ -1,4 +1,4 @@
-import { type LabelSelector, labelsMatch } from '@jobrelay/placement';
+import { type LabelSelector, labelsMatch } from '@jobrelay/resources';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDispatchQueue } from '../src/dispatch-queue.ts';

@@ -1,4 +1,4 @@
-import { formatResourceAmount, type Resources, resourceAmount, subtractResources } from '@jobrelay/placement';
+import { formatResourceAmount, type Resources, resourceAmount, subtractResources } from '@jobrelay/resources';
 import type { CapacitySnapshot, NodeCapacity } from './worker-capacity.ts';
 
 /** Resources as quantities (`"500m"`, `"4Gi"`), as a WorkerCluster's status holds them. */

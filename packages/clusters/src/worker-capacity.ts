@@ -6,7 +6,7 @@ import {
   type Resources,
   resourceAmount,
   subtractResources,
-} from '@jobrelay/placement';
+} from '@jobrelay/resources';
 import type { KubeConfig, V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 

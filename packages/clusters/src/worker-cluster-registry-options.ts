@@ -5,7 +5,7 @@
 // structure test refuses).
 import type { AnyWorkloadKindAdapter, KubeObject } from '@jobrelay/kinds';
 import type { ClusterClientOptions, InformerEvent } from '@jobrelay/kube';
-import type { Resources } from '@jobrelay/placement';
+import type { Resources } from '@jobrelay/resources';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeconfigPolicy } from './load-worker-kubeconfig.ts';

@@ -8,9 +8,8 @@ import {
   noPodTemplateAsks,
   PlacedLoadIndex,
   type PlacementRequest,
-  type Resources,
-  subtractResources,
 } from '@jobrelay/placement';
+import { type Resources, subtractResources } from '@jobrelay/resources';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

@@ -4,7 +4,7 @@
 // exactly one that leaves those results as they were.
 
 import type { PlainJson } from '@jobrelay/kube';
-import { podRequests } from '@jobrelay/placement';
+import { podRequests } from '@jobrelay/resources';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 
 type Pod = PlainJson<V1Pod>;

@@ -1,5 +1,6 @@
 import type { Cluster } from '@jobrelay/api-types';
-import { formatQuantity, quantityValue } from '../src/resource-quantity.ts';
+import { parseQuantity } from '@jobrelay/resources';
+import { formatQuantity } from '../src/resource-quantity.ts';
 import { ApiError } from './api-client.ts';
 import type { PageContext } from './dashboard-state.ts';
 import { h, s } from './dom.ts';
@@ -17,9 +18,9 @@ const resourceLabel = (name: string) =>
 
 /** One capacity bar: used (pods running), assumed (placed, pods not made yet), free; with the numbers in words. */
 function capacityBar(cluster: Cluster, resource: string) {
-  const allocatable = quantityValue(cluster.capacity?.allocatable[resource] ?? '') ?? 0;
-  const free = quantityValue(cluster.capacity?.free[resource] ?? '') ?? 0;
-  const assumed = quantityValue(cluster.assumed?.[resource] ?? '0') ?? 0;
+  const allocatable = parseQuantity(cluster.capacity?.allocatable[resource] ?? '') ?? 0;
+  const free = parseQuantity(cluster.capacity?.free[resource] ?? '') ?? 0;
+  const assumed = parseQuantity(cluster.assumed?.[resource] ?? '0') ?? 0;
   const used = Math.max(0, allocatable - free - assumed);
   const pct = (value: number) => (allocatable > 0 ? Math.min(100, (value / allocatable) * 100) : 0);
   const usedPct = pct(used);

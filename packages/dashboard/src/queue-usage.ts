@@ -1,7 +1,7 @@
 // The Queues page's numbers: a usage bar against nominal quota and the borrowing limit, and the
 // share over time the page keeps from its polls (the API keeps no history of queues).
 
-import { quantityValue } from './resource-quantity.ts';
+import { parseQuantity } from '@jobrelay/resources';
 
 /** One resource's bar, in percent of its scale, and the words a screen reader hears. */
 export interface UsageBar {
@@ -25,9 +25,9 @@ export interface UsageBar {
  * Quantities are the API's strings; one that does not parse counts as 0.
  */
 export function usageBar(used: string | null, nominal: string, borrowingLimit: string | null): UsageBar {
-  const usedValue = Math.max(0, used === null ? 0 : (quantityValue(used) ?? 0));
-  const nominalValue = Math.max(0, quantityValue(nominal) ?? 0);
-  const limitValue = borrowingLimit === null ? null : Math.max(0, quantityValue(borrowingLimit) ?? 0);
+  const usedValue = Math.max(0, used === null ? 0 : (parseQuantity(used) ?? 0));
+  const nominalValue = Math.max(0, parseQuantity(nominal) ?? 0);
+  const limitValue = borrowingLimit === null ? null : Math.max(0, parseQuantity(borrowingLimit) ?? 0);
   const scale = Math.max(nominalValue + (limitValue ?? 0), usedValue, nominalValue) || 1;
   const pct = (value: number) => Math.min(100, (value / scale) * 100);
   const within = Math.min(usedValue, nominalValue);

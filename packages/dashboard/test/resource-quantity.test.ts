@@ -1,20 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatQuantity, quantityValue } from '../src/resource-quantity.ts';
-
-describe('quantityValue', () => {
-  it('reads the quantities the API reports', () => {
-    expect(quantityValue('4')).toBe(4);
-    expect(quantityValue('500m')).toBe(0.5);
-    expect(quantityValue('16Gi')).toBe(16 * 2 ** 30);
-    expect(quantityValue('1k')).toBe(1000);
-    expect(quantityValue('1e3')).toBe(1000);
-    expect(quantityValue('1.5')).toBe(1.5);
-  });
-
-  it('refuses what is not a quantity', () => {
-    for (const text of ['', 'abc', '1Qi', '1 Gi', '--1']) expect(quantityValue(text)).toBeUndefined();
-  });
-});
+import { formatQuantity } from '../src/resource-quantity.ts';
 
 describe('formatQuantity', () => {
   it('writes cores and binary bytes for people', () => {

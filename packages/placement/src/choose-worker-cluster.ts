@@ -1,16 +1,18 @@
-import { describeLabelSelector, type LabelSelector, labelsMatch } from './label-selector.ts';
+import {
+  addResources,
+  describeLabelSelector,
+  fitsIn,
+  formatResourceAmount,
+  type LabelSelector,
+  labelsMatch,
+  type Resources,
+  scaleResources,
+  subtractResources,
+} from '@jobrelay/resources';
 import type { PodGroup } from './pod-groups.ts';
 import { type PodRestrictions, podRestrictionRefusal } from './pod-restrictions.ts';
 import { atLeastAsStrict, type PodSecurityLevel, podSecurityLevelOf } from './pod-security.ts';
 import type { PodTemplateAsks } from './pod-template-asks.ts';
-import {
-  addResources,
-  fitsIn,
-  formatResourceAmount,
-  type Resources,
-  scaleResources,
-  subtractResources,
-} from './resource-quantity.ts';
 
 /** Namespaces by name, with their labels, as an informer caches them (V1Namespace is one). */
 export interface NamespaceLookup {

@@ -12,15 +12,6 @@ export {
   scoringPolicies,
   totalDemand,
 } from './choose-worker-cluster.ts';
-export {
-  describeLabelSelector,
-  type LabelRequirement,
-  type LabelSelector,
-  labelKeyProblem,
-  labelsMatch,
-  labelValueProblem,
-  parseLabelSelector,
-} from './label-selector.ts';
 export { type PlacementPatcher, patchPlacement } from './patch-placement.ts';
 export type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
 export { PlacedLoadIndex } from './placed-load-index.ts';
@@ -52,7 +43,6 @@ export {
 export { type PlacementOutcome, type PlacementTask, unschedulableRetryDelayMs } from './placement-task.ts';
 export { HIGHEST_TURN, PlacementTurns } from './placement-turns.ts';
 export type { PodGroup } from './pod-groups.ts';
-export { podRequests } from './pod-requests.ts';
 export {
   describeRefusal,
   newlyRefusedAsks,
@@ -103,14 +93,4 @@ export {
   RedisUrlError,
   redisUrlProblem,
 } from './redis-url.ts';
-export {
-  addResources,
-  fitsIn,
-  formatResourceAmount,
-  parseQuantity,
-  type Resources,
-  resourceAmount,
-  scaleResources,
-  subtractResources,
-} from './resource-quantity.ts';
 export { systemNamespaceProblem } from './system-namespaces.ts';

@@ -1,5 +1,5 @@
+import type { Resources } from '@jobrelay/resources';
 import type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
-import type { Resources } from './resource-quantity.ts';
 
 interface ClusterShare {
   workloads: number;

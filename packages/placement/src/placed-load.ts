@@ -1,7 +1,8 @@
 // The shapes of cluster load, apart from the code that computes them (placement-inputs.ts)
 // and the index that keeps them up to date (placed-load-index.ts), so neither imports the other.
+
+import type { Resources } from '@jobrelay/resources';
 import type { PodGroup } from './pod-groups.ts';
-import type { Resources } from './resource-quantity.ts';
 
 /** By cluster name: unfinished workloads jobrelay placed there, and the requests assumed on it. */
 export type ClusterLoad = Map<string, { workloads: number; assumed: Resources }>;

@@ -15,6 +15,7 @@ import {
   placementAnnotation,
   placementPolicyAnnotation,
 } from '@jobrelay/mirror';
+import { parseLabelSelector, type Resources } from '@jobrelay/resources';
 import type {
   ClusterCandidate,
   NamespaceLookup,
@@ -22,7 +23,6 @@ import type {
   ScoringPolicy,
 } from './choose-worker-cluster.ts';
 import { scoringPolicies } from './choose-worker-cluster.ts';
-import { parseLabelSelector } from './label-selector.ts';
 import type { ClusterLoad, PlacedWorkload, PodsByOwner } from './placed-load.ts';
 import { PlacedLoadIndex } from './placed-load-index.ts';
 import { type ParsedPlacement, type PlacementRecord, readPlacementRecord } from './placement-record.ts';
@@ -31,7 +31,6 @@ import { type PodRestrictionsRead, readPodRestrictions } from './pod-restriction
 import { podSecurityLevelOf } from './pod-security.ts';
 import { podTemplateAsks, type WorkloadPodTemplate } from './pod-template-asks.ts';
 import type { RecordKeyring, SealSubject } from './record-seal.ts';
-import type { Resources } from './resource-quantity.ts';
 import { systemNamespaceProblem } from './system-namespaces.ts';
 
 /** Any workload object, as far as placement reads it: its metadata. */

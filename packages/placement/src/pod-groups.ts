@@ -1,4 +1,4 @@
-import type { Resources } from './resource-quantity.ts';
+import type { Resources } from '@jobrelay/resources';
 
 /**
  * Identical pods a workload runs at once: a Job's pods are one group (its template times

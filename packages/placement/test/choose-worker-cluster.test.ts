@@ -1,3 +1,9 @@
+import {
+  type LabelRequirement,
+  parseLabelSelector,
+  type Resources,
+  resourceAmount,
+} from '@jobrelay/resources';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,11 +15,9 @@ import {
   type ScoringPolicy,
   scoringPolicies,
 } from '../src/choose-worker-cluster.ts';
-import { type LabelRequirement, parseLabelSelector } from '../src/label-selector.ts';
 import type { PodRestrictions } from '../src/pod-restrictions.ts';
 import type { PodSecurityLevel } from '../src/pod-security.ts';
 import { noPodTemplateAsks, type PodTemplateAsks } from '../src/pod-template-asks.ts';
-import { type Resources, resourceAmount } from '../src/resource-quantity.ts';
 
 const Gi = 2 ** 30;
 const gpu = 'nvidia.com/gpu';

@@ -1,8 +1,8 @@
+import { addResources, scaleResources } from '@jobrelay/resources';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ClusterLoad, PlacedWorkload, PodsByOwner } from '../src/placed-load.ts';
 import { PlacedLoadIndex } from '../src/placed-load-index.ts';
-import { addResources, scaleResources } from '../src/resource-quantity.ts';
 
 const clusters = ['worker-1', 'worker-2', 'worker-3'];
 const names = ['a', 'b', 'c', 'd', 'e', 'f'];

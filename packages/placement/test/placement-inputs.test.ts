@@ -1,4 +1,5 @@
 import type { PlainJson } from '@jobrelay/kube/plain-json';
+import { podRequests } from '@jobrelay/resources';
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chooseWorkerCluster } from '../src/choose-worker-cluster.ts';
@@ -22,7 +23,6 @@ import {
   type PlacementRecord,
   parsePlacementRecord,
 } from '../src/placement-record.ts';
-import { podRequests } from '../src/pod-requests.ts';
 import { noPodTemplateAsks } from '../src/pod-template-asks.ts';
 import { RecordKeyring } from '../src/record-seal.ts';
 

@@ -7,13 +7,8 @@ import {
   workerClusterVersion,
 } from '@jobrelay/clusters';
 import { dns1123Label, isNotFound, mergePatch } from '@jobrelay/kube';
-import {
-  labelKeyProblem,
-  labelsMatch,
-  labelValueProblem,
-  parseLabelSelector,
-  podRestrictionsSchema,
-} from '@jobrelay/placement';
+import { podRestrictionsSchema } from '@jobrelay/placement';
+import { labelKeyProblem, labelsMatch, labelValueProblem, parseLabelSelector } from '@jobrelay/resources';
 import { z } from 'zod';
 import type { Caller } from '../access-review.ts';
 import type { ApiApp, ApiDependencies } from '../api-app.ts';

@@ -10,7 +10,7 @@ import {
   workloadSummarySchema,
 } from '@jobrelay/api-types';
 import { type AnyWorkloadKindAdapter, apiVersionOf } from '@jobrelay/kinds';
-import { labelsMatch, parseLabelSelector } from '@jobrelay/placement';
+import { labelsMatch, parseLabelSelector } from '@jobrelay/resources';
 import { z } from 'zod';
 import type { ApiApp, ApiDependencies, OpenStream } from '../api-app.ts';
 import { pageQuerySchema, paginateSorted } from '../pagination.ts';

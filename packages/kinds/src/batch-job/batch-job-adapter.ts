@@ -3,7 +3,7 @@
 // WorkloadKindAdapter, so the core never names a Job.
 import { rfc3339Seconds } from '@jobrelay/kube';
 import { defaultManagedBy } from '@jobrelay/mirror';
-import { podRequests } from '@jobrelay/placement';
+import { podRequests } from '@jobrelay/resources';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
 import { buildMirrorJob } from './build-mirror-job.ts';

@@ -13,7 +13,8 @@ import {
   suspendSent,
   suspendSentAnnotation,
 } from '@jobrelay/mirror';
-import { type PodGroup, podRequests, type WorkloadPodTemplate } from '@jobrelay/placement';
+import type { PodGroup, WorkloadPodTemplate } from '@jobrelay/placement';
+import { podRequests } from '@jobrelay/resources';
 import { customObjectClient } from '../custom-object-client.ts';
 import type { KubeObject, WorkloadKindAdapter, WorkloadResource } from '../workload-kind-adapter.ts';
 import { apiVersionOf } from '../workload-kind-adapter.ts';

@@ -4,7 +4,8 @@
 // wait-gcs-ready init container, and RayJob's submitter pod in K8sJobMode.
 
 import type { PodSpec } from '@jobrelay/kube';
-import { type PodGroup, podRequests } from '@jobrelay/placement';
+import type { PodGroup } from '@jobrelay/placement';
+import { podRequests } from '@jobrelay/resources';
 import type { V1Container } from '@kubernetes/client-node';
 import type { InjectedContainer, RayClusterSpec, RayJobSpec, RayWorkerGroupSpec } from './ray-types.ts';
 

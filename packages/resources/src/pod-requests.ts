@@ -1,6 +1,12 @@
-import type { PodSpec } from '@jobrelay/kube';
-import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Container, V1PodSpec, V1ResourceRequirements } from '@kubernetes/client-node';
 import { addResources, type Resources, resourceAmount } from './resource-quantity.ts';
+
+/**
+ * The fields of a pod spec that its requests come from. Any pod spec is one: client-node's
+ * V1PodSpec, or a pod spec as plain JSON (`PodSpec` of `@jobrelay/kube/plain-json`, whose time
+ * fields are strings), which this package does not import.
+ */
+export type PodResourceFields = Pick<V1PodSpec, 'containers' | 'initContainers' | 'resources' | 'overhead'>;
 
 /**
  * What one pod of this template asks the scheduler for, by the rules kube-scheduler
@@ -14,7 +20,7 @@ import { addResources, type Resources, resourceAmount } from './resource-quantit
  * 4. plus spec.overhead.
  * Values that do not parse as quantities are skipped, as if they were not there.
  */
-export function podRequests(podSpec: PodSpec): Resources {
+export function podRequests(podSpec: PodResourceFields): Resources {
   let total: Resources = {};
   let sidecars: Resources = {};
   let initPeak: Resources = {};

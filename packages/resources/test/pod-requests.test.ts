@@ -1,8 +1,7 @@
-import type { PodSpec } from '@jobrelay/kube';
 import type { V1Container, V1ResourceRequirements } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { podRequests } from '../src/pod-requests.ts';
+import { type PodResourceFields, podRequests } from '../src/pod-requests.ts';
 import { addResources, type Resources } from '../src/resource-quantity.ts';
 
 const Mi = 2 ** 20;
@@ -19,7 +18,7 @@ const sidecar = (requests?: Quantities, limits?: Quantities): V1Container => ({
   ...container(requests, limits),
   restartPolicy: 'Always',
 });
-const pod = (containers: V1Container[], more: Partial<PodSpec> = {}): PodSpec => ({
+const pod = (containers: V1Container[], more: Partial<PodResourceFields> = {}): PodResourceFields => ({
   containers,
   ...more,
 });
@@ -31,7 +30,7 @@ const podLevel = (requests?: Quantities, limits?: Quantities): V1ResourceRequire
 // Expected values are what kube-scheduler computes for the pod the Job controller would
 // create: each spec went through SetDefaults_Pod and resource.PodRequests of Kubernetes
 // v1.35.4 (PodLevelResources on, as by default), cpu read with MilliValue, the rest with Value.
-const cases: { name: string; spec: PodSpec; expected: Resources }[] = [
+const cases: { name: string; spec: PodResourceFields; expected: Resources }[] = [
   { name: 'no containers asks for nothing', spec: pod([]), expected: {} },
   { name: 'a container without resources asks for nothing', spec: pod([{ name: 'bare' }]), expected: {} },
   {
@@ -195,7 +194,7 @@ describe('podRequests', () => {
   });
 
   it('tolerates a spec without containers, as a partial object from the API can be', () => {
-    expect(podRequests({} as PodSpec)).toEqual({});
+    expect(podRequests({} as PodResourceFields)).toEqual({});
   });
 
   const quantities = (resource: string) =>

@@ -12,7 +12,9 @@
 // - no import cycle between modules (two modules that import each other, or a longer ring, are
 //   one module in two files: their order of evaluation decides what each sees);
 // - the kind-neutral core names no workload kind: what a batch/v1 Job is lives in
-//   packages/kinds/src/batch-job, beside Ray's.
+//   packages/kinds/src/batch-job, beside Ray's;
+// - no file of product code is over 600 lines unless its opening comment says why ("over 600
+//   lines" and the reason): a longer file is usually two modules that grew into one.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -342,6 +344,25 @@ describe('how the code is put together', () => {
 
   it('no modules import each other, directly or around a ring', () => {
     expect(importCycles()).toEqual([]);
+  });
+
+  it('no file of product code is over 600 lines without the reason in its opening comment', () => {
+    const lineLimit = 600;
+    // The sandbox and the benchmark are harnesses that build fleets and run scenarios: not shipped.
+    const harnesses = ['packages/sandbox/', 'packages/bench/'];
+    const long = [...graph.keys()]
+      .filter((file) => !harnesses.some((folder) => file.startsWith(folder)))
+      .flatMap((file) => {
+        const lines = readFileSync(join(root, file), 'utf8').split('\n');
+        if (lines.length <= lineLimit) return [];
+        // The opening comment: the comment lines among the first 40 (some files open with imports).
+        const opening = lines
+          .slice(0, 40)
+          .filter((line) => line.trimStart().startsWith('//'))
+          .join(' ');
+        return /over 600 lines\S*\s+\S/i.test(opening) ? [] : [`${file}: ${lines.length} lines`];
+      });
+    expect(long).toEqual([]);
   });
 
   it('the core names no workload kind: Job facts live in packages/kinds/src/batch-job', () => {

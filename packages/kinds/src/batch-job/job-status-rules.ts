@@ -8,7 +8,9 @@ import { decodeJobStatus, type JobStatusShape, kubeTimeToEpochNanoseconds } from
 //   validation.go = pkg/apis/batch/validation/validation.go
 //   strategy.go   = pkg/registry/batch/job/strategy.go
 // Where /work/shared/reference/job-api-rules.md says otherwise, the Go source wins; each such
-// place carries a "Reference doc differs" comment.
+// place carries a "Reference doc differs" comment. Over 600 lines on purpose: it follows
+// ValidateJobUpdateStatus rule by rule in the Go source's order, to be read side by side with
+// validation.go; cut in two, each half would lose the line-by-line correspondence.
 //
 // Not mirrored:
 // - ValidateObjectMetaUpdate (validation.go:617) compares old and new metadata; a transition

@@ -79,3 +79,13 @@ export type OriginAction<T extends KubeObject = KubeObject> =
   | { type: 'forget-origin'; uid: string }
   /** Look at this origin again after a while; ends the plan. */
   | { type: 'requeue'; afterMs: number };
+
+/** A `record-event` action: every planning module records its Events through this one constructor. */
+export function event(
+  eventType: 'Normal' | 'Warning',
+  reason: EventReason,
+  action: EventAction,
+  note: string,
+): Extract<OriginAction, { type: 'record-event' }> {
+  return { type: 'record-event', eventType, reason, action, note };
+}

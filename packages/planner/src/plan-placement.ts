@@ -9,7 +9,7 @@ import {
 } from '@jobrelay/placement';
 import { type EventReason, eventReasons } from './event-reasons.ts';
 import type { OriginAction } from './origin-actions.ts';
-import { statusWrite } from './plan-origin.ts';
+import { statusWrite } from './status-sync.ts';
 
 /** What a placement task found when it looked at its workload, before any cluster is chosen. */
 export type PlacementNeed =

@@ -9,8 +9,7 @@ import { CachedPriorityClasses, type ParsedQueue, parseDispatchQueue } from '@jo
 import { type Namespace, namespaceInformer } from '@jobrelay/clusters';
 import {
   type AnyWorkloadKindAdapter,
-  apiVersionOf,
-  collectionPath,
+  claimedOriginInformer,
   type KindChoice,
   type KubeObject,
 } from '@jobrelay/kinds';
@@ -77,15 +76,11 @@ export class FleetCaches {
     const { management, log } = options;
     this.onOriginEvent = options.onOriginEvent;
     for (const { adapter, managedBy } of options.kinds) {
-      const { resource } = adapter;
-      const origins = new ResilientInformer<KubeObject>({
-        name: `dispatched ${resource.kind}s`,
+      const origins = claimedOriginInformer({
+        adapter,
+        managedBy,
         kubeConfig: management,
-        apiVersion: apiVersionOf(resource),
-        kind: resource.kind,
-        path: collectionPath(resource),
-        // No field selector exists for managedBy: everyone else's objects are dropped on arrival.
-        keep: (object) => adapter.isManagedBy(object, managedBy),
+        name: `dispatched ${adapter.resource.kind}s`,
         log,
         onEvent: (event) => this.originChanged(adapter, event),
       });

@@ -4,7 +4,7 @@
 // declaration (ControllerPart.watches), not the informers'.
 import { CachedPriorityClasses } from '@jobrelay/admission';
 import { type Namespace, namespaceInformer } from '@jobrelay/clusters';
-import { apiVersionOf, collectionPath, type KindChoice, type KubeObject } from '@jobrelay/kinds';
+import { claimedOriginInformer, type KindChoice, type KubeObject } from '@jobrelay/kinds';
 import { type ClusterApiClients, ResilientInformer, TimeoutError, withTimeout } from '@jobrelay/kube';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -43,19 +43,12 @@ export function managementInformers(options: {
 }): ManagementInformers {
   const { management, config, events, log } = options;
   const kinds = new Map<string, AnyDispatchedKind>();
-  const namespace = config.namespaces.length === 1 ? config.namespaces[0] : undefined;
   for (const { adapter, managedBy } of options.kinds) {
-    const { resource } = adapter;
-    const origins = new ResilientInformer<KubeObject>({
-      name: `origin ${resource.kind}s`,
+    const origins = claimedOriginInformer({
+      adapter,
+      managedBy,
       kubeConfig: management,
-      apiVersion: apiVersionOf(resource),
-      kind: resource.kind,
-      path: collectionPath(resource, namespace),
-      // There is no field selector for managedBy: drop everyone else's objects on arrival.
-      keep: (object) =>
-        adapter.isManagedBy(object, managedBy) &&
-        (config.namespaces.length === 0 || config.namespaces.includes(object.metadata?.namespace ?? '')),
+      namespaces: config.namespaces,
       log,
       onEvent: (event) => events.emit('origin', kinds.get(adapter.name)!, event),
     });

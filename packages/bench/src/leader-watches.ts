@@ -19,7 +19,13 @@ import {
   workerClusterPlural,
   workerClusterVersion,
 } from '@jobrelay/clusters';
-import { apiVersionOf, batchJobAdapter, collectionPath, type KubeObject } from '@jobrelay/kinds';
+import {
+  apiVersionOf,
+  batchJobAdapter,
+  claimedOriginInformer,
+  collectionPath,
+  type KubeObject,
+} from '@jobrelay/kinds';
 import { defaultOriginId, ResilientInformer } from '@jobrelay/kube';
 import { defaultManagedBy } from '@jobrelay/mirror';
 import type { Sandbox } from '@jobrelay/sandbox';
@@ -103,13 +109,11 @@ async function main(): Promise<void> {
   // The management cluster's, as the controller's: every Job (managedBy cannot be selected on),
   // jobrelay's kept; its namespaces; the WorkerClusters.
   const informers: Array<{ start(): void; waitForSync(): Promise<void>; stop(): Promise<void> }> = [
-    new ResilientInformer<KubeObject>({
-      name: 'origin Jobs',
+    claimedOriginInformer({
+      adapter: batchJobAdapter,
+      managedBy: defaultManagedBy,
       kubeConfig: management,
-      apiVersion: apiVersionOf(resource),
-      kind: resource.kind,
-      path: collectionPath(resource),
-      keep: (object) => batchJobAdapter.isManagedBy(object, defaultManagedBy),
+      name: 'origin Jobs',
       log,
       onEvent: nothing,
     }),

@@ -11,6 +11,7 @@ export {
   type StatusRuleViolation,
   validateJobStatusTransition,
 } from './batch-job/job-status-rules.ts';
+export { claimedOriginInformer } from './claimed-origins.ts';
 export { customObjectClient } from './custom-object-client.ts';
 export { type GenericCondition, type GenericWorkload, genericAdapter } from './generic/generic-adapter.ts';
 export {

@@ -36,6 +36,8 @@ node packages/sandbox/src/cli.ts binaries
 # Every part's vitest JSON, kept after the run (gitignored): the seconds each file took, which
 # e2e/lanes.ts is balanced by.
 reports="$root/.test-results"
+# The short chaos run's control, run in a shared lane, is kept here for the chaos run (e2e/src/chaos-control.ts).
+export JOBRELAY_TEST_RESULTS_DIR=$reports
 rm -rf "$reports" && mkdir -p "$reports"
 vitest_args=("$@")
 timings=()

@@ -16,8 +16,9 @@ import {
   startSandboxProcess,
   stopSandboxProcess,
 } from '@jobrelay/sandbox';
-import type { V1Job } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
+import { type ChaosControl, chaosControlKey, chaosRayMix, runChaosControl } from './chaos-control.ts';
+import { JobDriver, persistently, RayDriver, sleep } from './chaos-drivers.ts';
 import {
   assignQueueing,
   type ChaosJob,
@@ -29,7 +30,6 @@ import {
   createQueues,
   deletePriorityClasses,
   deleteQueues,
-  jobCpuDemandMillis,
   type QuotaReport,
   quotaScale,
   startQuotaSampler,
@@ -40,32 +40,19 @@ import { fleetOf } from './dispatch-fixtures.ts';
 import { type SampledOverlap, startFleetSampler } from './fleet-sampler.ts';
 import { generateJobMix } from './job-mix.ts';
 import {
-  type ClusterClients,
   clientsFor,
   createTestNamespace,
   dispatcherManagedBy,
   sandboxJob,
   uniqueName,
 } from './kube-test-helpers.ts';
-import {
-  comparableRayStatus,
-  createRay,
-  deleteRay,
-  generateRayMix,
-  listRay,
-  type MixedRay,
-  placementOf,
-  type RayObject,
-} from './ray-fixtures.ts';
+import { comparableRayStatus, listRay, placementOf } from './ray-fixtures.ts';
 import {
   diffJson,
   finishedCondition,
-  getJson,
-  isSuspended,
   type Json,
   type JsonObject,
   maskedStatus,
-  type RawJob,
 } from './status-differential.ts';
 
 export interface ChaosOptions {
@@ -82,6 +69,8 @@ export interface ChaosOptions {
   counts: Partial<Record<FaultKind, number>>;
   /** After the window: how long every Job may take to finish before it counts as lost. */
   finishTimeoutMs: number;
+  /** The control of this very mix, run before (chaos-control.ts); without it the run runs its own first. */
+  control?: ChaosControl;
   log?: (line: string) => void;
 }
 
@@ -188,172 +177,8 @@ export interface ChaosReport {
   placedWithoutQueue: QuotaReport['placedWithoutQueue'];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const retentionSeconds = 5;
 const gcIntervalSeconds = 5;
-
-/** Retries a call against an apiserver that may be down for a moment (etcd restarting). */
-async function persistently<T>(what: string, call: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await call();
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${String(err)}`);
-      await sleep(1_000);
-    }
-  }
-}
-
-/** Creates Jobs in one namespace, resumes those created suspended once they show it, and lists them. */
-class JobDriver {
-  readonly finished = new Map<string, RawJob>();
-  private readonly resumed = new Set<string>();
-  private readonly wanted = new Set<string>();
-  private failures = 0;
-
-  private readonly clients: ClusterClients;
-  readonly namespace: string;
-
-  constructor(clients: ClusterClients, namespace: string) {
-    this.clients = clients;
-    this.namespace = namespace;
-  }
-
-  async create(body: V1Job): Promise<void> {
-    this.wanted.add(body.metadata!.name!);
-    await persistently(`create ${this.namespace}/${body.metadata!.name}`, () =>
-      this.clients.batch.createNamespacedJob({ namespace: this.namespace, body }).catch((err: unknown) => {
-        // AlreadyExists on a retry: the attempt that timed out went through.
-        if ((err as { code?: number }).code !== 409) throw err;
-      }),
-    );
-  }
-
-  get unfinished(): number {
-    return this.wanted.size - this.finished.size;
-  }
-
-  private latest: RawJob[] = [];
-  private latestAt = 0;
-  private inFlight: Promise<RawJob[]> | undefined;
-
-  /**
-   * The namespace's Jobs, listed at most every 1.5 s however many callers ask (a list of 500 Jobs
-   * costs the apiserver, and several waits poll at once): records finished Jobs and resumes
-   * suspended ones.
-   */
-  poll(): Promise<RawJob[]> {
-    if (Date.now() - this.latestAt < 1_500) return Promise.resolve(this.latest);
-    this.inFlight ??= this.list().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
-  }
-
-  private async list(): Promise<RawJob[]> {
-    let items: RawJob[];
-    try {
-      const list = (await getJson(
-        this.clients.kubeConfig,
-        `/apis/batch/v1/namespaces/${this.namespace}/jobs`,
-      )) as unknown as { items: RawJob[] };
-      items = list.items;
-      this.failures = 0;
-    } catch (err) {
-      // The apiserver may be away for a moment (etcd restarting): the next poll catches up.
-      this.failures++;
-      if (this.failures % 10 === 0) console.warn(`listing Jobs in ${this.namespace}: ${String(err)}`);
-      return [];
-    }
-    for (const job of items) {
-      const name = job.metadata.name;
-      if (finishedCondition(job)) this.finished.set(name, job);
-      else if (isSuspended(job) && !this.resumed.has(name)) {
-        this.resumed.add(name);
-        // Resumed once it shows Suspended (as the status differential does): the origin through jobrelay.
-        void persistently(`resume ${this.namespace}/${name}`, () =>
-          this.clients.batch.patchNamespacedJob(
-            { name, namespace: this.namespace, body: { spec: { suspend: false } } },
-            mergePatch,
-          ),
-        ).catch(() => this.resumed.delete(name));
-      }
-    }
-    this.latest = items;
-    this.latestAt = Date.now();
-    return items;
-  }
-
-  async untilFinished(names: Iterable<string>, timeoutMs: number): Promise<string[]> {
-    const deadline = Date.now() + timeoutMs;
-    const list = [...names];
-    for (;;) {
-      await this.poll();
-      const open = list.filter((name) => !this.finished.has(name));
-      if (open.length === 0 || Date.now() > deadline) return open;
-      await sleep(2_000);
-    }
-  }
-}
-
-/**
- * Creates KubeRay workloads in one namespace and lists them. Settled is the mix's final state
- * (a RayCluster ready with every worker, a RayJob Complete or Failed), read at each poll: a
- * RayCluster may leave it again when its worker is lost, so only the last reading counts.
- */
-class RayDriver {
-  readonly latest = new Map<string, RayObject>();
-  private readonly clients: ClusterClients;
-  readonly namespace: string;
-  private readonly mix: Map<string, MixedRay>;
-
-  constructor(clients: ClusterClients, namespace: string, mix: MixedRay[]) {
-    this.clients = clients;
-    this.namespace = namespace;
-    this.mix = new Map(mix.map((m) => [m.name, m]));
-  }
-
-  async create(item: MixedRay, managedBy?: string): Promise<void> {
-    await persistently(`create ${this.namespace}/${item.name}`, () =>
-      createRay(this.clients, this.namespace, item.manifest(managedBy)).catch((err: unknown) => {
-        if ((err as { code?: number }).code !== 409) throw err;
-      }),
-    );
-  }
-
-  async poll(): Promise<void> {
-    for (const plural of ['rayclusters', 'rayjobs'] as const) {
-      const items = await listRay(this.clients, plural, this.namespace).catch(() => undefined);
-      for (const object of items ?? []) this.latest.set(object.metadata!.name!, object);
-    }
-  }
-
-  settled(name: string): boolean {
-    const object = this.latest.get(name);
-    return object !== undefined && this.mix.get(name)!.settled(object);
-  }
-
-  /** The names not settled when every one was, or the timeout passed. */
-  async untilSettled(timeoutMs: number): Promise<string[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      await this.poll();
-      const open = [...this.mix.keys()].filter((name) => !this.settled(name));
-      if (open.length === 0 || Date.now() > deadline) return open;
-      await sleep(2_000);
-    }
-  }
-
-  async deleteAll(): Promise<void> {
-    for (const item of this.mix.values())
-      await persistently(`delete ${this.namespace}/${item.name}`, () =>
-        deleteRay(this.clients, item.plural, this.namespace, item.name).catch((err: unknown) => {
-          if ((err as { code?: number }).code !== 404) throw err;
-        }),
-      );
-  }
-}
 
 /** What is compared of a moved Ray workload: where it ended, not how it got there. */
 function rayOutcomeView(status: Record<string, unknown> | undefined): Json {
@@ -508,8 +333,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const began = Date.now();
   const { sandbox, seed } = options;
   const management = clientsFor(sandbox, sandbox.management.name);
-  const controlWorker = sandbox.workers[0]!.name;
-  const controlClients = clientsFor(sandbox, controlWorker);
   const mix = chaosMix(seed, options.jobs);
   const summaries = new Map(mix.map((job) => [job.name, job.summary]));
   const schedule = planFaults({
@@ -525,42 +348,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const everyCluster = [management, ...sandbox.workers.map((w) => clientsFor(sandbox, w.name))];
   await createPriorityClasses(everyCluster);
 
-  // 1. The control: every Job run directly on one worker, no faults, at most 150 at once and at
-  // most 6 of its 8 cpu requested at once, so that no pod of the control ever waits for room.
-  const control = new JobDriver(controlClients, await createTestNamespace(controlClients, 'chaos-control'));
-  log(
-    `seed ${seed}: ${mix.length} Jobs and ${options.rayWorkloads ?? 0} Ray workloads; control run directly on ${controlWorker} (${control.namespace})`,
-  );
-  const controlCpuMillis = 6_000;
-  const demandOf = new Map(mix.map((job) => [job.name, jobCpuDemandMillis(chaosJobBody(job))]));
-  const controlCreated: string[] = [];
-  const controlDemand = () =>
-    controlCreated
-      .filter((name) => !control.finished.has(name))
-      .reduce((sum, n) => sum + demandOf.get(n)!, 0);
-  for (const job of mix) {
-    while (control.unfinished >= 150 || controlDemand() + demandOf.get(job.name)! > controlCpuMillis) {
-      await control.poll();
-      await sleep(1_000);
-    }
-    controlCreated.push(job.name);
-    await control.create(chaosJobBody(job));
-  }
-  // Ray workloads in the same namespace, once the Jobs are in.
-  const rayMix = generateRayMix(seed, options.rayWorkloads ?? 0, 'ray');
-  const rayControl = new RayDriver(controlClients, control.namespace, rayMix);
-  for (const item of rayMix) await rayControl.create(item);
-  const controlOpen = [
-    ...(await control.untilFinished(
-      mix.map((j) => j.name),
-      options.finishTimeoutMs,
-    )),
-    ...(await rayControl.untilSettled(options.finishTimeoutMs)),
-  ];
-  if (controlOpen.length > 0) throw new Error(`the control run did not finish: ${controlOpen.join(', ')}`);
-  // Settled is final for the direct twins: nothing moves them. The RayClusters would run on.
-  await rayControl.deleteAll();
-  log(`control run finished in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+  // 1. The control (chaos-control.ts): this test run's, saved by its shared lane, or run here.
+  const rayMix = chaosRayMix(seed, options.rayWorkloads ?? 0);
+  const controlKey = chaosControlKey(seed, mix, options.rayWorkloads ?? 0);
+  if (options.control && options.control.key !== controlKey)
+    throw new Error(`the control given ran another mix (${options.control.key}, not ${controlKey})`);
+  const control =
+    options.control ??
+    (await runChaosControl({
+      sandbox,
+      seed,
+      mix,
+      rayWorkloads: options.rayWorkloads ?? 0,
+      finishTimeoutMs: options.finishTimeoutMs,
+      log,
+    }));
 
   // 2. The chaos phase. The Jobs go to one namespace per lane, each selected by its lane's
   // queue; the Ray workloads and the canaries to one no queue selects (a RayCluster never
@@ -623,10 +425,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await sampler.stop().catch(() => undefined);
     await quotaSampler.stop().catch(() => undefined);
     // The mirrors' namespaces on the workers go with the origins' (the controllers deleted the mirrors).
-    await Promise.all([
-      ...allNamespaces.map((name) => management.core.deleteNamespace({ name }).catch(() => undefined)),
-      controlClients.core.deleteNamespace({ name: control.namespace }).catch(() => undefined),
-    ]);
+    await Promise.all(
+      allNamespaces.map((name) => management.core.deleteNamespace({ name }).catch(() => undefined)),
+    );
     await deleteQueues(management, queueSetup);
     await deletePriorityClasses(everyCluster);
   }
@@ -745,7 +546,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...(await origins.poll()),
       ...(await Promise.all([...lanes.values()].map((driver) => driver.poll()))).flat(),
     ];
-    const controlNow = new Map((await control.poll()).map((j) => [j.metadata.name, j]));
+    const controlNow = new Map(Object.entries(control.jobs));
     const nameByUid = new Map([
       ...originsNow.map((j) => [j.metadata.uid ?? '', j.metadata.name] as const),
       ...[...rayFinal.values()].map((o) => [o.metadata?.uid ?? '', o.metadata?.name ?? ''] as const),
@@ -790,7 +591,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         });
       }
     }
-    const rayDirect = rayControl.latest;
+    const rayDirect = new Map(Object.entries(control.ray));
     for (const item of rayMix) {
       const origin = rayFinal.get(item.name);
       const direct = rayDirect.get(item.name);

@@ -4,36 +4,29 @@
 // PriorityClasses: some wait on their quota, some are preempted. Every invariant figure must be 0,
 // and no quota is exceeded at any sampled instant.
 import { describe, expect, it } from 'vitest';
-import { runChaos } from '../src/chaos-run.ts';
+import { chaosControlKey, savedChaosControl } from '../src/chaos-control.ts';
+import { chaosMix, runChaos } from '../src/chaos-run.ts';
+import { shortChaos } from '../src/chaos-short.ts';
 import { testSandbox } from '../src/kube-test-helpers.ts';
-
-/** Kept: the seed of the first short run (change it only with a reason in the commit). */
-const seed = 20261201;
 
 describe('chaos (short)', () => {
   it(
     'loses no Job, never runs two mirrors of one, writes no rejected status, leaves no mirror, ends every Job as the control run did, and never exceeds a quota',
     async () => {
+      const log = (line: string) => console.log(`[chaos] ${line}`);
+      // The control this test run's shared lane saved (e2e/test/chaos-control.test.ts), else its own.
+      const control = savedChaosControl(
+        chaosControlKey(shortChaos.seed, chaosMix(shortChaos.seed, shortChaos.jobs), shortChaos.rayWorkloads),
+      );
+      if (control)
+        log(
+          `the control run of this mix that ran earlier in this test run (${control.seconds.toFixed(0)} s)`,
+        );
       const report = await runChaos({
         sandbox: testSandbox(),
-        seed,
-        jobs: 40,
-        // A RayCluster and a RayJob (seed 20261201 draws one of each), on KubeRay's real operator.
-        rayWorkloads: 2,
-        windowMs: 150_000,
-        lostTimeoutSeconds: 15,
-        counts: {
-          'kill-controller': 2,
-          'kill-leader': 1,
-          'redis-restart': 1,
-          'redis-flushall': 1,
-          'apiserver-hang-short': 1,
-          'apiserver-hang-long': 1,
-          'apiserver-down': 1,
-          'etcd-restart': 1,
-        },
-        finishTimeoutMs: 6 * 60_000,
-        log: (line) => console.log(`[chaos] ${line}`),
+        ...shortChaos,
+        control,
+        log,
       });
       console.log(JSON.stringify({ ...report, faults: report.faults.length }, null, 1));
       // Each fault with its recovery: the figure maxRecoverySeconds is the worst of.

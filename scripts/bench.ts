@@ -1,8 +1,8 @@
 // `npm run bench -- [options]`: the performance benchmark (docs/benchmarks.md). Starts (or
 // reuses) a sandbox of one management cluster and three workers with Redis, runs each
 // scenario --runs times, prints a table of medians (min–max) and writes
-// docs/benchmarks/latest.json and a dated copy. Not a test: the CI guard is
-// e2e/test/bench-guard.test.ts.
+// docs/benchmarks/latest.json and a dated copy. Not a test: the CI guards are in
+// e2e/test/fleet-guard.test.ts.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -222,7 +222,10 @@ const settings: BenchSettings = {
 
 const figures = new Map<string, number[]>();
 const details: Record<string, unknown[]> = {};
-const record = (key: string, value: number) => figures.set(key, [...(figures.get(key) ?? []), value]);
+// A figure a run did not measure (undefined) is left out, not recorded as a value.
+const record = (key: string, value: number | undefined) => {
+  if (value !== undefined) figures.set(key, [...(figures.get(key) ?? []), value]);
+};
 const detail = (key: string, value: unknown) => {
   details[key] = [...(details[key] ?? []), value];
 };

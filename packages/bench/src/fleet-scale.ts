@@ -57,6 +57,20 @@ export interface FleetScaleOptions {
   idleSeconds: number;
   /** The window of pod churn alone, for the CPU per pod event. */
   churnSeconds: number;
+  /**
+   * Only the phases whose figures the CI guard asserts (e2e/test/fleet-guard.test.ts), each as
+   * the full benchmark runs it (same windows, same lengths): the drain, the settle and idle
+   * window (its LISTs, relists, watch streams, and the two resync passes it counts), the churn
+   * window, the replay, and the replay beside the leader's watches. Left out, 85 s of waiting at
+   * the guard's window lengths, and a replay: the baseline LIST window before any jobrelay process (the guard asserts
+   * the idle window's LISTs themselves, none allowed, not their excess over a baseline), the two
+   * standing windows with the 5 s and 20 s settles before them (the watches' standing cost), and
+   * the replay without short Jobs (a comparison with the method before 2026-12-05). The replay
+   * beside the watches then starts once they have listed; the guard asserts only that it ran
+   * and that the watches used CPU through it, so the bound read from its rate (the apiservers
+   * not yet settled from those lists) is not reported. The figures left out are undefined.
+   */
+  guardOnly?: boolean;
 }
 
 /** Open watch streams to workers, by resource (jobrelay_worker_watch_streams); undefined when the process does not report it. */
@@ -80,17 +94,18 @@ export interface FleetScaleResult {
    * The replay without the short Jobs' stream beside it (churn only), and the ratio over it: how
    * the ratio was taken before 2026-12-05, when the short Jobs' pods were charged to the drain.
    */
-  fleetReplayWithoutShortJobsPerSec: number;
-  fleetRatioReplayWithoutShortJobs: number;
+  fleetReplayWithoutShortJobsPerSec?: number;
+  fleetRatioReplayWithoutShortJobs?: number;
   /**
    * The replay once more (short Jobs beside it), with the leader's watches held beside it by a
    * process that does nothing else (`leader-watches.ts`): every stream a leader holds, each
    * object parsed and cached by the controller's informer code. Its rate over the replay's is
    * the highest ratio a dispatcher that watches what jobrelay watches could measure on this
-   * machine if its decisions, queue and bookkeeping cost nothing.
+   * machine if its decisions, queue and bookkeeping cost nothing (not reported with `guardOnly`:
+   * that replay then starts without the settle the bound is read after).
    */
   fleetReplayBesideLeaderWatchesJobsPerSec: number;
-  fleetWatchesBoundRatio: number;
+  fleetWatchesBoundRatio?: number;
   replayBesideLeaderWatchesCpuMsPerJobByPart: FleetCpu;
   /**
    * The machine's cores by part over a window of the same churn with nothing dispatched and no
@@ -98,9 +113,9 @@ export interface FleetScaleResult {
    * totals is what holding those watches costs the fleet standing, the watching process's own
    * CPU included (`leaderWatchesStandingCores`).
    */
-  fleetAtRestWithoutJobrelayCoresByPart: FleetCpu;
-  fleetAtRestBesideLeaderWatchesCoresByPart: FleetCpu;
-  leaderWatchesStandingCores: number;
+  fleetAtRestWithoutJobrelayCoresByPart?: FleetCpu;
+  fleetAtRestBesideLeaderWatchesCoresByPart?: FleetCpu;
+  leaderWatchesStandingCores?: number;
   /**
    * CPU per workload of every part of the machine, in ms: over the drain (leader ready to the
    * last origin status, the churn and short Jobs included, per drained workload) and over the
@@ -110,7 +125,7 @@ export interface FleetScaleResult {
    */
   drainCpuMsPerJobByPart: FleetCpu;
   replayCpuMsPerJobByPart: FleetCpu;
-  replayWithoutShortJobsCpuMsPerJobByPart: FleetCpu;
+  replayWithoutShortJobsCpuMsPerJobByPart?: FleetCpu;
   /**
    * Cores of the machine busy over the churn window with nothing dispatched (every control
    * plane at rest with everything tracked, the churn, node heartbeats, the benchmark's
@@ -126,8 +141,8 @@ export interface FleetScaleResult {
   netMachineCpuMsPerJob: {
     drain: number;
     replay: number;
-    replayWithoutShortJobs: number;
-    replayBesideLeaderWatches: number;
+    replayWithoutShortJobs?: number;
+    replayBesideLeaderWatches?: number;
   };
   /**
    * Shares of the wall time the dispatcher's main thread (Node's event loop) ran and waited,
@@ -161,8 +176,8 @@ export interface FleetScaleResult {
   managementListsPerHour: number;
   workerListsPerHour: number;
   /** The same, before any jobrelay process ran: the sandbox's own components. */
-  baselineManagementListsPerHour: number;
-  baselineWorkerListsPerHour: number;
+  baselineManagementListsPerHour?: number;
+  baselineWorkerListsPerHour?: number;
   /** LIST requests in the idle window, per cluster and resource (the control plane's own timers left out). */
   idleLists: Record<string, Record<string, number>>;
   /** The control plane's own timer LISTs in the idle window (controlPlaneTimerLists), per cluster and resource. */
@@ -540,10 +555,11 @@ export async function fleetScale(
 
   // What the sandbox's own components LIST with no jobrelay process running.
   const baselineSeconds = Math.min(options.idleSeconds, 60);
-  const baseline = await listsPerHour(fleet, baselineSeconds);
-  log(
-    `  baseline (no jobrelay process): ${baseline.management.toFixed(0)} LISTs/h on management, ${baseline.workers.toFixed(0)} on the workers: ${JSON.stringify(baseline.byCluster)}`,
-  );
+  const baseline = options.guardOnly ? undefined : await listsPerHour(fleet, baselineSeconds);
+  if (baseline)
+    log(
+      `  baseline (no jobrelay process): ${baseline.management.toFixed(0)} LISTs/h on management, ${baseline.workers.toFixed(0)} on the workers: ${JSON.stringify(baseline.byCluster)}`,
+    );
 
   log(`  creating a backlog of ${options.workloads} claimed Jobs in ${namespace}`);
   const createdAt = performance.now();
@@ -818,12 +834,12 @@ export async function fleetScale(
     // Jobs, their calls replayed too (their pods run on the workers as the drain's did). Then the
     // bound: the same replay beside the leader's watches alone (and the standing windows before
     // it). Last, once more without the short Jobs, the method before 2026-12-05, for comparison.
+    // `guardOnly` leaves out the standing windows, their settles and the last replay.
     churn.start(options.churnPodsPerSecond);
     let replay: ReplayResult;
     let replayBesideLeaderWatches: ReplayResult;
-    let replayWithoutShortJobs: ReplayResult;
-    let standingWithoutJobrelay: FleetCpu;
-    let standingBesideLeaderWatches: FleetCpu;
+    let replayWithoutShortJobs: ReplayResult | undefined;
+    let standing: { withoutJobrelay: FleetCpu; besideLeaderWatches: FleetCpu } | undefined;
     try {
       replay = await replayDispatch(fleet, settings, {
         jobs: options.replayJobs,
@@ -833,7 +849,6 @@ export async function fleetScale(
       // What the leader's watches cost the machine standing, nothing dispatched: the churn with
       // no jobrelay process at all, then with the watches alone. The replay's last short Jobs'
       // pods are gone first (each deleted 4 s after its create).
-      await sleep(5000);
       const standingMs = Math.min(60, options.churnSeconds) * 1000;
       const machineOver = async (extra: Record<string, () => number> = {}) => {
         const parts = () => readFleetCpu(fleet.sandbox.dir, { benchmark: benchProcessCpuMs, ...extra });
@@ -841,7 +856,11 @@ export async function fleetScale(
         await sleep(standingMs);
         return coresOver(before, parts(), performance.now() - from);
       };
-      standingWithoutJobrelay = await machineOver();
+      let withoutJobrelay: FleetCpu | undefined;
+      if (!options.guardOnly) {
+        await sleep(5000);
+        withoutJobrelay = await machineOver();
+      }
       // The bound: the same replay beside the leader's watches alone (listed before it starts).
       const watches = await startLeaderWatches(fleet.sandbox, {
         logDir: settings.logDir,
@@ -849,10 +868,15 @@ export async function fleetScale(
         environment: settings.controllerRuntime.environment,
       });
       try {
-        // Their lists (every origin, every worker's mirrors and pods) leave the apiservers garbage
-        // to collect: let that pass before any window starts.
-        await sleep(20_000);
-        standingBesideLeaderWatches = await machineOver({ 'leader watches': watches.cpuMs });
+        if (withoutJobrelay) {
+          // Their lists (every origin, every worker's mirrors and pods) leave the apiservers garbage
+          // to collect: let that pass before any window starts.
+          await sleep(20_000);
+          standing = {
+            withoutJobrelay,
+            besideLeaderWatches: await machineOver({ 'leader watches': watches.cpuMs }),
+          };
+        }
         replayBesideLeaderWatches = await replayDispatch(fleet, settings, {
           jobs: options.replayJobs,
           run: `${options.run}-replay-watched`,
@@ -862,10 +886,11 @@ export async function fleetScale(
       } finally {
         await watches.stop();
       }
-      replayWithoutShortJobs = await replayDispatch(fleet, settings, {
-        jobs: options.replayJobs,
-        run: `${options.run}-replay-alone`,
-      });
+      if (!options.guardOnly)
+        replayWithoutShortJobs = await replayDispatch(fleet, settings, {
+          jobs: options.replayJobs,
+          run: `${options.run}-replay-alone`,
+        });
     } finally {
       await churn.stop();
     }
@@ -873,39 +898,47 @@ export async function fleetScale(
     // what the rates divide among themselves (docs/scale.md).
     const netOfRest = (busyMsPerJob: number, jobsPerSec: number) =>
       busyMsPerJob - (fleetAtRestCores * 1000) / jobsPerSec;
+    const netOfRestReplayed = (replayed: ReplayResult) =>
+      netOfRest(replayed.cpuByPart.machineBusy!, replayed.replayJobsPerSec);
     const netMachineCpuMsPerJob = {
       drain: netOfRest(drainCpuMsPerJobByPart.machineBusy!, options.workloads / (drainMs / 1000)),
-      replay: netOfRest(replay.cpuByPart.machineBusy!, replay.replayJobsPerSec),
-      replayWithoutShortJobs: netOfRest(
-        replayWithoutShortJobs.cpuByPart.machineBusy!,
-        replayWithoutShortJobs.replayJobsPerSec,
-      ),
-      replayBesideLeaderWatches: netOfRest(
-        replayBesideLeaderWatches.cpuByPart.machineBusy!,
-        replayBesideLeaderWatches.replayJobsPerSec,
-      ),
+      replay: netOfRestReplayed(replay),
+      replayWithoutShortJobs: replayWithoutShortJobs && netOfRestReplayed(replayWithoutShortJobs),
+      // The bound's figures are read only after the settle (see `guardOnly`).
+      replayBesideLeaderWatches: options.guardOnly ? undefined : netOfRestReplayed(replayBesideLeaderWatches),
     };
     log(
-      `  machine CPU per workload beyond the fleet at rest: drain ${netMachineCpuMsPerJob.drain.toFixed(2)} ms, replay ${netMachineCpuMsPerJob.replay.toFixed(2)} ms (without short Jobs ${netMachineCpuMsPerJob.replayWithoutShortJobs.toFixed(2)})`,
+      `  machine CPU per workload beyond the fleet at rest: drain ${netMachineCpuMsPerJob.drain.toFixed(2)} ms, replay ${netMachineCpuMsPerJob.replay.toFixed(2)} ms` +
+        (netMachineCpuMsPerJob.replayWithoutShortJobs === undefined
+          ? ''
+          : ` (without short Jobs ${netMachineCpuMsPerJob.replayWithoutShortJobs.toFixed(2)})`),
     );
     const replayRequestsPerJob = requestsPerJob(replay.writes, fleet.management.name, options.replayJobs);
     log(
       `  replay of ${options.replayJobs} beside ${replay.shortJobsReplayed} short Jobs: ${replay.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replay.cpuByPart)}`,
     );
     log(`  replay requests per Job: ${JSON.stringify(replayRequestsPerJob)}`);
+    const fleetWatchesBoundRatio = options.guardOnly
+      ? undefined
+      : replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec;
     log(
-      `  replay of ${options.replayJobs} beside the leader's watches alone and ${replayBesideLeaderWatches.shortJobsReplayed} short Jobs: ${replayBesideLeaderWatches.replayJobsPerSec.toFixed(1)} Jobs/s ` +
-        `(${(replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec).toFixed(2)} of the replay's; ${netMachineCpuMsPerJob.replayBesideLeaderWatches.toFixed(2)} ms beyond the fleet at rest); CPU ms per Job: ${describeParts(replayBesideLeaderWatches.cpuByPart)}`,
+      `  replay of ${options.replayJobs} beside the leader's watches alone and ${replayBesideLeaderWatches.shortJobsReplayed} short Jobs: ${replayBesideLeaderWatches.replayJobsPerSec.toFixed(1)} Jobs/s` +
+        (fleetWatchesBoundRatio === undefined || netMachineCpuMsPerJob.replayBesideLeaderWatches === undefined
+          ? ' (started once the watches had listed, no settle: no bound read)'
+          : ` (${fleetWatchesBoundRatio.toFixed(2)} of the replay's; ${netMachineCpuMsPerJob.replayBesideLeaderWatches.toFixed(2)} ms beyond the fleet at rest)`) +
+        `; CPU ms per Job: ${describeParts(replayBesideLeaderWatches.cpuByPart)}`,
     );
     const leaderWatchesStandingCores =
-      standingBesideLeaderWatches.machineBusy! - standingWithoutJobrelay.machineBusy!;
-    log(
-      `  the churn with no jobrelay process: ${describeCores(standingWithoutJobrelay)}; with the leader's watches alone: ${describeCores(standingBesideLeaderWatches)}: ` +
-        `they take ${leaderWatchesStandingCores.toFixed(3)} cores standing`,
-    );
-    log(
-      `  replay of ${options.replayJobs} without short Jobs: ${replayWithoutShortJobs.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replayWithoutShortJobs.cpuByPart)}`,
-    );
+      standing && standing.besideLeaderWatches.machineBusy! - standing.withoutJobrelay.machineBusy!;
+    if (standing && leaderWatchesStandingCores !== undefined)
+      log(
+        `  the churn with no jobrelay process: ${describeCores(standing.withoutJobrelay)}; with the leader's watches alone: ${describeCores(standing.besideLeaderWatches)}: ` +
+          `they take ${leaderWatchesStandingCores.toFixed(3)} cores standing`,
+      );
+    if (replayWithoutShortJobs)
+      log(
+        `  replay of ${options.replayJobs} without short Jobs: ${replayWithoutShortJobs.replayJobsPerSec.toFixed(1)} Jobs/s; CPU ms per Job: ${describeParts(replayWithoutShortJobs.cpuByPart)}`,
+      );
 
     return {
       workers: fleet.workers.length,
@@ -916,17 +949,18 @@ export async function fleetScale(
       fleetRatioReplay: fleetDispatchJobsPerSec / replay.replayJobsPerSec,
       fleetSyncedJobsPerSec,
       fleetSyncedRatioReplay: fleetSyncedJobsPerSec / replay.replayJobsPerSec,
-      fleetReplayWithoutShortJobsPerSec: replayWithoutShortJobs.replayJobsPerSec,
-      fleetRatioReplayWithoutShortJobs: fleetDispatchJobsPerSec / replayWithoutShortJobs.replayJobsPerSec,
+      fleetReplayWithoutShortJobsPerSec: replayWithoutShortJobs?.replayJobsPerSec,
+      fleetRatioReplayWithoutShortJobs:
+        replayWithoutShortJobs && fleetDispatchJobsPerSec / replayWithoutShortJobs.replayJobsPerSec,
       fleetReplayBesideLeaderWatchesJobsPerSec: replayBesideLeaderWatches.replayJobsPerSec,
-      fleetWatchesBoundRatio: replayBesideLeaderWatches.replayJobsPerSec / replay.replayJobsPerSec,
+      fleetWatchesBoundRatio,
       replayBesideLeaderWatchesCpuMsPerJobByPart: replayBesideLeaderWatches.cpuByPart,
-      fleetAtRestWithoutJobrelayCoresByPart: standingWithoutJobrelay,
-      fleetAtRestBesideLeaderWatchesCoresByPart: standingBesideLeaderWatches,
+      fleetAtRestWithoutJobrelayCoresByPart: standing?.withoutJobrelay,
+      fleetAtRestBesideLeaderWatchesCoresByPart: standing?.besideLeaderWatches,
       leaderWatchesStandingCores,
       drainCpuMsPerJobByPart,
       replayCpuMsPerJobByPart: replay.cpuByPart,
-      replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs.cpuByPart,
+      replayWithoutShortJobsCpuMsPerJobByPart: replayWithoutShortJobs?.cpuByPart,
       fleetAtRestCores,
       restingCpuCoresByPart: restingCores,
       netMachineCpuMsPerJob,
@@ -945,8 +979,8 @@ export async function fleetScale(
       apiRssMiB,
       managementListsPerHour: idle.management,
       workerListsPerHour: idle.workers,
-      baselineManagementListsPerHour: baseline.management,
-      baselineWorkerListsPerHour: baseline.workers,
+      baselineManagementListsPerHour: baseline?.management,
+      baselineWorkerListsPerHour: baseline?.workers,
       idleLists: idle.byCluster,
       idleControlPlaneLists: idle.controlPlaneByCluster,
       leaderRelistsWhileIdle,

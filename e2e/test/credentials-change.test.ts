@@ -2,6 +2,8 @@
 // The WorkerCluster turns not Active at once, with the reason and no credential in the message;
 // the Job stays where it is until the lost timeout (the worker still runs it); fixed in time,
 // the Job finishes where it was. Left broken past the timeout, the Job moves, once.
+// The two run at once, each breaking a worker of its own: the second's Job is kept off the first's
+// worker by a cluster selector over the other two, so it still has a worker to move to.
 
 import { systemNamespace } from '@jobrelay/sandbox';
 import { EventsV1Api, type V1Job, type V1Secret } from '@kubernetes/client-node';
@@ -23,6 +25,8 @@ import { workerClusterAdmin } from '../src/worker-cluster-admin.ts';
 
 const lostTimeoutSeconds = 25;
 const revokedToken = 'revoked-token-7c1e55d0a9';
+/** Each worker's own name, as a WorkerCluster label a cluster selector can name. */
+const nameLabel = 'e2e-credentials-worker';
 let fleet: Fleet;
 let admin: ReturnType<typeof workerClusterAdmin>;
 let controller: ControllerProcess;
@@ -38,10 +42,13 @@ beforeAll(async () => {
     '--cluster-reconnect-max-seconds=2',
   ]);
   namespace = await createTestNamespace(fleet.management, 'credentials');
+  for (const worker of fleet.workers.keys()) await admin.patch(worker, { labels: { [nameLabel]: worker } });
 });
 
 afterAll(async () => {
   for (const worker of originals.keys()) await restore(worker);
+  for (const worker of fleet.workers.keys())
+    await admin.patch(worker, { labels: { [nameLabel]: null } }).catch(() => {});
   await controller?.kill('SIGTERM');
 });
 
@@ -83,10 +90,15 @@ async function read(name: string): Promise<V1Job> {
   return fleet.management.batch.readNamespacedJob({ name, namespace });
 }
 
-async function dispatchLong(name: string, runSeconds: number) {
+async function dispatchLong(name: string, runSeconds: number, annotations?: Record<string, string>) {
   const created = await fleet.management.batch.createNamespacedJob({
     namespace,
-    body: sandboxJob({ name, managedBy: dispatcherManagedBy, pod: { runSeconds } }),
+    body: sandboxJob({
+      name,
+      managedBy: dispatcherManagedBy,
+      pod: { runSeconds },
+      ...(annotations ? { annotations } : {}),
+    }),
   });
   return { created, ...(await waitForMirror(fleet, created)) };
 }
@@ -104,10 +116,16 @@ async function mirrorClusters(origin: V1Job): Promise<string[]> {
   return found;
 }
 
-describe('a kubeconfig Secret that changes to a bad one', () => {
+/** The worker the first test breaks, once its Job is placed: the second keeps its Job off it. */
+const firstBroken = Promise.withResolvers<string>();
+
+describe.concurrent('a kubeconfig Secret that changes to a bad one', () => {
   it('makes the worker not Active with the reason at once, and moves nothing before the lost timeout', async () => {
     const name = uniqueName('stays');
-    const { created, cluster } = await dispatchLong(name, 30);
+    const dispatched = dispatchLong(name, 30);
+    // Settles as the dispatch does, failure included, so the second test never waits in vain.
+    firstBroken.resolve(dispatched.then((d) => d.cluster));
+    const { created, cluster } = await dispatched;
     await revoke(cluster);
     const brokenAt = Date.now();
     const condition = await admin.activeCondition(cluster, (c) => c.status === 'False');
@@ -131,7 +149,11 @@ describe('a kubeconfig Secret that changes to a bad one', () => {
 
   it('moves the Job once, after the lost timeout, naming the reason, when it stays broken', async () => {
     const name = uniqueName('moves');
-    const { created, cluster } = await dispatchLong(name, 40);
+    const avoid = await firstBroken.promise;
+    const eligible = [...fleet.workers.keys()].filter((worker) => worker !== avoid);
+    const { created, cluster } = await dispatchLong(name, 40, {
+      'jobrelay.dev/cluster-selector': `${nameLabel} in (${eligible.join(',')})`,
+    });
     await revoke(cluster);
     const brokenAt = Date.now();
     const moved = await eventually(

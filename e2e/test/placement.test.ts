@@ -151,12 +151,13 @@ describe('a Job that fits nowhere', () => {
 
   it('waits while capacity is used up and is placed when it frees', async () => {
     // worker-1 has two 4-cpu nodes: two 3-cpu pods fit, a third does not.
+    // The first two hold the cpu while the third says why it waits; the third only needs placing.
     const names = [uniqueName('cap-a'), uniqueName('cap-b'), uniqueName('cap-c')];
-    for (const name of names) {
+    for (const [i, name] of names.entries()) {
       await dispatch({
         name,
         requests: { cpu: '3' },
-        pod: { runSeconds: 8 },
+        pod: { runSeconds: i < 2 ? 8 : 2 },
         annotations: { 'jobrelay.dev/cluster': workers[0] },
       });
     }
@@ -256,7 +257,8 @@ describe('cordon, drain and a lost worker', () => {
     const lost = workers[1];
     await admin.patch(lost, { spec: { weight: 100 } });
     const name = uniqueName('lost');
-    const origin = await dispatch({ name, pod: { runSeconds: 20 } });
+    // Still running when its worker freezes, right after it starts; the time it runs again elsewhere.
+    const origin = await dispatch({ name, pod: { runSeconds: 12 } });
     expect(await placedOn(name)).toBe(lost);
     const { mirror: lostMirror } = await waitForMirror(fleet, origin);
     const started = await eventually('origin started', async () => {

@@ -357,10 +357,17 @@ describe('fair sharing across a cohort', () => {
   }, 150_000);
 });
 
-describe('reclaim within the cohort', () => {
+// The StrictFIFO test runs beside the reclaim test: its queues are its own, outside the cohort
+// (the reclaim test deletes only the tenants' unplaced Jobs, and counts only what the cohort's
+// queues hold), and its filler runs long enough to hold its quota while it looks. Not beside the
+// flood: the fair-sharing window measures the controller's turnover, so it has the file to itself.
+describe.concurrent('reclaim within the cohort', () => {
   it('the idle lender takes its quota back by preemption within seconds; the evicted wait and complete', async () => {
     // The rest of the flood goes: what follows needs the tenants holding Jobs that run long.
-    const unplaced = (await allJobs()).filter((job) => !recordOf(job)?.cluster && !isFinished(job));
+    const floodNamespaces = new Set(tenantNamespaces.values());
+    const unplaced = (await allJobs()).filter(
+      (job) => floodNamespaces.has(job.metadata!.namespace!) && !recordOf(job)?.cluster && !isFinished(job),
+    );
     await Promise.all(
       unplaced.map((job) =>
         fleet.management.batch
@@ -385,12 +392,15 @@ describe('reclaim within the cohort', () => {
           await createJob(tenantNamespaces.get(t)!, `long-${t}-${i}`, { runSeconds: longRun, cpu: 1 }),
         );
     const longNames = new Set(long.map((j) => `${j.metadata!.namespace}/${j.metadata!.name}`));
+    const cohortQueues = new Set([lenderQueue, ...tenantQueues.values()]);
     await eventually(
       'the long Jobs to hold the whole pool',
       async () => {
         const jobs = await allJobs();
         const finished = await finishedMirrors();
-        const holding = jobs.filter((job) => holdsQuota(job, finished));
+        const holding = jobs.filter(
+          (job) => holdsQuota(job, finished) && cohortQueues.has(recordOf(job)!.queue!),
+        );
         return holding.length === poolCpu &&
           holding.every((j) => longNames.has(`${j.metadata!.namespace}/${j.metadata!.name}`))
           ? true
@@ -466,7 +476,7 @@ describe('reclaim within the cohort', () => {
   }, 200_000);
 });
 
-describe('queueing strategy', () => {
+describe.concurrent('queueing strategy', () => {
   it('a StrictFIFO head that does not fit blocks a smaller Job; BestEffortFIFO lets it go', async () => {
     const strict = {
       namespace: await createTestNamespace(fleet.management, 'fifo-strict'),
@@ -486,7 +496,8 @@ describe('queueing strategy', () => {
     sampler.limit([besteffort.queue], 2);
     const pair = [strict, besteffort];
     // 1 of the 2 cpu held for a while: the big Job (2 cpu) does not fit, the small one (1) would.
-    await Promise.all(pair.map((p) => createJob(p.namespace, 'filler', { runSeconds: 12, cpu: 1 })));
+    // 20 s: the checks below happen while it runs, beside the reclaim test's Jobs.
+    await Promise.all(pair.map((p) => createJob(p.namespace, 'filler', { runSeconds: 20, cpu: 1 })));
     await eventually('both fillers admitted', async () => {
       const placed = await Promise.all(
         pair.map(async (p) => (await jobsOf(p.namespace)).some((j) => recordOf(j)?.cluster)),
@@ -538,7 +549,13 @@ describe('Redis flushed while a queue holds its quota', () => {
     await createQueue(queue, { namespace, cpu: 2 });
     sampler.limit([queue], 2);
     const names = [0, 1, 2, 3, 4].map((i) => `flush-${i}`);
-    for (const name of names) await createJob(namespace, name, { runSeconds: 10, cpu: 1 });
+    // The two admitted first hold the quota through the flushes; the three behind them only need
+    // admitting and finishing, two turns of the queue after the flush: they run 3 s. Ordered by age,
+    // to the second (creationTimestamp): the short ones are strictly younger, so they are the three
+    // that wait.
+    for (const name of names.slice(0, 2)) await createJob(namespace, name, { runSeconds: 12, cpu: 1 });
+    await new Promise((r) => setTimeout(r, 1_200));
+    for (const name of names.slice(2)) await createJob(namespace, name, { runSeconds: 3, cpu: 1 });
     await eventually('two admitted, three waiting', async () => {
       const s = await queueStatus(queue);
       return s?.admittedWorkloads === 2 && s.pendingWorkloads === 3 ? true : undefined;

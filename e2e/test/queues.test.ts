@@ -358,8 +358,13 @@ describe('DispatchQueue admission', () => {
     const queue = uniqueName('e2e-restart');
     await createQueue(queue, 'Never');
     const names = [0, 1, 2].map((i) => uniqueName(`restart-${i}`));
-    for (const name of names) await createJob(name, { runSeconds: 40 });
+    // The two admitted hold the quota through the restart and the watch after it: they run 40 s.
+    // The third only waits, then runs once they are done: 2 s. Created once the two are
+    // admitted, it is the one that waits, whatever the order of Jobs created in the same second;
+    // the controller is killed at once, whether or not it has seen the third.
+    for (const name of names.slice(0, 2)) await createJob(name, { runSeconds: 40 });
     await eventually('two admitted', async () => ((await admittedNow()).length === 2 ? true : undefined));
+    await createJob(names[2]!, { runSeconds: 2 });
     await controller.kill('SIGKILL');
     controller = startController(fleet.sandbox, ['--mirror-retention-seconds=600']);
     const sampling = sampleAdmitted();

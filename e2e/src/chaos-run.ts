@@ -226,6 +226,8 @@ function atLeastOnceView(status: Json): Json {
 /** Two controller replicas under leader election, each with a fixed identity across restarts. */
 class Replicas {
   private readonly processes: Array<ControllerProcess | undefined> = [undefined, undefined];
+  /** Every process started, so that none outlives the run whatever the faults did. */
+  private readonly everyProcess: ControllerProcess[] = [];
   starts = 0;
   readonly logFiles: string[] = [];
 
@@ -238,18 +240,25 @@ class Replicas {
   }
 
   start(replica: number): void {
+    // Two kill faults on one replica that overlap (a leader found late under load) both restart
+    // it: the second finds it running. Starting another would leave one running past the run,
+    // acting on the fleet as a leader of its own (seen: it failed every later file on the fleet).
+    if (this.processes[replica] && this.processes[replica].state() === 'running') return;
     const process = startController(this.sandbox, [
       ...this.args,
       `--leader-election-identity=chaos-${replica}`,
     ]);
     this.processes[replica] = process;
+    this.everyProcess.push(process);
     this.logFiles.push(process.logFile);
     this.starts++;
   }
 
   async kill(replica: number): Promise<void> {
-    await this.processes[replica]?.kill('SIGKILL');
-    this.processes[replica] = undefined;
+    const process = this.processes[replica];
+    await process?.kill('SIGKILL');
+    // Unless another fault started it again meanwhile: that one runs on.
+    if (this.processes[replica] === process) this.processes[replica] = undefined;
   }
 
   /** The replica that reports holding the Lease (undefined while none does). */
@@ -262,7 +271,7 @@ class Replicas {
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all(this.processes.map((process) => process?.kill('SIGTERM')));
+    await Promise.all(this.everyProcess.map((process) => process.kill('SIGTERM')));
   }
 
   /** Every line every replica logged, across its restarts (a killed process's metrics die with it). */

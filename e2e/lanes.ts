@@ -22,65 +22,65 @@
 // of every run. test/e2e-lanes.test.ts checks that every e2e file is in exactly one lane.
 
 export const sharedLanes = {
-  // about 632 s after the first fleet starts
+  // about 620 s after the first fleet starts
   'e2e-1': [
     'queue-fairness',
-    'chaos-control',
-    'credentials-change',
-    'burst',
-    'dashboard',
-    'kuberay-dispatch',
-    'api-authorization',
-    'tenant-privileges',
-    'jobset-generic',
-    'observe-only-registry',
-    'redis-modes',
-    'kubeconfig-vetting',
-    'worker-cluster-validation',
-  ],
-  // about 632 s after the first fleet starts
-  'e2e-2': [
     'queues',
-    'dispatch-resilience',
-    'api-fuzz',
-    'mirror-refusals',
-    'odd-jobs',
-    'api-routes',
-    'status-agreement',
-    'worker-registration',
+    'credentials-change',
+    'chaos-control',
+    'kuberay-dispatch',
+    'leader-capacity-watches',
+    'dispatch-job-modes',
+    'worker-rbac',
     'sandbox-proof',
-    'resilient-informer',
-    'simulated-logs',
+    'multikueue-guard',
+    'redis-modes',
     'dispatch-queue-validation',
   ],
-  // about 634 s after the first fleet starts
-  'e2e-3': [
+  // about 619 s after the first fleet starts
+  'e2e-2': [
+    'dispatch-resilience',
     'api-access-limits',
-    'replacement',
-    'leader-election',
+    'dashboard',
     'status-differential',
-    'leader-capacity-watches',
-    'worker-rbac',
-    'dispatch-job-modes',
-    'multikueue-guard',
+    'redis-password',
     'bookkeeping-policy',
+    'tenant-privileges',
+    'api-workloads',
     'kuberay-differential',
-    'kuberay-generic',
-    'observability',
+    'resilient-informer',
+    'api-docs-page',
+    'simulated-logs',
   ],
-  // about 633 s after the first fleet starts
-  'e2e-4': [
+  // about 623 s after the first fleet starts
+  'e2e-3': [
     'placement',
     'tenant-bookkeeping',
-    'helm-chart',
-    'worker-kueue',
     'api-end-to-end',
-    'api-workloads',
-    'redis-password',
+    'leader-election',
+    'worker-kueue',
+    'api-authorization',
+    'jobset-generic',
+    'observe-only-registry',
     'kuberay-sandbox',
-    'placement-turns',
-    'api-docs-page',
+    'status-agreement',
+    'kuberay-generic',
     'api-access',
+  ],
+  // about 623 s after the first fleet starts
+  'e2e-4': [
+    'replacement',
+    'api-fuzz',
+    'burst',
+    'mirror-refusals',
+    'odd-jobs',
+    'helm-chart',
+    'api-routes',
+    'worker-registration',
+    'placement-turns',
+    'kubeconfig-vetting',
+    'worker-cluster-validation',
+    'observability',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -24,6 +24,18 @@ export interface ControllerProcess {
 let started = 0;
 /** The controllers this test file started, for the report of a failed test. */
 const startedInThisFile: ControllerProcess[] = [];
+/** Which test file of the lane's process this is (beginTestFile). */
+let testFile = 0;
+
+/**
+ * Before each test file (e2e/src/report-failures.ts): a lane's files share one process and its
+ * modules (isolate: false), so what this module keeps per file starts anew, and the file's
+ * controllers get a Lease identity of their own.
+ */
+export function beginTestFile(): void {
+  testFile += 1;
+  startedInThisFile.length = 0;
+}
 
 /** The most recent warnings and errors a report of a failed test shows per controller. */
 const reportedLogLines = 12;
@@ -106,7 +118,8 @@ export function startController(sandbox: Sandbox, extraArgs: string[] = []): Con
       '--health-address=127.0.0.1:0',
       // One identity per test file, as a pod keeps its name across restarts: a controller
       // restarted after a SIGKILL takes its Lease back at once. Tests of election pass their own.
-      `--leader-election-identity=e2e-${process.pid}`,
+      // Per file, not per process: a controller an earlier file left running never shares it.
+      `--leader-election-identity=e2e-${process.pid}-${testFile}`,
       ...extraArgs,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...controllerEnvironment } },

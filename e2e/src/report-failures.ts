@@ -2,7 +2,10 @@
 // CI keeps the test run's output and nothing of the sandbox, so this is the evidence a failure
 // there leaves (a controller that exited, a worker it could not reach, a write refused).
 import { beforeEach } from 'vitest';
-import { controllersReport } from './controller-process.ts';
+import { beginTestFile, controllersReport } from './controller-process.ts';
+
+// Executed again before each file, though the lane's modules are shared (isolate: false).
+beginTestFile();
 
 beforeEach(({ onTestFailed }) => {
   onTestFailed(() => {

@@ -37,6 +37,16 @@ export function beginTestFile(): void {
   startedInThisFile.length = 0;
 }
 
+/**
+ * After each test file (e2e/src/report-failures.ts): any controller the file left running is
+ * stopped, so none acts on the fleet during the lane's next file.
+ */
+export async function stopControllersOfThisFile(): Promise<void> {
+  await Promise.all(
+    startedInThisFile.filter((c) => c.state() === 'running').map((controller) => controller.kill('SIGTERM')),
+  );
+}
+
 /** The most recent warnings and errors a report of a failed test shows per controller. */
 const reportedLogLines = 12;
 

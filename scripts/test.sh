@@ -36,8 +36,10 @@ node packages/sandbox/src/cli.ts binaries
 # Every part's vitest JSON, kept after the run (gitignored): the seconds each file took, which
 # e2e/lanes.ts is balanced by.
 reports="$root/.test-results"
-# The short chaos run's control, run in a shared lane, is kept here for the chaos run (e2e/src/chaos-control.ts).
-export JOBRELAY_TEST_RESULTS_DIR=$reports
+# What a shared lane's file leaves for the exclusive lane (the short chaos run's control:
+# e2e/src/chaos-control.ts), beside the reports, not among them.
+export JOBRELAY_TEST_HANDOFF_DIR=$reports/handoff
+mkdir -p "$JOBRELAY_TEST_HANDOFF_DIR"
 rm -rf "$reports" && mkdir -p "$reports"
 vitest_args=("$@")
 timings=()

@@ -26,13 +26,21 @@ export interface VitestReport {
   testResults: VitestFileResult[];
 }
 
-/** The report at `path`, or undefined when there is none (a part that never ran writes none). */
+/**
+ * The report at `path`, or undefined when there is none (a part that never ran writes none) or
+ * the file is no vitest report: the closing line must print whatever else lies beside them.
+ */
 export function readVitestReport(path: string): VitestReport | undefined {
+  let parsed: unknown;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as VitestReport;
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch {
     return undefined;
   }
+  const report = parsed as Partial<VitestReport> | null;
+  return report && Array.isArray(report.testResults) && typeof report.numPassedTests === 'number'
+    ? (report as VitestReport)
+    : undefined;
 }
 
 /** How long one file took, from its start to its end. */

@@ -1,9 +1,9 @@
 // The chaos run's control: the same seeded mix of Jobs and KubeRay workloads run directly on one
 // worker, no jobrelay and no faults, each to its final status. The chaos run compares every origin
 // with it. It needs no quiet machine (it is the workers' own controllers alone), so `npm test`
-// runs it in a shared lane (e2e/test/chaos-control.test.ts) and saves it in the run's results
-// directory; the chaos run, alone on the machine afterwards, reads it instead of running it
-// again. A chaos run finding none (run by itself, or by `npm run chaos`) runs its own first.
+// runs it in a shared lane (e2e/test/chaos-control.test.ts) and saves it in the run's handoff
+// directory (.test-results/handoff/); the chaos run, alone on the machine afterwards, reads it
+// instead of running it again. A chaos run finding none (run by itself, or by `npm run chaos`) runs its own first.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -134,7 +134,7 @@ async function finalJobs(control: JobDriver, names: readonly string[]): Promise<
 
 /** Where `npm test` keeps the control between lanes; undefined outside `npm test` (nothing is kept). */
 function controlPath(key: string): string | undefined {
-  const dir = process.env.JOBRELAY_TEST_RESULTS_DIR;
+  const dir = process.env.JOBRELAY_TEST_HANDOFF_DIR;
   return dir ? join(dir, `chaos-control-${key}.json`) : undefined;
 }
 

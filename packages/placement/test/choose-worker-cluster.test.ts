@@ -1231,7 +1231,9 @@ describe('chooseWorkerCluster: properties', () => {
     active: mostly(true, fc.boolean()),
     inactiveReason: fc.option(fc.constantFrom('Unreachable', 'CredentialsExpired'), { nil: undefined }),
     cordoned: mostly(false, fc.boolean()),
-    weight: fc.constantFrom(0, 0.5, 1, 1, 2),
+    // Weight 0 two times in five: a weight-0 cluster among others that pass (a branch the property
+    // below must reach over 30 times) came 29-56 times in 3,000 runs at one in five, failing a run.
+    weight: fc.constantFrom(0, 0, 0.5, 1, 2),
     allowedNamespaces: mostly([], fc.subarray(['default', 'team-a'])),
     maxActiveWorkloads: mostly(undefined, fc.integer({ min: 0, max: 3 })),
     activeWorkloads: fc.integer({ min: 0, max: 4 }),

@@ -9,7 +9,7 @@ export const shortChaos = {
   jobs: 40,
   // A RayCluster and a RayJob (seed 20261201 draws one of each), on KubeRay's real operator.
   rayWorkloads: 2,
-  windowMs: 150_000,
+  windowMs: 110_000,
   lostTimeoutSeconds: 15,
   counts: {
     'kill-controller': 2,

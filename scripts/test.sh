@@ -39,8 +39,7 @@ reports="$root/.test-results"
 # What a shared lane's file leaves for the exclusive lane (the short chaos run's control:
 # e2e/src/chaos-control.ts), beside the reports, not among them.
 export JOBRELAY_TEST_HANDOFF_DIR=$reports/handoff
-mkdir -p "$JOBRELAY_TEST_HANDOFF_DIR"
-rm -rf "$reports" && mkdir -p "$reports"
+rm -rf "$reports" && mkdir -p "$reports" "$JOBRELAY_TEST_HANDOFF_DIR"
 vitest_args=("$@")
 timings=()
 

@@ -5,8 +5,8 @@
 // directory (.test-results/handoff/); the chaos run, alone on the machine afterwards, reads it
 // instead of running it again. A chaos run finding none (run by itself, or by `npm run chaos`) runs its own first.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Sandbox } from '@jobrelay/sandbox';
 import { JobDriver, RayDriver, sleep } from './chaos-drivers.ts';
 import { type ChaosJob, chaosJobBody, createPriorityClasses, jobCpuDemandMillis } from './chaos-queues.ts';
@@ -141,7 +141,9 @@ function controlPath(key: string): string | undefined {
 /** Keeps a control for this test run's chaos run; returns where, or undefined outside `npm test`. */
 export function saveChaosControl(control: ChaosControl): string | undefined {
   const path = controlPath(control.key);
-  if (path) writeFileSync(path, JSON.stringify(control));
+  if (!path) return undefined;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, JSON.stringify(control));
   return path;
 }
 

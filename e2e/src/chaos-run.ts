@@ -17,7 +17,7 @@ import {
   stopSandboxProcess,
 } from '@jobrelay/sandbox';
 import { Redis } from 'ioredis';
-import { type ChaosControl, chaosControlKey, chaosRayMix, runChaosControl } from './chaos-control.ts';
+import { chaosControlKey, chaosRayMix, runChaosControl, savedChaosControl } from './chaos-control.ts';
 import { JobDriver, persistently, RayDriver, sleep } from './chaos-drivers.ts';
 import {
   assignQueueing,
@@ -69,8 +69,6 @@ export interface ChaosOptions {
   counts: Partial<Record<FaultKind, number>>;
   /** After the window: how long every Job may take to finish before it counts as lost. */
   finishTimeoutMs: number;
-  /** The control of this very mix, run before (chaos-control.ts); without it the run runs its own first. */
-  control?: ChaosControl;
   log?: (line: string) => void;
 }
 
@@ -357,13 +355,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const everyCluster = [management, ...sandbox.workers.map((w) => clientsFor(sandbox, w.name))];
   await createPriorityClasses(everyCluster);
 
-  // 1. The control (chaos-control.ts): this test run's, saved by its shared lane, or run here.
+  // 1. The control (chaos-control.ts): the one this test run's shared lane saved for this very
+  // mix, or run here.
   const rayMix = chaosRayMix(seed, options.rayWorkloads ?? 0);
-  const controlKey = chaosControlKey(seed, mix, options.rayWorkloads ?? 0);
-  if (options.control && options.control.key !== controlKey)
-    throw new Error(`the control given ran another mix (${options.control.key}, not ${controlKey})`);
+  const saved = savedChaosControl(chaosControlKey(seed, mix, options.rayWorkloads ?? 0));
+  if (saved)
+    log(`the control run of this mix that ran earlier in this test run (${saved.seconds.toFixed(0)} s)`);
   const control =
-    options.control ??
+    saved ??
     (await runChaosControl({
       sandbox,
       seed,

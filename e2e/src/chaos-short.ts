@@ -22,4 +22,4 @@ export const shortChaos = {
     'etcd-restart': 1,
   },
   finishTimeoutMs: 6 * 60_000,
-} as const satisfies Omit<ChaosOptions, 'sandbox' | 'log' | 'control'>;
+} as const satisfies Omit<ChaosOptions, 'sandbox' | 'log'>;

@@ -3,7 +3,7 @@
 // chaos run, which runs alone on the machine afterwards and compares every origin with it.
 import { afterAll, describe, expect, it } from 'vitest';
 import { runChaosControl, saveChaosControl } from '../src/chaos-control.ts';
-import { createPriorityClasses, deletePriorityClasses } from '../src/chaos-queues.ts';
+import { deletePriorityClasses } from '../src/chaos-queues.ts';
 import { chaosMix } from '../src/chaos-run.ts';
 import { shortChaos } from '../src/chaos-short.ts';
 import { clientsFor, testSandbox } from '../src/kube-test-helpers.ts';
@@ -12,6 +12,7 @@ const sandbox = testSandbox();
 const worker = clientsFor(sandbox, sandbox.workers[0]!.name);
 
 afterAll(async () => {
+  // runChaosControl makes them on the worker and leaves them to its caller.
   await deletePriorityClasses([worker]);
 });
 
@@ -19,7 +20,6 @@ describe('the short chaos run’s control', () => {
   it(
     'runs every Job and Ray workload of the mix to its end directly on one worker',
     async () => {
-      await createPriorityClasses([worker]);
       const mix = chaosMix(shortChaos.seed, shortChaos.jobs);
       const control = await runChaosControl({
         sandbox,

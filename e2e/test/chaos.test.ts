@@ -4,8 +4,7 @@
 // PriorityClasses: some wait on their quota, some are preempted. Every invariant figure must be 0,
 // and no quota is exceeded at any sampled instant.
 import { describe, expect, it } from 'vitest';
-import { chaosControlKey, savedChaosControl } from '../src/chaos-control.ts';
-import { chaosMix, runChaos } from '../src/chaos-run.ts';
+import { runChaos } from '../src/chaos-run.ts';
 import { shortChaos } from '../src/chaos-short.ts';
 import { testSandbox } from '../src/kube-test-helpers.ts';
 
@@ -13,20 +12,12 @@ describe('chaos (short)', () => {
   it(
     'loses no Job, never runs two mirrors of one, writes no rejected status, leaves no mirror, ends every Job as the control run did, and never exceeds a quota',
     async () => {
-      const log = (line: string) => console.log(`[chaos] ${line}`);
-      // The control this test run's shared lane saved (e2e/test/chaos-control.test.ts), else its own.
-      const control = savedChaosControl(
-        chaosControlKey(shortChaos.seed, chaosMix(shortChaos.seed, shortChaos.jobs), shortChaos.rayWorkloads),
-      );
-      if (control)
-        log(
-          `the control run of this mix that ran earlier in this test run (${control.seconds.toFixed(0)} s)`,
-        );
+      // The control run comes from this test run's shared lane (e2e/test/chaos-control.test.ts)
+      // when it ran one for this mix; else runChaos runs its own first.
       const report = await runChaos({
         sandbox: testSandbox(),
         ...shortChaos,
-        control,
-        log,
+        log: (line) => console.log(`[chaos] ${line}`),
       });
       console.log(JSON.stringify({ ...report, faults: report.faults.length }, null, 1));
       // Each fault with its recovery: the figure maxRecoverySeconds is the worst of.

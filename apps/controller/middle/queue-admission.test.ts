@@ -10,7 +10,12 @@ import { CachedPriorityClasses } from '@jobrelay/admission';
 import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
-import { defaultManagedBy, originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
+import {
+  defaultManagedBy,
+  originUidLabel,
+  placementAttemptAnnotation,
+  unschedulableAnnotation,
+} from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import { type ClusterSnapshot, eventReasons, planOrigin } from '@jobrelay/planner';
 import { cluster, config, originJob } from '@jobrelay/planner/test-support/snapshot-builders';
@@ -493,29 +498,36 @@ describe('QueueAdmission', () => {
     putJobs(a, ['one', 'two', 'three']);
     expect((await a.admission.cycle())?.admitted.map((x) => x.uid)).toEqual(['uid-one', 'uid-two']);
     a.sync();
-    const cluster = recordOf(a, 'one')!.cluster!;
-    const mirror = (status: Job['status']) =>
+    const { cluster, attempt } = recordOf(a, 'one')!;
+    const mirror = (status: Job['status'], mirrorAttempt: number | null = attempt) =>
       ({
         apiVersion: 'batch/v1',
         kind: 'Job',
-        metadata: { name: 'one', namespace: 'team-a', labels: { [originUidLabel]: 'uid-one' } },
+        metadata: {
+          name: 'one',
+          namespace: 'team-a',
+          labels: { [originUidLabel]: 'uid-one' },
+          annotations: mirrorAttempt === null ? {} : { [placementAttemptAnnotation]: String(mirrorAttempt) },
+        },
         status,
       }) as KubeObject;
     const other = cluster === 'worker-1' ? 'worker-2' : 'worker-1';
     // Still running there, or finished on a cluster it is not placed on: nothing is freed.
-    a.admission.observeMirror(cluster, 'job', {
+    a.admission.observeMirror(cluster!, 'job', {
       type: 'upsert',
       object: mirror({ active: 1 }),
       previous: undefined,
     });
-    const done = mirror({
-      succeeded: 1,
-      conditions: [{ type: 'Complete', status: 'True' }],
-    } as Job['status']);
+    const doneStatus = { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] } as Job['status'];
+    const done = mirror(doneStatus);
     a.admission.observeMirror(other, 'job', { type: 'upsert', object: done, previous: undefined });
+    // Finished on its cluster, but another attempt's mirror (an earlier one placed there, whose
+    // event comes late), or one naming no attempt: the admitted attempt may still run.
+    for (const stale of [mirror(doneStatus, attempt + 1), mirror(doneStatus, null)])
+      a.admission.observeMirror(cluster!, 'job', { type: 'upsert', object: stale, previous: undefined });
     expect((await a.admission.cycle())?.admitted).toEqual([]);
     // Complete on its worker: its pods are gone, its quota is free though the origin runs on.
-    a.admission.observeMirror(cluster, 'job', { type: 'upsert', object: done, previous: undefined });
+    a.admission.observeMirror(cluster!, 'job', { type: 'upsert', object: done, previous: undefined });
     expect(a.stored('one').status?.conditions).toBeUndefined();
     expect((await a.admission.cycle())?.admitted.map((x) => x.uid)).toEqual(['uid-three']);
     // The origin catching up frees nothing twice.

@@ -20,7 +20,7 @@ import type {
 } from '@jobrelay/admission';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock, InformerEvent } from '@jobrelay/kube';
-import { originUidLabel, unschedulableAnnotation } from '@jobrelay/mirror';
+import { originUidLabel, placementAttemptAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import {
   type PlacementRecord,
   type RecordKeyring,
@@ -146,9 +146,11 @@ export class QueueAdmission implements ControllerPart {
   /** The DispatchQueues parsed as of `factsVersion` (parsing every queue per call cost more than admission). */
   private parsed: { version: number; queues: ParsedQueues } | undefined;
   /**
-   * Admitted workloads whose mirror is finished on their cluster (`uid@cluster`): their pods are
+   * Admitted attempts whose mirror is finished on their cluster (`attemptKey`): their pods are
    * gone (a Job's terminal condition comes only once its pods have), so they hold no quota, ahead
    * of the origin's status catching up, which under load is most of a workload's time in quota.
+   * Keyed by the attempt, not only the cluster: an earlier attempt's mirror on the same cluster
+   * (preempted or moved away and placed back) finishing says nothing of the current one.
    */
   private readonly finishedOnWorker = new Set<string>();
   /** Pending workloads whose placement task ended on `isQueued`: their queue owns them (see `released`). */
@@ -258,9 +260,12 @@ export class QueueAdmission implements ControllerPart {
     if (before?.facts && sameFactsInputs(before.origin, after.origin)) after.facts = before.facts;
     this.index.set(uid, after);
     if (!after.pending) this.leftToQueue.delete(uid);
-    // Placed elsewhere, or not placed: a finished mirror of before says nothing of now.
-    if (before?.admitted && before.admitted.cluster !== after.admitted?.cluster)
-      this.finishedOnWorker.delete(`${uid}@${before.admitted.cluster}`);
+    // Another attempt, or not placed: a finished mirror of before says nothing of now.
+    if (
+      before?.admitted &&
+      attemptKey(uid, before.admitted) !== (after.admitted && attemptKey(uid, after.admitted))
+    )
+      this.finishedOnWorker.delete(attemptKey(uid, before.admitted));
     // The cache shows what was assumed: the record now says it.
     this.decisions.seen(uid, after);
     this.reasons.seen(uid, event.object.metadata?.annotations?.[unschedulableAnnotation]);
@@ -273,9 +278,13 @@ export class QueueAdmission implements ControllerPart {
     const uid = event.object.metadata?.labels?.[originUidLabel];
     const entry = uid ? this.index.get(uid) : undefined;
     if (!entry?.admitted || entry.admitted.cluster !== cluster || entry.kindName !== kindName) return;
+    // Only the admitted attempt's own mirror: a late event of an earlier attempt's (or a mirror
+    // that names no attempt) frees nothing; the quota stays held until the origin shows it done.
+    const attempt = Number(event.object.metadata?.annotations?.[placementAttemptAnnotation]);
+    if (attempt !== entry.admitted.record.attempt) return;
     const kind = this.options.kinds.get(kindName);
     if (!kind?.adapter.isFinished(event.object)) return;
-    const key = `${entry.uid}@${cluster}`;
+    const key = attemptKey(entry.uid, entry.admitted);
     if (this.finishedOnWorker.has(key)) return;
     this.finishedOnWorker.add(key);
     this.cycleSoon();
@@ -316,7 +325,7 @@ export class QueueAdmission implements ControllerPart {
 
   private forget(uid: string): void {
     const admitted = this.index.get(uid)?.admitted;
-    if (admitted) this.finishedOnWorker.delete(`${uid}@${admitted.cluster}`);
+    if (admitted) this.finishedOnWorker.delete(attemptKey(uid, admitted));
     this.index.delete(uid);
     this.decisions.forget(uid);
     this.reasons.forget(uid);
@@ -436,7 +445,7 @@ export class QueueAdmission implements ControllerPart {
       if (entry.admitted) {
         const { cluster, queue, admittedAt, evicting } = entry.admitted;
         // Done on its worker: nothing of it runs, whatever its origin says yet.
-        if (this.finishedOnWorker.has(`${entry.uid}@${cluster}`)) continue;
+        if (this.finishedOnWorker.has(attemptKey(entry.uid, entry.admitted))) continue;
         admitted.push({
           ...workload,
           queue,
@@ -544,4 +553,9 @@ export class QueueAdmission implements ControllerPart {
       );
     return outcome;
   }
+}
+
+/** One admitted attempt of a workload on its cluster: `uid@cluster#attempt`. */
+function attemptKey(uid: string, admitted: NonNullable<IndexedWorkload['admitted']>): string {
+  return `${uid}@${admitted.cluster}#${admitted.record.attempt}`;
 }

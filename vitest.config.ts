@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { laneFiles } from './e2e/lanes.ts';
+import { LaneOrderSequencer } from './e2e/src/lane-sequencer.ts';
 
 /**
  * One project per e2e lane (e2e/lanes.ts): scripts/test.sh runs the shared lanes at once, each
@@ -29,6 +30,8 @@ const e2eLanes = Object.entries(laneFiles()).map(([name, include]) => ({
 
 export default defineConfig({
   test: {
+    // A lane's files in the order e2e/lanes.ts lists them.
+    sequence: { sequencer: LaneOrderSequencer },
     projects: [
       {
         test: {

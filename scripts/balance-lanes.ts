@@ -1,6 +1,7 @@
 // Prints e2e/lanes.ts's shared lanes balanced by the seconds each file took in the last
 // `npm test` (its vitest reports in .test-results/): longest file first, onto the lane that would
-// end first, each lane starting when its fleet does (the fleets start one after another).
+// end first, each lane starting when its fleet does (the fleets start one after another); the
+// lanes run their files in the order printed (e2e/src/lane-sequencer.ts).
 //
 //   node scripts/balance-lanes.ts [--lanes N]
 //
@@ -19,7 +20,8 @@ const results = join(import.meta.dirname, '..', '.test-results');
 const seconds = new Map<string, number>();
 const fleetSeconds: number[] = [];
 for (const file of readdirSync(results)) {
-  if (/^e2e-\d+\.json$/.test(file)) {
+  // The exclusive lane's report too: a file moved from it to a shared lane keeps its seconds.
+  if (/^e2e-(\d+|exclusive)\.json$/.test(file)) {
     for (const result of readVitestReport(join(results, file))?.testResults ?? [])
       seconds.set(basename(result.name, '.test.ts'), fileSeconds(result));
   }
@@ -39,11 +41,21 @@ const lanes = Array.from({ length: laneCount }, (_, i) => ({
   ends: perFleet * (i + 1),
   files: [] as string[],
 }));
-for (const name of files.sort((a, b) => (seconds.get(b) ?? 30) - (seconds.get(a) ?? 30))) {
-  const lane = lanes.reduce((first, lane) => (lane.ends < first.ends ? lane : first));
-  lane.ends += (seconds.get(name) ?? 30) + perFileOverhead;
-  lane.files.push(name);
+// The short chaos run goes with its control run, onto one lane (it reuses the control the lane
+// ran before it), last on that lane (no file after it on the fleet it faulted), and not on the
+// first lane, whose fleet the exclusive lane uses next.
+const chaosPair = ['chaos-control', 'chaos'];
+const secondsOf = (name: string) => seconds.get(name) ?? 30;
+const units = [chaosPair, ...files.filter((name) => !chaosPair.includes(name)).map((name) => [name])].sort(
+  (a, b) => b.reduce((t, n) => t + secondsOf(n), 0) - a.reduce((t, n) => t + secondsOf(n), 0),
+);
+for (const unit of units) {
+  const eligible = unit === chaosPair && lanes.length > 1 ? lanes.slice(1) : lanes;
+  const lane = eligible.reduce((first, lane) => (lane.ends < first.ends ? lane : first));
+  for (const name of unit) lane.ends += secondsOf(name) + perFileOverhead;
+  lane.files.push(...unit.filter((name) => name !== 'chaos'));
 }
+for (const lane of lanes) if (lane.files.includes('chaos-control')) lane.files.push('chaos');
 console.log('export const sharedLanes = {');
 lanes.forEach((lane, i) => {
   console.log(`  // about ${Math.round(lane.ends)} s after the first fleet starts`);

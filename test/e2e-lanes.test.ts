@@ -23,4 +23,13 @@ describe('the e2e lanes', () => {
     for (const files of [...Object.values(sharedLanes), exclusiveLane])
       expect(files.length).toBeGreaterThan(0);
   });
+
+  it('run the short chaos run last on a lane after its control run, not on the first lane', () => {
+    const lanes = Object.values(sharedLanes) as readonly (readonly string[])[];
+    const withChaos = lanes.findIndex((files) => files.includes('chaos'));
+    expect(withChaos).toBeGreaterThan(0);
+    const files = lanes[withChaos]!;
+    expect(files.at(-1)).toBe('chaos');
+    expect(files).toContain('chaos-control');
+  });
 });

@@ -3,69 +3,25 @@
 // decideAdmission: what it places (the record naming the queue), evicts (the record marked
 // preempted, the Event), and notes as the reason a workload waits; the queue's status; that an
 // install without DispatchQueues places as it always did; and that usage after a restart is what
-// the records say. The clock is injected; a cycle is run by the test, not by a timer.
+// the records say. The clock is injected; a cycle is run by the test, not by a timer. The world
+// they run in: admission-harness.ts.
 
-import type { DispatchQueueStatus } from '@jobrelay/admission';
-import { CachedPriorityClasses } from '@jobrelay/admission';
-import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
-import {
-  defaultManagedBy,
-  originUidLabel,
-  placementAttemptAnnotation,
-  unschedulableAnnotation,
-} from '@jobrelay/mirror';
+import { originUidLabel, placementAttemptAnnotation, unschedulableAnnotation } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import { type ClusterSnapshot, eventReasons, planOrigin } from '@jobrelay/planner';
-import { cluster, config, originJob } from '@jobrelay/planner/test-support/snapshot-builders';
+import { cluster, config } from '@jobrelay/planner/test-support/snapshot-builders';
 import { describe, expect, it, vi } from 'vitest';
-import { admissionFunctions } from '../src/admission-functions.ts';
-import { OriginPlacer } from '../src/place-origin-jobs.ts';
-import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
 import {
-  counted,
-  type ExecutorWorld,
-  executorWorld,
-  registryOf,
-  silentLog,
-  TestClock,
-} from './executor-harness.ts';
-
-const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
-
-function view(name: string, cores = 8): WorkerClusterView {
-  return {
-    name,
-    labels: {},
-    spec: { kubeconfigSecretRef: { name } },
-    state: { active: true, reason: 'Connected', message: '' },
-    inactiveSince: undefined,
-    servedKinds: ['job'],
-    capacity: {
-      nodes: [{ name: `${name}-node`, allocatable: cpuOf(cores), requested: {}, free: cpuOf(cores) }],
-      allocatable: cpuOf(cores),
-      requested: {},
-      podsByOwner: new Map(),
-    },
-    namespaces: { get: () => ({ metadata: { labels: {} } }) },
-  };
-}
-
-/** A DispatchQueue as the apiserver returns it. */
-function dispatchQueue(
-  name: string,
-  spec: Record<string, unknown>,
-  status?: DispatchQueueStatus,
-): KubeObject {
-  return {
-    apiVersion: 'jobrelay.dev/v1alpha1',
-    kind: 'DispatchQueue',
-    metadata: { name, generation: 1, uid: `queue-${name}` },
-    spec,
-    ...(status ? { status } : {}),
-  } as KubeObject;
-}
+  type AdmissionWorld,
+  admissionWorld,
+  dispatchQueue,
+  finish,
+  job,
+  recordOf,
+} from './admission-harness.ts';
+import { counted, executorWorld, TestClock } from './executor-harness.ts';
 
 const oneCpuQueue = (preemption: Record<string, string> = {}) =>
   dispatchQueue('research', {
@@ -73,141 +29,6 @@ const oneCpuQueue = (preemption: Record<string, string> = {}) =>
     resources: [{ name: 'cpu', nominalQuota: '1' }],
     preemption,
   });
-
-/** A one-pod Job of 500m in team-a, created `ageSeconds` before the clock's now. */
-function job(name: string, clock: TestClock, ageSeconds: number, spec: Partial<Job['spec']> = {}): Job {
-  const base = originJob({ uid: `uid-${name}` });
-  return {
-    ...base,
-    metadata: {
-      ...base.metadata,
-      name,
-      creationTimestamp: new Date(clock.now() - ageSeconds * 1000).toISOString(),
-    },
-    spec: { ...base.spec!, completions: 1, parallelism: 1, ...spec },
-  };
-}
-
-interface AdmissionWorld {
-  world: ExecutorWorld;
-  clock: TestClock;
-  queues: KubeObject[];
-  priorityClasses: KubeObject[];
-  /** A PriorityClass was added or changed (as the cache's event says). */
-  priorityClassesChanged(): void;
-  placer: OriginPlacer;
-  admission: QueueAdmission;
-  kind: AdmittedKind;
-  statuses: Array<{ name: string; status: DispatchQueueStatus }>;
-  /** Workloads admission handed back to their reconcile (`released`), as `kind namespace/name`. */
-  released: string[];
-  /** The origin cache catches up with the management cluster, its events reaching placer and admission. */
-  sync(): void;
-  stored(name: string): Job;
-}
-
-function admissionWorld(
-  options: {
-    queues?: KubeObject[];
-    world?: ExecutorWorld;
-    clock?: TestClock;
-    notes?: Pick<
-      QueueAdmissionOptions,
-      'notesPerCycle' | 'noteRefreshMs' | 'writeWaitMs' | 'scheduleCycles' | 'debounceMs'
-    >;
-  } = {},
-): AdmissionWorld {
-  const world = options.world ?? executorWorld();
-  const clock = options.clock ?? new TestClock();
-  const cache = new Map<string, Job>();
-  const queues = options.queues ?? [];
-  const priorityClasses: KubeObject[] = [];
-  const priorityLookup = new CachedPriorityClasses(() => priorityClasses);
-  const statuses: AdmissionWorld['statuses'] = [];
-  const released: string[] = [];
-  const kind: AdmittedKind = {
-    adapter: batchJobAdapter,
-    managedBy: defaultManagedBy,
-    origins: { get: (key: string) => cache.get(key), list: () => [...cache.values()] },
-    management: world.management,
-  };
-  const kinds = new Map([['job', kind]]);
-  const namespaces = {
-    get: (name: string) => (name === 'team-a' ? { metadata: { labels: { team: 'a' } } } : undefined),
-  };
-  let admission: QueueAdmission | undefined;
-  const placer = new OriginPlacer({
-    kinds,
-    registry: registryOf(() => [view('worker-1'), view('worker-2')]),
-    queue: { retryWaitingNow: async () => {} },
-    executor: world.executor,
-    leading: () => true,
-    recordKeys: world.keys,
-    config: {
-      placementPolicy: 'spread',
-      placementTimeoutSeconds: 0,
-      recordDispatchEvents: false,
-      systemNamespace: 'jobrelay-system',
-    },
-    namespaces,
-    clock,
-    log: silentLog,
-    originWritten: () => {},
-    placedOn: () => {},
-    admissionGate: (_kind, origin) => admission!.isQueued(kind, origin),
-  });
-  admission = new QueueAdmission({
-    kinds,
-    placer,
-    queues: { list: () => queues },
-    priorityClasses: priorityLookup,
-    namespaces,
-    functions: admissionFunctions,
-    writeQueueStatus: async (name, status) => void statuses.push({ name, status }),
-    leading: () => true,
-    recordKeys: world.keys,
-    clock,
-    log: silentLog,
-    metrics: world.metrics.queues,
-    // No timer fires in these tests: every cycle is the test's own call.
-    scheduleCycles: false,
-    released: (kindName, key) => void released.push(`${kindName} ${key}`),
-    ...options.notes,
-  });
-  const sync = () => {
-    const before = new Map(cache);
-    cache.clear();
-    for (const [key, object] of world.management.objects) cache.set(key, structuredClone(object));
-    for (const [key, object] of cache) {
-      const event = { type: 'upsert' as const, object: object as KubeObject, previous: before.get(key) };
-      placer.observe(kind, event);
-      admission!.observe(kind, event);
-    }
-    for (const [key, object] of before) {
-      if (cache.has(key)) continue;
-      placer.observe(kind, { type: 'delete', object });
-      admission!.observe(kind, { type: 'delete', object });
-    }
-  };
-  admission.factsChanged();
-  return {
-    world,
-    clock,
-    queues,
-    priorityClasses,
-    priorityClassesChanged: () => {
-      priorityLookup.changed();
-      admission!.factsChanged();
-    },
-    placer,
-    admission,
-    kind,
-    statuses,
-    released,
-    sync,
-    stored: (name) => world.management.get('team-a', name)!,
-  };
-}
 
 /**
  * One reconcile of `team-a/<name>` with the real planner and executor, the workers' caches
@@ -232,25 +53,6 @@ async function reconcile(a: AdmissionWorld, name: string) {
   );
   await a.world.executor.execute(actions, a.world.target(name));
   return actions;
-}
-
-function recordOf(a: AdmissionWorld, name: string) {
-  const parsed = placementRecordOf(a.stored(name), a.world.keys);
-  return parsed.kind === 'ok' ? parsed.record : undefined;
-}
-
-function finish(a: AdmissionWorld, name: string): void {
-  const stored = a.stored(name);
-  a.world.management.put({
-    ...stored,
-    status: {
-      conditions: [
-        { type: 'SuccessCriteriaMet', status: 'True' },
-        { type: 'Complete', status: 'True' },
-      ],
-      succeeded: 1,
-    },
-  } as Job);
 }
 
 const urgentClass = {
@@ -790,7 +592,12 @@ describe('QueueAdmission', () => {
     second.sync();
     const report = await second.admission.cycle();
     expect(report?.admitted).toEqual([]);
-    expect(second.statuses.at(-1)?.status).toMatchObject({ admittedWorkloads: 2, usage: { cpu: '1' } });
+    // What e2e/test/queues.test.ts's restart case waits for after a real restart, to the field.
+    expect(second.statuses.at(-1)?.status).toMatchObject({
+      admittedWorkloads: 2,
+      pendingWorkloads: 1,
+      usage: { cpu: '1' },
+    });
     expect(second.stored('three').metadata?.annotations?.[unschedulableAnnotation]).toMatch(/queue research/);
   });
 

@@ -16,6 +16,9 @@ import { type ClusterSnapshot, eventReasons, planOrigin } from '@jobrelay/planne
 import { cluster, config, originJob } from '@jobrelay/planner/test-support/snapshot-builders';
 import { describe, expect, it, vi } from 'vitest';
 import { admissionFunctions } from '../src/admission-functions.ts';
+import { ClaimedOriginIndex } from '../src/claimed-origin-index.ts';
+import { ControllerEvents, subscribeParts } from '../src/controller-events.ts';
+import type { AnyDispatchedKind } from '../src/dispatched-kinds.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
 import {
@@ -96,7 +99,7 @@ interface AdmissionWorld {
   statuses: Array<{ name: string; status: DispatchQueueStatus }>;
   /** Workloads admission handed back to their reconcile (`released`), as `kind namespace/name`. */
   released: string[];
-  /** The origin cache catches up with the management cluster, its events reaching placer and admission. */
+  /** The origin cache catches up with the management cluster; its events reach the index, placer and admission. */
   sync(): void;
   stored(name: string): Job;
 }
@@ -123,9 +126,10 @@ function admissionWorld(
   const kind: AdmittedKind = {
     adapter: batchJobAdapter,
     managedBy: defaultManagedBy,
-    origins: { get: (key: string) => cache.get(key), list: () => [...cache.values()] },
+    origins: { get: (key: string) => cache.get(key) },
     management: world.management,
   };
+  const claimed = new ClaimedOriginIndex({ recordKeys: world.keys });
   const kinds = new Map([['job', kind]]);
   const namespaces = {
     get: (name: string) => (name === 'team-a' ? { metadata: { labels: { team: 'a' } } } : undefined),
@@ -153,6 +157,7 @@ function admissionWorld(
   });
   admission = new QueueAdmission({
     kinds,
+    claimed,
     placer,
     queues: { list: () => queues },
     priorityClasses: priorityLookup,
@@ -169,19 +174,22 @@ function admissionWorld(
     released: (kindName, key) => void released.push(`${kindName} ${key}`),
     ...options.notes,
   });
+  // As the controller wires them: the shared index reads each origin, placement then admission get it.
+  const hub = new ControllerEvents();
+  subscribeParts(hub, [claimed, placer, admission]);
+  // The harness's kind is the slice of a dispatched kind these parts read.
+  const dispatched = kind as unknown as AnyDispatchedKind;
   const sync = () => {
     const before = new Map(cache);
     cache.clear();
     for (const [key, object] of world.management.objects) cache.set(key, structuredClone(object));
     for (const [key, object] of cache) {
       const event = { type: 'upsert' as const, object: object as KubeObject, previous: before.get(key) };
-      placer.observe(kind, event);
-      admission!.observe(kind, event);
+      hub.emit('origin', dispatched, event);
     }
     for (const [key, object] of before) {
       if (cache.has(key)) continue;
-      placer.observe(kind, { type: 'delete', object });
-      admission!.observe(kind, { type: 'delete', object });
+      hub.emit('origin', dispatched, { type: 'delete', object });
     }
   };
   admission.factsChanged();

@@ -13,6 +13,9 @@ import { defaultManagedBy } from '@jobrelay/mirror';
 import { placementRecordOf } from '@jobrelay/placement';
 import { originJob } from '@jobrelay/planner/test-support/snapshot-builders';
 import { admissionFunctions } from '../src/admission-functions.ts';
+import { ClaimedOriginIndex } from '../src/claimed-origin-index.ts';
+import { ControllerEvents, subscribeParts } from '../src/controller-events.ts';
+import type { AnyDispatchedKind } from '../src/dispatched-kinds.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
 import { type ExecutorWorld, executorWorld, registryOf, silentLog, TestClock } from './executor-harness.ts';
@@ -135,9 +138,10 @@ export function admissionWorld(
   const kind: AdmittedKind = {
     adapter: batchJobAdapter,
     managedBy: defaultManagedBy,
-    origins: { get: (key: string) => cache.get(key), list: () => [...cache.values()] },
+    origins: { get: (key: string) => cache.get(key) },
     management: world.management,
   };
+  const claimed = new ClaimedOriginIndex({ recordKeys: world.keys });
   const kinds = new Map([['job', kind]]);
   const namespaceLabels = options.namespaces ?? { 'team-a': { team: 'a' } };
   const namespaces = {
@@ -167,6 +171,7 @@ export function admissionWorld(
   });
   admission = new QueueAdmission({
     kinds,
+    claimed,
     placer,
     queues: { list: () => queues },
     priorityClasses: priorityLookup,
@@ -183,19 +188,22 @@ export function admissionWorld(
     released: (kindName, key) => void released.push(`${kindName} ${key}`),
     ...options.notes,
   });
+  // As the controller wires them: the shared index reads each origin, placement then admission get it.
+  const hub = new ControllerEvents();
+  subscribeParts(hub, [claimed, placer, admission]);
+  // The harness's kind is the slice of a dispatched kind these parts read.
+  const dispatched = kind as unknown as AnyDispatchedKind;
   const sync = () => {
     const before = new Map(cache);
     cache.clear();
     for (const [key, object] of world.management.objects) cache.set(key, structuredClone(object));
     for (const [key, object] of cache) {
       const event = { type: 'upsert' as const, object: object as KubeObject, previous: before.get(key) };
-      placer.observe(kind, event);
-      admission!.observe(kind, event);
+      hub.emit('origin', dispatched, event);
     }
     for (const [key, object] of before) {
       if (cache.has(key)) continue;
-      placer.observe(kind, { type: 'delete', object });
-      admission!.observe(kind, { type: 'delete', object });
+      hub.emit('origin', dispatched, { type: 'delete', object });
     }
   };
   admission.factsChanged();

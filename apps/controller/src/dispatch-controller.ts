@@ -18,6 +18,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { admissionFunctions } from './admission-functions.ts';
 import { waitForCapacityView } from './capacity-view.ts';
+import { ClaimedOriginIndex } from './claimed-origin-index.ts';
 import type { ControllerConfig } from './controller-config.ts';
 import { ControllerEvents, type PartDescription, subscribeParts } from './controller-events.ts';
 import { ControllerMetrics } from './controller-metrics.ts';
@@ -80,6 +81,8 @@ export class DispatchController {
   private readonly executor: OriginExecutor;
   private readonly reconciler: OriginReconciler;
   private readonly placer: OriginPlacer;
+  /** Every origin's placement record read once per version, for placement and admission. */
+  private readonly claimed: ClaimedOriginIndex;
   /** Queue admission (issue 30): idle while no DispatchQueue exists. */
   private readonly admission: QueueAdmission;
   private readonly namespaceLabels: WorkerNamespaceLabels;
@@ -142,6 +145,7 @@ export class DispatchController {
       statusLag: (seconds) => this.metrics.statusLag.observe(seconds),
     });
     this.executor = this.originExecutor();
+    this.claimed = new ClaimedOriginIndex(options);
     this.placer = this.originPlacer();
     this.reconciler = this.originReconciler();
     this.admission = this.queueAdmission(managementApis);
@@ -166,8 +170,9 @@ export class DispatchController {
       registry: this.registry,
       ownWrites: this.ownWrites,
     });
-    // The order here is the order every event reaches the parts in.
+    // The order every event reaches the parts in (the index's `claimedOrigin` within `origin`).
     this.parts = subscribeParts(hub, [
+      this.claimed,
       this.placer,
       this.admission,
       this.reconciler,
@@ -357,6 +362,7 @@ export class DispatchController {
   private queueAdmission(managementApis: ClusterApiClients): QueueAdmission {
     return new QueueAdmission({
       kinds: this.kinds,
+      claimed: this.claimed,
       // Its queue let go of it: its reconcile enqueues its placement again.
       released: (kindName, key) => this.reconciles.add(originKey(kindName, key)),
       placer: this.placer,

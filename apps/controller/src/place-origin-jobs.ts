@@ -1,7 +1,7 @@
 import { workloadCountResource } from '@jobrelay/admission';
 import type { WorkerClusterRegistry } from '@jobrelay/clusters';
 import type { KubeObject } from '@jobrelay/kinds';
-import type { Clock, InformerEvent } from '@jobrelay/kube';
+import type { Clock } from '@jobrelay/kube';
 import { isNotFound } from '@jobrelay/kube';
 import {
   type ClusterCandidate,
@@ -11,12 +11,14 @@ import {
   fenceRejection,
   type KindedWorkload,
   type NamespaceLookup,
+  type ParsedPlacement,
   PlacedLoadIndex,
   type PlacementOutcome,
   type PlacementRecord,
   type PlacementTask,
   type PodGroup,
   placedWorkload,
+  placedWorkloadOf,
   placementRecordOf,
   placementRequestFor,
   type RecordKeyring,
@@ -26,7 +28,7 @@ import { type OriginAction, type PlacementChoice, placementNeed, planPlacement }
 import { addResources, type Resources } from '@jobrelay/resources';
 import type { Logger } from 'pino';
 import type { ControllerConfig } from './controller-config.ts';
-import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
+import type { ClaimedOriginEvent, ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import type { AnyDispatchedKind } from './dispatched-kinds.ts';
 import { originKey } from './dispatched-kinds.ts';
 import type { ExecutionResult, OriginExecutor } from './origin-executor.ts';
@@ -118,11 +120,12 @@ export class OriginPlacer implements ControllerPart {
 
   readonly name = 'placement';
   /**
-   * Its load index follows the origins; waiting placements get another look when a namespace
-   * (its Pod Security level) or a worker (its availability, capacity or namespaces) changed.
+   * Its load index follows the origins (as the shared index read them: ClaimedOriginIndex);
+   * waiting placements get another look when a namespace (its Pod Security level) or a worker
+   * (its availability, capacity or namespaces) changed.
    */
   readonly watches = [
-    'origin',
+    'claimedOrigin',
     'managementNamespace',
     'workerNamespace',
     'workerAvailability',
@@ -131,7 +134,7 @@ export class OriginPlacer implements ControllerPart {
   readonly writes = ['origins: placement records, waiting reasons, gave-up status', 'Events'];
 
   subscribe(events: ControllerEventSubscriber): void {
-    events.on('origin', (kind, event) => this.observe(kind, event));
+    events.on('claimedOrigin', (event) => this.observe(event));
     const retry = () => this.retryWaitingPlacementsSoon();
     events.on('managementNamespace', retry);
     events.on('workerNamespace', retry);
@@ -143,20 +146,21 @@ export class OriginPlacer implements ControllerPart {
     clearTimeout(this.retryWaitingTimer);
   }
 
-  /** An origin changed in the cache: its share of its cluster's load follows. */
-  observe(kind: PlacedKind, event: InformerEvent<KubeObject>): void {
-    const uid = event.object.metadata?.uid;
-    if (!uid) return;
+  /**
+   * An origin changed in the cache (its record read by the shared index): its share of its
+   * cluster's load follows.
+   */
+  observe(event: ClaimedOriginEvent<PlacedKind>): void {
     if (event.type === 'delete') {
-      this.forgetOrigin(uid);
+      this.forgetOrigin(event.uid);
       return;
     }
-    const parsed = placementRecordOf(event.object, this.options.recordKeys);
-    const recorded = parsed.kind === 'ok' ? parsed.record.cluster : undefined;
+    const { kind, uid, origin, placement, finished } = event.claimed;
+    const recorded = placement.kind === 'ok' ? placement.record.cluster : undefined;
     // The cache shows this placement: it need not be assumed any longer.
     if (recorded !== undefined && this.assumedPlacements.get(uid) === recorded)
       this.assumedPlacements.delete(uid);
-    this.updatePlaced(kind, event.object);
+    this.updatePlaced(kind, origin, { finished, placement });
   }
 
   /** The origin is gone: nothing of it is assumed or cached any longer. */
@@ -166,12 +170,19 @@ export class OriginPlacer implements ControllerPart {
     this.placed.delete(originUid);
   }
 
-  private updatePlaced(kind: PlacedKind, workload: KubeObject): void {
+  /** Its share of its cluster's load, from `read` when the caller read it already (the shared index). */
+  private updatePlaced(
+    kind: PlacedKind,
+    workload: KubeObject,
+    read?: { finished: boolean; placement: ParsedPlacement },
+  ): void {
     const uid = workload.metadata!.uid!;
     const entry: KindedWorkload = { workload, facts: kind.adapter };
-    const share = placedWorkload(entry, this.assumedPlacements.get(uid), this.options.recordKeys, (e) =>
-      this.demandOf(e),
-    );
+    const assumed = this.assumedPlacements.get(uid);
+    const demandOf = (e: KindedWorkload) => this.demandOf(e);
+    const share = read
+      ? placedWorkloadOf(entry, read, assumed, demandOf)
+      : placedWorkload(entry, assumed, this.options.recordKeys, demandOf);
     if (share) this.placed.set(uid, share);
     else this.placed.delete(uid);
   }

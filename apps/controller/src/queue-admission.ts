@@ -1,8 +1,9 @@
 // Queue admission's index and loop: QueueAdmission keeps the index of queued workloads from the
-// origin caches' events (what each one is: queued-workload-index.ts), and the leader runs the
-// admission cycles over it (debounced, spaced by their cost, never two at once): a snapshot, the
-// pure `decideAdmission`, then the decision handed to the writers (queue-admission-writers.ts:
-// admissions and evictions, waiting reasons, queue statuses, gauges).
+// origins as the shared index read them (ClaimedOriginIndex; what each one is:
+// queued-workload-index.ts), and the leader runs the admission cycles over it (debounced, spaced
+// by their cost, never two at once): a snapshot, the pure `decideAdmission`, then the decision
+// handed to the writers (queue-admission-writers.ts: admissions and evictions, waiting reasons,
+// queue statuses, gauges).
 
 import type {
   AdmissionDecision,
@@ -30,7 +31,8 @@ import {
 import type { OriginAction } from '@jobrelay/planner';
 import type { Resources } from '@jobrelay/resources';
 import type { Logger } from 'pino';
-import type { ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
+import { type ClaimedOriginIndex, readClaimedOrigin } from './claimed-origin-index.ts';
+import type { ClaimedOriginEvent, ControllerEventSubscriber, ControllerPart } from './controller-events.ts';
 import type { QueueMetrics } from './controller-metrics.ts';
 import type { OriginPlacer } from './place-origin-jobs.ts';
 import {
@@ -77,6 +79,8 @@ export interface AdmissionFunctions {
 
 export interface QueueAdmissionOptions {
   kinds: ReadonlyMap<string, AdmittedKind>;
+  /** The origins as the shared index read them: the index is built from it when the first queue appears. */
+  claimed: Pick<ClaimedOriginIndex, 'list'>;
   placer: Pick<OriginPlacer, 'placeAdmitted' | 'chooseFor' | 'demandOfOrigin' | 'writeOn'>;
   /** The DispatchQueue cache (cluster-scoped custom objects), raw: each is parsed here. */
   queues: { list(): KubeObject[] };
@@ -185,12 +189,12 @@ export class QueueAdmission implements ControllerPart {
 
   readonly name = 'queue admission';
   /**
-   * Its index follows the origins and their mirrors; a cycle runs when what it decides by
-   * changed: a namespace's labels (the queue they select), a queue's spec or a priority, a
-   * worker's availability or capacity.
+   * Its index follows the origins (as the shared index read them) and their mirrors; a cycle
+   * runs when what it decides by changed: a namespace's labels (the queue they select), a queue's
+   * spec or a priority, a worker's availability or capacity.
    */
   readonly watches = [
-    'origin',
+    'claimedOrigin',
     'mirror',
     'managementNamespace',
     'workerAvailability',
@@ -203,7 +207,7 @@ export class QueueAdmission implements ControllerPart {
   ];
 
   subscribe(events: ControllerEventSubscriber): void {
-    events.on('origin', (kind, event) => this.observe(kind, event));
+    events.on('claimedOrigin', (event) => this.observe(event));
     events.on('mirror', (cluster, kind, event) => this.observeMirror(cluster, kind, event));
     events.on('managementNamespace', () => this.factsChanged());
     events.on('queueRules', () => this.factsChanged());
@@ -238,18 +242,17 @@ export class QueueAdmission implements ControllerPart {
     this.cycleSoon();
   }
 
-  /** An origin changed in its cache. */
-  observe(kind: AdmittedKind, event: InformerEvent<KubeObject>): void {
-    const uid = event.object.metadata?.uid;
-    if (!uid) return;
+  /** An origin changed in its cache (its record read by the shared index). */
+  observe(event: ClaimedOriginEvent<AdmittedKind>): void {
     if (event.type === 'delete') {
-      this.forget(uid);
+      this.forget(event.uid);
       this.cycleSoon();
       return;
     }
     if (!this.wasActive) return;
+    const { uid, origin } = event.claimed;
     const before = this.index.get(uid);
-    const after = indexedWorkload(kind, event.object, this.options);
+    const after = indexedWorkload(event.claimed, this.options);
     if (!after) {
       this.forget(uid);
       if (before) this.cycleSoon();
@@ -268,7 +271,7 @@ export class QueueAdmission implements ControllerPart {
       this.finishedOnWorker.delete(attemptKey(uid, before.admitted));
     // The cache shows what was assumed: the record now says it.
     this.decisions.seen(uid, after);
-    this.reasons.seen(uid, event.object.metadata?.annotations?.[unschedulableAnnotation]);
+    this.reasons.seen(uid, origin.metadata?.annotations?.[unschedulableAnnotation]);
     if (!before || before.pending !== after.pending || !sameAdmission(before, after)) this.cycleSoon();
   }
 
@@ -303,7 +306,9 @@ export class QueueAdmission implements ControllerPart {
     if (!this.wasActive) return false;
     const uid = origin.metadata?.uid;
     if (!uid) return false;
-    const entry = this.index.get(uid) ?? indexedWorkload(kind, origin, this.options);
+    const entry =
+      this.index.get(uid) ??
+      indexedWorkload(readClaimedOrigin(kind, origin, this.options.recordKeys), this.options);
     if (!entry) return false;
     const facts = this.factsOf(entry, this.parsedQueues());
     if (facts.choice.kind === 'unqueued') return false;
@@ -335,8 +340,8 @@ export class QueueAdmission implements ControllerPart {
   private rebuild(): void {
     this.index.clear();
     for (const kind of this.options.kinds.values()) {
-      for (const origin of kind.origins.list()) {
-        const entry = indexedWorkload(kind, origin, this.options);
+      for (const claimed of this.options.claimed.list(kind.adapter.name)) {
+        const entry = indexedWorkload(claimed, this.options);
         if (entry) this.index.set(entry.uid, entry);
       }
     }

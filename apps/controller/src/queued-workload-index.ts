@@ -2,21 +2,21 @@
 // (its record names a cluster and a queue, unfinished) or pending, as read from the origin and its
 // placement record, with its queue choice, priority and demand once computed; and what tells two
 // readings of one origin apart (whether its facts or its admission changed). QueueAdmission
-// (queue-admission.ts) keeps the index from the origin caches' events and runs the cycles over
-// it; its writers (queue-admission-writers.ts) read entries.
+// (queue-admission.ts) keeps the index from the origins as the shared index read them
+// (ClaimedOriginIndex: each record parsed once, for placement too) and runs the cycles over it;
+// its writers (queue-admission-writers.ts) read entries.
 
 import type { InvalidQueue, QueueChoice, QueueSpec, WorkloadPriority } from '@jobrelay/admission';
 import type { KubeObject } from '@jobrelay/kinds';
 import type { Clock } from '@jobrelay/kube';
-import { type PlacementRecord, placementRecordOf, type RecordKeyring } from '@jobrelay/placement';
+import type { PlacementRecord } from '@jobrelay/placement';
 import { placementNeed } from '@jobrelay/planner';
 import type { Resources } from '@jobrelay/resources';
+import type { ClaimedOrigin } from './controller-events.ts';
 import type { PlacedKind } from './place-origin-jobs.ts';
 
-/** A dispatched kind as admission reads it: placement's view, and its whole origin cache. */
-export type AdmittedKind = PlacedKind & {
-  origins: PlacedKind['origins'] & { list(): KubeObject[] };
-};
+/** A dispatched kind as admission reads it: placement's view (its whole cache: the shared index). */
+export type AdmittedKind = PlacedKind;
 
 /** Every DispatchQueue parsed: the usable specs, and the others with their object (for their status). */
 export interface ParsedQueues {
@@ -49,17 +49,18 @@ export interface IndexedWorkload {
   facts?: { version: number; choice: QueueChoice; priority: WorkloadPriority; demand: Resources };
 }
 
-/** Admitted or pending, or undefined when admission has nothing to do with it. */
+/**
+ * Admitted or pending, or undefined when admission has nothing to do with it: from the origin as
+ * the shared index read it (ClaimedOriginIndex).
+ */
 export function indexedWorkload(
-  kind: AdmittedKind,
-  origin: KubeObject,
-  options: { recordKeys: RecordKeyring; clock: Clock },
+  claimed: ClaimedOrigin<AdmittedKind>,
+  options: { clock: Clock },
 ): IndexedWorkload | undefined {
+  const { kind, origin, placement: parsed, finished } = claimed;
   const { uid, namespace, name } = origin.metadata ?? {};
   if (!uid || !namespace || !name) return undefined;
-  const parsed = placementRecordOf(origin, options.recordKeys);
   const record = parsed.kind === 'ok' ? parsed.record : undefined;
-  const finished = kind.adapter.isFinished(origin);
   const base = {
     kindName: kind.adapter.name,
     key: `${namespace}/${name}`,

@@ -64,6 +64,77 @@ describe('subscribeParts', () => {
     );
   });
 
+  it('a derived event reaches its watchers within the event it derives from, before the parts after its emitter', () => {
+    const hub = new ControllerEvents();
+    const seen: string[] = [];
+    const index: ControllerPart = {
+      name: 'index',
+      watches: ['workerCapacity'],
+      emits: ['claimedOrigin'],
+      writes: [],
+      subscribe: (events) =>
+        events.on('workerCapacity', () => {
+          seen.push('index:workerCapacity');
+          events.emit('claimedOrigin', { type: 'delete', kind: undefined as never, uid: 'u', object: {} });
+        }),
+    };
+    const described = subscribeParts(hub, [
+      index,
+      part('placement', ['claimedOrigin'], ['claimedOrigin'], seen),
+      part('admission', ['claimedOrigin'], ['claimedOrigin'], seen),
+      part('reconcile', ['workerCapacity'], ['workerCapacity'], seen),
+    ]);
+    hub.emit('workerCapacity');
+    expect(seen).toEqual([
+      'index:workerCapacity',
+      'placement:claimedOrigin',
+      'admission:claimedOrigin',
+      'reconcile:workerCapacity',
+    ]);
+    expect(described[0]).toEqual({
+      name: 'index',
+      watches: ['workerCapacity'],
+      emits: ['claimedOrigin'],
+      writes: [],
+    });
+  });
+
+  it('refuses a part that watches a derived event no part before it emits', () => {
+    const hub = new ControllerEvents();
+    const index: ControllerPart = {
+      name: 'index',
+      watches: [],
+      emits: ['claimedOrigin'],
+      writes: [],
+      subscribe: () => {},
+    };
+    expect(() =>
+      subscribeParts(hub, [part('placement', ['claimedOrigin'], ['claimedOrigin'], []), index]),
+    ).toThrow(/"placement" watches \[claimedOrigin\], which no part before it emits/);
+  });
+
+  it('refuses a part that emits what it does not declare, or declares it emits what a cache emits', () => {
+    const hub = new ControllerEvents();
+    let emit: (() => void) | undefined;
+    subscribeParts(hub, [
+      {
+        name: 'index',
+        watches: [],
+        writes: [],
+        subscribe: (events) => {
+          emit = () =>
+            events.emit('claimedOrigin', { type: 'delete', kind: undefined as never, uid: 'u', object: {} });
+        },
+      },
+    ]);
+    expect(() => emit!()).toThrow(/"index" emits "claimedOrigin", which it does not declare/);
+    expect(() =>
+      subscribeParts(hub, [
+        { name: 'fake cache', watches: [], emits: ['origin'], writes: [], subscribe: () => {} },
+      ]),
+    ).toThrow(/"fake cache" declares it emits \[origin\]: only the caches emit those/);
+  });
+
   it('passes each event its arguments', () => {
     const hub = new ControllerEvents();
     const got: unknown[] = [];

@@ -24,6 +24,7 @@ export {
   type PlacementRequestResult,
   type PlacementSettings,
   placedWorkload,
+  placedWorkloadOf,
   placementRecordOf,
   placementRequestFor,
   sealSubjectOf,

@@ -195,11 +195,29 @@ export function placedWorkload(
   demandOf: (entry: KindedWorkload) => PodGroup[] = ({ workload, facts }) =>
     (facts as WorkloadFacts).podDemand(workload),
 ): PlacedWorkload | undefined {
+  const facts = entry.facts as WorkloadFacts;
+  if (facts.isFinished(entry.workload)) return undefined;
+  const read = { finished: false, placement: placementRecordOf(entry.workload, keyring) };
+  return placedWorkloadOf(entry, read, assumedCluster, demandOf);
+}
+
+/**
+ * `placedWorkload` of a workload its caller has read already (whether it is finished, and its
+ * record as `placementRecordOf` gives it): a controller that keeps one index of its origins reads
+ * each version once, and its consumers take the reading from it instead of reading it again.
+ */
+export function placedWorkloadOf(
+  entry: KindedWorkload,
+  read: { finished: boolean; placement: ParsedPlacement },
+  assumedCluster: string | undefined,
+  demandOf: (entry: KindedWorkload) => PodGroup[] = ({ workload, facts }) =>
+    (facts as WorkloadFacts).podDemand(workload),
+): PlacedWorkload | undefined {
+  if (read.finished) return undefined;
   const { workload } = entry;
   const facts = entry.facts as WorkloadFacts;
-  if (facts.isFinished(workload)) return undefined;
-  const parsed = placementRecordOf(workload, keyring);
-  const cluster = (parsed.kind === 'ok' ? parsed.record.cluster : undefined) ?? assumedCluster;
+  const { placement } = read;
+  const cluster = (placement.kind === 'ok' ? placement.record.cluster : undefined) ?? assumedCluster;
   if (!cluster) return undefined;
   const suspended = facts.isSuspended(workload);
   return {

@@ -13,6 +13,7 @@ import {
   type PlacementClusterInput,
   type PlacementSettings,
   placedWorkload,
+  placedWorkloadOf,
   placementRecordOf,
   placementRequestFor,
   waitingSince,
@@ -450,6 +451,11 @@ describe('placedWorkload', () => {
 
   it.each(rows)('$name', ({ workload, assumedCluster, expected }) => {
     expect(placedWorkload({ workload, facts: jobFacts }, assumedCluster, keys)).toEqual(expected);
+  });
+
+  it.each(rows)('from a reading its caller made already: $name', ({ workload, assumedCluster, expected }) => {
+    const read = { finished: jobFacts.isFinished(workload), placement: placementRecordOf(workload, keys) };
+    expect(placedWorkloadOf({ workload, facts: jobFacts }, read, assumedCluster)).toEqual(expected);
   });
 
   it('takes the pod demand from the caller, so its cache is honoured, and asks none for a suspended one', () => {

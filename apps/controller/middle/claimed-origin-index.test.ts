@@ -132,8 +132,13 @@ function originWorld(options: { spies: number; queues?: KubeObject[] }) {
   admission.factsChanged();
 
   /** A version of `team-a/train` with `placement` sealed in its record annotation. */
-  const version = (resourceVersion: string, placement?: PlacementRecord, status?: Job['status']): Job => {
-    const job = originJob({ uid: 'uid-train', ...(status ? { status } : {}) });
+  const version = (
+    resourceVersion: string,
+    placement?: PlacementRecord,
+    status?: Job['status'],
+    uid = 'uid-train',
+  ): Job => {
+    const job = originJob({ uid, ...(status ? { status } : {}) });
     job.metadata!.resourceVersion = resourceVersion;
     const annotations: Record<string, string> = placement
       ? { [placementAnnotation]: formatPlacementRecord(placement, sealSubjectOf(job), keys) }
@@ -226,6 +231,29 @@ describe('ClaimedOriginIndex', () => {
     expect(o.indexed()).toBeUndefined();
     expect(o.placer.loadByCluster().size).toBe(0);
     expect([...o.admission.entries()]).toEqual([]);
+  });
+
+  it('an origin made again under its name while the watch was down (no delete seen): the old one is gone for every consumer', () => {
+    const o = originWorld({ spies: 1 });
+    const before = o.version('10', record({ cluster: 'worker-1', queue: 'research' }));
+    o.cacheSees(before);
+    // The same namespace/name, another object: the cache's event says only that it changed.
+    const again = o.version(
+      '30',
+      record({ cluster: 'worker-2', queue: 'research' }),
+      undefined,
+      'uid-train-again',
+    );
+    o.cacheSees(again);
+    expect(o.seenBySpies[0]!.slice(-2)).toMatchObject([
+      { type: 'delete', uid: 'uid-train', object: before },
+      { type: 'upsert', claimed: { uid: 'uid-train-again' }, previous: undefined },
+    ]);
+    expect(o.indexed()).toBeUndefined();
+    const load = o.placer.loadByCluster();
+    expect(load.has('worker-1')).toBe(false);
+    expect(load.get('worker-2')?.workloads).toBe(1);
+    expect([...o.admission.entries()].map((entry) => entry.uid)).toEqual(['uid-train-again']);
   });
 
   it('the first DispatchQueue builds admission’s index from the shared one: no record read again', () => {

@@ -70,31 +70,40 @@ export class ClaimedOriginIndex implements ControllerPart {
 
   subscribe(events: ControllerEventBus): void {
     events.on('origin', (kind, event) => {
-      const read = this.observe(kind, event);
-      if (read) events.emit('claimedOrigin', read);
+      for (const read of this.observe(kind, event)) events.emit('claimedOrigin', read);
     });
   }
 
-  /** An origin changed in its cache: the index follows, and says what changed, read (none without a UID). */
-  observe(kind: AnyDispatchedKind, event: InformerEvent<KubeObject>): ClaimedOriginEvent | undefined {
+  /** An origin changed in its cache: the index follows, and says what changed, read (nothing without a UID). */
+  observe(kind: AnyDispatchedKind, event: InformerEvent<KubeObject>): ClaimedOriginEvent[] {
     const uid = event.object.metadata?.uid;
     let origins = this.byKind.get(kind.adapter.name);
     if (event.type === 'delete') {
       if (uid) origins?.delete(uid);
-      return uid ? { type: 'delete', kind, uid, object: event.object } : undefined;
+      return uid ? [{ type: 'delete', kind, uid, object: event.object }] : [];
     }
-    // Another object of that name (deleted and made again while the watch was down): the cache
-    // holds this one only.
+    const changes: ClaimedOriginEvent[] = [];
+    // Another object of that name (deleted and made again while the watch was down, so the cache
+    // saw no delete): the old one is gone, for every reader too, or its load and quota would be
+    // counted for good.
     const replaced = event.previous?.metadata?.uid;
-    if (replaced && replaced !== uid) origins?.delete(replaced);
-    if (!uid) return undefined;
+    if (replaced && replaced !== uid) {
+      origins?.delete(replaced);
+      changes.push({ type: 'delete', kind, uid: replaced, object: event.previous! });
+    }
+    if (!uid) return changes;
     const claimed = readClaimedOrigin(kind, event.object, this.recordKeys);
     if (!origins) {
       origins = new Map();
       this.byKind.set(kind.adapter.name, origins);
     }
     origins.set(uid, claimed);
-    return { type: 'upsert', claimed, previous: event.previous };
+    changes.push({
+      type: 'upsert',
+      claimed,
+      previous: replaced && replaced !== uid ? undefined : event.previous,
+    });
+    return changes;
   }
 
   /** The origins of a kind its cache holds now, each read. */

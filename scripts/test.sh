@@ -36,8 +36,8 @@ node packages/sandbox/src/cli.ts binaries
 # Every part's vitest JSON, kept after the run (gitignored): the seconds each file took, which
 # e2e/lanes.ts is balanced by.
 reports="$root/.test-results"
-# What a shared lane's file leaves for the exclusive lane (the short chaos run's control:
-# e2e/src/chaos-control.ts), beside the reports, not among them.
+# What one file leaves for a later one (the short chaos run's control: e2e/src/chaos-control.ts),
+# beside the reports, not among them.
 export JOBRELAY_TEST_HANDOFF_DIR=$reports/handoff
 rm -rf "$reports" && mkdir -p "$reports" "$JOBRELAY_TEST_HANDOFF_DIR"
 vitest_args=("$@")

@@ -1,6 +1,6 @@
 // The short chaos run of `npm test`: one seed, one mix, shared by its control
-// (e2e/test/chaos-control.test.ts, in a shared lane) and its chaos phase (e2e/test/chaos.test.ts,
-// in the exclusive lane), so both name the same mix.
+// (e2e/test/chaos-control.test.ts) and its chaos phase (e2e/test/chaos.test.ts, after it on the
+// same lane), so both name the same mix.
 import type { ChaosOptions } from './chaos-run.ts';
 
 export const shortChaos = {

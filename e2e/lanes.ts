@@ -18,11 +18,15 @@
 // that could happen is fixed since (queue admission let a finished mirror of an earlier attempt
 // free the quota of the attempt still running); the sampler names the instant if it recurs.
 //
-// Most e2e time is waiting on real controllers (backoff, leases, timeouts), not CPU: with three
-// lanes at once each file took about what it took alone. Lanes are balanced by those seconds,
-// longest file first onto the lane that ends first: `node scripts/balance-lanes.ts` prints this
-// table anew from the last run's reports (.test-results/), and `npm test` prints the slowest files
-// of every run. test/e2e-lanes.test.ts checks that every e2e file is in exactly one lane.
+// Four lanes keep both cores busy (1.9 of 2 on average in the shared part of a run), so a file's
+// seconds depend on what runs beside it: one file took 103 s in one run and 232 s in the next.
+// The CPU of that run (`node scripts/cpu-by-process.ts -- npm test`): the 16 kube-apiservers 44 %
+// (each starts with KubeRay's 3 MB of CRDs, 7 CPU-s, and idles at about 2 % of a core), etcd,
+// the kube-controller-managers, KWOK and schedulers 15 %, the vitest processes 15 %, the
+// controllers the tests start 13 %. Lanes are balanced by the seconds of the last run, longest
+// file first onto the lane that ends first: `node scripts/balance-lanes.ts` prints this table
+// anew from the last run's reports (.test-results/), and `npm test` prints the slowest files of
+// every run. test/e2e-lanes.test.ts checks that every e2e file is in exactly one lane.
 
 export const sharedLanes = {
   // about 683 s after the first fleet starts

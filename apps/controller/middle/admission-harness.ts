@@ -6,7 +6,6 @@
 
 import type { DispatchQueueStatus } from '@jobrelay/admission';
 import { CachedPriorityClasses } from '@jobrelay/admission';
-import type { WorkerClusterView } from '@jobrelay/clusters';
 import type { Job } from '@jobrelay/kinds';
 import { batchJobAdapter, type KubeObject } from '@jobrelay/kinds';
 import { defaultManagedBy } from '@jobrelay/mirror';
@@ -18,27 +17,14 @@ import { ControllerEvents, subscribeParts } from '../src/controller-events.ts';
 import type { AnyDispatchedKind } from '../src/dispatched-kinds.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { type AdmittedKind, QueueAdmission, type QueueAdmissionOptions } from '../src/queue-admission.ts';
-import { type ExecutorWorld, executorWorld, registryOf, silentLog, TestClock } from './executor-harness.ts';
-
-const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
-
-function view(name: string, cores = 8): WorkerClusterView {
-  return {
-    name,
-    labels: {},
-    spec: { kubeconfigSecretRef: { name } },
-    state: { active: true, reason: 'Connected', message: '' },
-    inactiveSince: undefined,
-    servedKinds: ['job'],
-    capacity: {
-      nodes: [{ name: `${name}-node`, allocatable: cpuOf(cores), requested: {}, free: cpuOf(cores) }],
-      allocatable: cpuOf(cores),
-      requested: {},
-      podsByOwner: new Map(),
-    },
-    namespaces: { get: () => ({ metadata: { labels: {} } }) },
-  };
-}
+import {
+  type ExecutorWorld,
+  executorWorld,
+  registryOf,
+  silentLog,
+  TestClock,
+  workerView,
+} from './executor-harness.ts';
 
 /** A DispatchQueue as the apiserver returns it. */
 export function dispatchQueue(
@@ -151,7 +137,7 @@ export function admissionWorld(
   let admission: QueueAdmission | undefined;
   const placer = new OriginPlacer({
     kinds,
-    registry: registryOf(() => [view('worker-1'), view('worker-2')]),
+    registry: registryOf(() => [workerView('worker-1'), workerView('worker-2')]),
     queue: { retryWaitingNow: async () => {} },
     executor: world.executor,
     leading: () => true,

@@ -3,7 +3,6 @@
 // record is read (the annotation parsed, its seal checked) once per change of the origin, however
 // many parts keep state from it, and every one of them gets that very reading.
 import { CachedPriorityClasses } from '@jobrelay/admission';
-import type { WorkerClusterView } from '@jobrelay/clusters';
 import { batchJobAdapter, type Job, type KubeObject } from '@jobrelay/kinds';
 import type { InformerEvent } from '@jobrelay/kube';
 import { defaultManagedBy, placementAnnotation } from '@jobrelay/mirror';
@@ -26,27 +25,7 @@ import {
 import type { AnyDispatchedKind } from '../src/dispatched-kinds.ts';
 import { OriginPlacer } from '../src/place-origin-jobs.ts';
 import { QueueAdmission } from '../src/queue-admission.ts';
-import { executorWorld, registryOf, silentLog, TestClock } from './executor-harness.ts';
-
-const cores = (n: number) => ({ cpu: n * 1000, memory: 64 * 2 ** 30, pods: 110 });
-
-function view(name: string): WorkerClusterView {
-  return {
-    name,
-    labels: {},
-    spec: { kubeconfigSecretRef: { name } },
-    state: { active: true, reason: 'Connected', message: '' },
-    inactiveSince: undefined,
-    servedKinds: ['job'],
-    capacity: {
-      nodes: [{ name: `${name}-node`, allocatable: cores(8), requested: {}, free: cores(8) }],
-      allocatable: cores(8),
-      requested: {},
-      podsByOwner: new Map(),
-    },
-    namespaces: { get: () => ({ metadata: { labels: {} } }) },
-  };
-}
+import { executorWorld, registryOf, silentLog, TestClock, workerView } from './executor-harness.ts';
 
 const researchQueue = {
   apiVersion: 'jobrelay.dev/v1alpha1',
@@ -84,7 +63,7 @@ function originWorld(options: { spies: number; queues?: KubeObject[] }) {
   const claimed = new ClaimedOriginIndex({ recordKeys: keys });
   const placer = new OriginPlacer({
     kinds,
-    registry: registryOf(() => [view('worker-1'), view('worker-2')]),
+    registry: registryOf(() => [workerView('worker-1'), workerView('worker-2')]),
     queue: { retryWaitingNow: async () => {} },
     executor: world.executor,
     leading: () => true,

@@ -136,3 +136,28 @@ export function executorWorld(
   };
   return world;
 }
+
+const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
+
+/** A connected worker serving Jobs: one node of `cores` cpu, nothing requested on it yet. */
+export function workerView(
+  name: string,
+  spec: Partial<WorkerClusterView['spec']> = {},
+  cores = 8,
+): WorkerClusterView {
+  return {
+    name,
+    labels: {},
+    spec: { kubeconfigSecretRef: { name }, ...spec },
+    state: { active: true, reason: 'Connected', message: '' },
+    inactiveSince: undefined,
+    servedKinds: ['job'],
+    capacity: {
+      nodes: [{ name: `${name}-node`, allocatable: cpuOf(cores), requested: {}, free: cpuOf(cores) }],
+      allocatable: cpuOf(cores),
+      requested: {},
+      podsByOwner: new Map(),
+    },
+    namespaces: { get: () => ({ metadata: { labels: {} } }) },
+  };
+}

@@ -11,28 +11,8 @@ import { eventReasons } from '@jobrelay/planner';
 import { originJob, record } from '@jobrelay/planner/test-support/snapshot-builders';
 import { describe, expect, it } from 'vitest';
 import { OriginPlacer, type OriginPlacerOptions } from '../src/place-origin-jobs.ts';
-import { counted, executorWorld, registryOf, silentLog, TestClock } from './executor-harness.ts';
+import { counted, executorWorld, registryOf, silentLog, TestClock, workerView } from './executor-harness.ts';
 import { apiError } from './in-memory-cluster.ts';
-
-const cpuOf = (cores: number) => ({ cpu: cores * 1000, memory: 64 * 2 ** 30, pods: 110 });
-
-function view(name: string, spec: Partial<WorkerClusterView['spec']> = {}, cores = 8): WorkerClusterView {
-  return {
-    name,
-    labels: {},
-    spec: { kubeconfigSecretRef: { name }, ...spec },
-    state: { active: true, reason: 'Connected', message: '' },
-    inactiveSince: undefined,
-    servedKinds: ['job'],
-    capacity: {
-      nodes: [{ name: `${name}-node`, allocatable: cpuOf(cores), requested: {}, free: cpuOf(cores) }],
-      allocatable: cpuOf(cores),
-      requested: {},
-      podsByOwner: new Map(),
-    },
-    namespaces: { get: () => ({ metadata: { labels: {} } }) },
-  };
-}
 
 function placerWorld(
   options: { clusters?: WorkerClusterView[]; leading?: boolean; placementTimeoutSeconds?: number } = {},
@@ -62,7 +42,7 @@ function placerWorld(
         },
       ],
     ]),
-    registry: registryOf(() => options.clusters ?? [view('worker-1')]),
+    registry: registryOf(() => options.clusters ?? [workerView('worker-1')]),
     queue: { retryWaitingNow: async () => {} },
     executor: world.executor,
     leading: () => leading,
@@ -101,7 +81,7 @@ function placerWorld(
 
 describe('OriginPlacer', () => {
   it('placed: the sealed record names the cluster and why, in one write over the version read', async () => {
-    const p = placerWorld({ clusters: [view('worker-1', {}, 2), view('worker-2', {}, 16)] });
+    const p = placerWorld({ clusters: [workerView('worker-1', {}, 2), workerView('worker-2', {}, 16)] });
     const origin = p.world.management.put(originJob());
     p.sync();
     expect(await p.placer.place(p.task, 0)).toBe('placed');
@@ -143,7 +123,10 @@ describe('OriginPlacer', () => {
 
   it('placements running concurrently count each other (assumed before the write)', async () => {
     const p = placerWorld({
-      clusters: [view('worker-1', { maxActiveWorkloads: 1 }), view('worker-2', { maxActiveWorkloads: 1 })],
+      clusters: [
+        workerView('worker-1', { maxActiveWorkloads: 1 }),
+        workerView('worker-2', { maxActiveWorkloads: 1 }),
+      ],
     });
     p.world.management.put(originJob());
     p.world.management.put({
@@ -160,7 +143,7 @@ describe('OriginPlacer', () => {
   });
 
   it('fits nowhere: FailedPlacement and the reason on the workload; the same reason again writes nothing', async () => {
-    const p = placerWorld({ clusters: [view('worker-1', { unschedulable: true })] });
+    const p = placerWorld({ clusters: [workerView('worker-1', { unschedulable: true })] });
     p.world.management.put(originJob());
     p.sync();
     expect(await p.placer.place(p.task, 0)).toBe('unschedulable');
@@ -177,7 +160,7 @@ describe('OriginPlacer', () => {
 
   it('fits nowhere for the placement timeout: the gave-up status through the executor (counted, noted), PlacementTimeout', async () => {
     const p = placerWorld({
-      clusters: [view('worker-1', { unschedulable: true })],
+      clusters: [workerView('worker-1', { unschedulable: true })],
       placementTimeoutSeconds: 60,
     });
     const created = {
